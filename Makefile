@@ -1,0 +1,38 @@
+# `make run`: set up and check this repository's own memories.
+# `make test`: set up with dev tools and run every test, ruff and mypy --strict.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test setup setup-dev lint typecheck bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(VENV)/.installed $@
+
+setup: $(VENV)/.installed
+setup-dev: $(VENV)/.installed-dev
+
+run: setup
+	$(BIN)/moor check
+
+test: setup-dev
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/pytest
+
+bench: setup
+	$(BIN)/python bench/drift_quality.py
+	$(BIN)/python bench/check_speed.py
+
+clean:
+	rm -rf $(VENV) .moor .pytest_cache .mypy_cache .ruff_cache

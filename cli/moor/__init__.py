@@ -1,0 +1,1 @@
+"""The `moor` command: thin, dispatches to the engine."""

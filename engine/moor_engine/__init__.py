@@ -1,0 +1,1 @@
+"""Decide: observe -> journal, trust states, relocation. No protocol code."""

@@ -1,0 +1,1 @@
+"""Observe: memory parsing, references, tree-sitter symbols, normalisation, probes."""

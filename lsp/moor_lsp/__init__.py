@@ -1,0 +1,1 @@
+"""The moor language server (built in a later issue)."""

@@ -1,0 +1,1 @@
+"""The moor MCP server (built in a later issue)."""

@@ -1,0 +1,1 @@
+"""Remember: the SQLite journal, moor.lock, sealed snapshots, the parse cache."""
