@@ -597,4 +597,3 @@ def test_random_truncated_and_binary_input_gives_problems_never_an_exception() -
     # Positive control: the unmutated seed is a valid memory.
     assert parse_memory("memories/fuzz.md", seed).memory is not None
     assert any(parsed.memory is None for _, parsed in results)
-

@@ -1,0 +1,627 @@
+"""The local journal: `.moor/journal.sqlite` (DESIGN §3).
+
+One SQLite file holds three things, none of which the team needs to share (``moor.lock`` is
+the shared record; this file is rebuildable from it and from the workspace):
+
+* ``journal`` — the append-only log of what moor observed and what people decided
+  (``open``, ``still``, ``transition``, ``attempt``, ``revise``, ``close``);
+* ``snapshots`` — sealed snapshots, fact address -> normalised source text, so "what changed
+  since bound" can be shown without git; insert-or-ignore, never updated or deleted;
+* ``files`` — the parse cache, one row per source file, mutable (it is a cache, not history).
+
+Append-only is enforced by the database, not only by this class: ``BEFORE UPDATE`` and
+``BEFORE DELETE`` triggers on ``journal`` and ``snapshots`` abort with an "append-only" error,
+whoever holds the connection. (DDL such as ``DROP TABLE`` is outside what triggers can see;
+the file is a local cache and deleting it is a supported way to rebuild.)
+
+Sequence numbers are gap-free: a ``BEFORE INSERT`` trigger refuses any row whose ``seq`` is
+not exactly ``max(seq) + 1``. Numbers are never drawn from a counter that outlives a
+transaction — they are derived from the table's own rows inside the writing transaction,
+which holds SQLite's single write lock (``BEGIN IMMEDIATE``). A rolled-back batch leaves no
+rows behind, so the next batch takes the same numbers again; no committed row can be deleted,
+so ``max(seq)`` never shrinks. Hence at every commit the sequence is exactly ``1..N``.
+
+One transaction per batch; WAL with ``synchronous=NORMAL``: a crash of moor loses nothing, a
+power loss may lose the last batches but never corrupts the file — acceptable for a local,
+rebuildable file.
+
+The search index (FTS5) will live in this file too; it is not part of this module yet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Literal, get_args
+
+__all__ = [
+    "ENTRY_KINDS",
+    "SCHEMA_VERSION",
+    "CachedFile",
+    "Entry",
+    "EntryKind",
+    "Journal",
+    "JournalError",
+    "JournalVersionError",
+    "NewEntry",
+    "text_key",
+]
+
+EntryKind = Literal["open", "still", "transition", "attempt", "revise", "close"]
+ENTRY_KINDS: Final[tuple[str, ...]] = get_args(EntryKind)
+
+SCHEMA_VERSION: Final = 1
+# PRAGMA application_id marks the file as moor's ("moor" in ASCII), so a SQLite file that
+# belongs to something else is refused rather than written into.
+APPLICATION_ID: Final = 0x6D6F6F72
+
+# SQLite's default limit on host parameters is 32766; stay far below it.
+_BATCH: Final = 500
+_BUSY_TIMEOUT_S: Final = 5.0
+
+
+class JournalError(Exception):
+    """The journal cannot be opened or used. The message says what to do."""
+
+
+class JournalVersionError(JournalError):
+    """The journal was written by a newer moor (a newer schema version)."""
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """One entry to append. Which fields are set depends on the kind (see module doc)."""
+
+    kind: EntryKind
+    anchor: str  # canonical reference, e.g. "src/a.py#Client.send"
+    memory: str | None = None  # memory path when the entry concerns one memory
+    address: str | None = None  # the fact address observed / bound now
+    previous: str | None = None  # the address before (transition, revise)
+    reason: str | None = None  # human reason, or failure class for attempts
+    code: str | None = None  # failure code for attempts, or a sub-kind ("bind", "reprobe", …)
+    detail: str | None = None
+    data: Mapping[str, object] | None = None  # JSON-serialisable extras
+
+
+@dataclass(frozen=True, kw_only=True)
+class Entry(NewEntry):
+    """An entry as stored: its place in the global sequence and when it was appended."""
+
+    seq: int
+    at: str  # ISO-8601 UTC, milliseconds, with 'Z'
+
+
+@dataclass(frozen=True)
+class CachedFile:
+    """Parse-cache row for one source file. `payload` is opaque JSON text owned by the caller."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    sha: str
+    derivation: str
+    payload: str = field(repr=False)
+
+
+_APPEND_ONLY = "moor journal is append-only"
+
+_SCHEMA: Final = f"""
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE journal (
+    seq      INTEGER PRIMARY KEY,
+    at       TEXT NOT NULL,
+    kind     TEXT NOT NULL CHECK ({" OR ".join(f"kind = '{k}'" for k in ENTRY_KINDS)}),
+    anchor   TEXT NOT NULL,
+    memory   TEXT,
+    address  TEXT,
+    previous TEXT,
+    reason   TEXT,
+    code     TEXT,
+    detail   TEXT,
+    data     TEXT, -- JSON object text, written by this module's encoder
+    -- Index keys: crc32 of the UTF-8 anchor / memory (see `text_key`). An index on short
+    -- integers is a quarter the size of one on the text, and a batch touches that many fewer
+    -- pages; lookups check the text too, so a collision costs nothing but a skipped row.
+    anchor_key INTEGER NOT NULL,
+    memory_key INTEGER CHECK ((memory IS NULL) = (memory_key IS NULL))
+);
+CREATE INDEX journal_by_anchor ON journal (anchor_key, seq);
+CREATE INDEX journal_by_memory ON journal (memory_key, seq) WHERE memory_key IS NOT NULL;
+
+CREATE TRIGGER journal_seq_gap_free BEFORE INSERT ON journal
+WHEN NEW.seq IS NOT (SELECT coalesce(max(seq), 0) + 1 FROM journal)
+BEGIN
+    SELECT RAISE(ABORT, '{_APPEND_ONLY}: seq must be exactly max(seq) + 1 (gap-free)');
+END;
+CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal
+BEGIN
+    SELECT RAISE(ABORT, '{_APPEND_ONLY}: journal rows cannot be updated');
+END;
+CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
+BEGIN
+    SELECT RAISE(ABORT, '{_APPEND_ONLY}: journal rows cannot be deleted');
+END;
+
+CREATE TABLE snapshots (
+    address TEXT PRIMARY KEY,
+    text    TEXT NOT NULL
+);
+-- Insert-or-ignore at the database level: a second insert of a sealed address is dropped
+-- (so INSERT OR REPLACE cannot overwrite a sealed snapshot either).
+CREATE TRIGGER snapshots_sealed BEFORE INSERT ON snapshots
+WHEN EXISTS (SELECT 1 FROM snapshots WHERE address = NEW.address)
+BEGIN
+    SELECT RAISE(IGNORE);
+END;
+CREATE TRIGGER snapshots_no_update BEFORE UPDATE ON snapshots
+BEGIN
+    SELECT RAISE(ABORT, '{_APPEND_ONLY}: sealed snapshots cannot be updated');
+END;
+CREATE TRIGGER snapshots_no_delete BEFORE DELETE ON snapshots
+BEGIN
+    SELECT RAISE(ABORT, '{_APPEND_ONLY}: sealed snapshots cannot be deleted');
+END;
+
+CREATE TABLE files (
+    path       TEXT PRIMARY KEY,
+    size       INTEGER NOT NULL,
+    mtime_ns   INTEGER NOT NULL,
+    sha        TEXT NOT NULL,
+    derivation TEXT NOT NULL,
+    payload    TEXT NOT NULL
+);
+"""
+
+_ENTRY_COLUMNS: Final = (
+    "seq, at, kind, anchor, memory, address, previous, reason, code, detail, data"
+)
+
+
+def text_key(text: str) -> int:
+    """The index key of an anchor or memory path: crc32 of its UTF-8 bytes.
+
+    Stable across processes and versions (part of the schema). Anyone inserting rows
+    without this class must fill `anchor_key`/`memory_key` with it, or lookups miss them.
+    """
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+def utc_now() -> str:
+    """Now, as the journal writes it: ISO-8601 UTC, milliseconds, 'Z'."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _rebuild_hint(path: Path) -> str:
+    return (
+        f"{path} is a local, rebuildable cache: move it aside (or delete it together with "
+        f"{path.name}-wal and {path.name}-shm) and moor rebuilds it from moor.lock and the "
+        f"workspace — Journal.rebuild(path) does exactly that"
+    )
+
+
+class Journal:
+    """The journal, sealed snapshots and parse cache in one SQLite file.
+
+    Each public method is atomic (one transaction) and safe to call from several threads
+    (calls are serialised). Several processes may open the same file: writers wait up to
+    5 s for SQLite's write lock.
+    """
+
+    def __init__(self, path: Path, *, clock: Callable[[], str] = utc_now) -> None:
+        self.path = Path(path)
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._closed = False
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise JournalError(f"cannot create {self.path.parent}: {exc}") from exc
+        if self.path.is_dir():
+            raise JournalError(f"{self.path} is a directory, not a moor journal")
+        try:
+            self._db = sqlite3.connect(
+                self.path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=_BUSY_TIMEOUT_S,
+            )
+        except sqlite3.Error as exc:
+            raise JournalError(f"cannot open {self.path}: {exc}") from exc
+        try:
+            self._open()
+        except JournalError:
+            self._db.close()
+            raise
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise JournalError(
+                f"{self.path} is not a usable moor journal ({exc}). {_rebuild_hint(self.path)}"
+            ) from exc
+
+    # -- opening ---------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        db = self._db
+        # Reading the header is the first touch of the file: a non-SQLite file fails here.
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        if app_id not in (0, APPLICATION_ID):
+            raise JournalError(
+                f"{self.path} is a SQLite database that belongs to another program "
+                f"(application_id {app_id:#x}), not a moor journal. {_rebuild_hint(self.path)}"
+            )
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA temp_store = MEMORY")
+        # Up to 32 MiB of page cache (grown on demand; SQLite's default is 2 MiB): a batch
+        # that touches many anchors rewrites index pages all over a large journal.
+        db.execute("PRAGMA cache_size = -32768")
+        with self._transaction():
+            # Read again under the write lock: another process may have just created it.
+            app_id = db.execute("PRAGMA application_id").fetchone()[0]
+            tables = {
+                row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            if not tables:
+                for statement in _split_sql(_SCHEMA):
+                    db.execute(statement)
+                db.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?), ('created_at', ?)",
+                    (str(SCHEMA_VERSION), self._clock()),
+                )
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                return
+            if "meta" not in tables or app_id != APPLICATION_ID:
+                raise JournalError(
+                    f"{self.path} is a SQLite database but not a moor journal "
+                    f"(tables: {', '.join(sorted(tables))}). {_rebuild_hint(self.path)}"
+                )
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            try:
+                version = int(row[0])
+            except (TypeError, ValueError):
+                raise JournalError(
+                    f"{self.path} has no readable schema version. {_rebuild_hint(self.path)}"
+                ) from None
+            if version > SCHEMA_VERSION:
+                raise JournalVersionError(
+                    f"{self.path} was written by a newer moor (journal schema {version}; this "
+                    f"moor reads up to {SCHEMA_VERSION}). Upgrade moor, or — since the journal "
+                    f"is local — {_rebuild_hint(self.path)}"
+                )
+            if version < 1:
+                raise JournalError(
+                    f"{self.path} has an invalid schema version {version}. "
+                    f"{_rebuild_hint(self.path)}"
+                )
+            # version == SCHEMA_VERSION: nothing to migrate yet.
+
+    @classmethod
+    def rebuild(cls, path: Path, *, clock: Callable[[], str] = utc_now) -> Journal:
+        """Move an unusable journal aside (with its -wal/-shm files) and open a fresh one.
+
+        The old file is kept as ``<name>.broken-<UTC timestamp>`` next to it, for inspection.
+        The fresh journal is empty: the caller re-baselines from moor.lock.
+        """
+        path = Path(path)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        for suffix in ("", "-wal", "-shm"):
+            source = path.with_name(path.name + suffix)
+            if source.exists() or source.is_symlink():
+                target = path.with_name(f"{path.name}.broken-{stamp}{suffix}")
+                try:
+                    os.replace(source, target)
+                except OSError as exc:
+                    raise JournalError(f"cannot move {source} aside: {exc}") from exc
+        return cls(path, clock=clock)
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken up front so the seq we compute is ours alone."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            if db.in_transaction:  # SQLite may already have rolled back (e.g. disk full)
+                db.execute("ROLLBACK")
+            raise
+        else:
+            db.execute("COMMIT")
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._closed:
+                raise JournalError(f"cannot {action}: the journal {self.path} is closed")
+            try:
+                yield self._db
+            except sqlite3.Error as exc:
+                hint = ""
+                if type(exc) is sqlite3.DatabaseError:  # corruption, not a constraint or a lock
+                    hint = f". {_rebuild_hint(self.path)}"
+                raise JournalError(f"cannot {action} in {self.path}: {exc}{hint}") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._db.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- the journal -----------------------------------------------------------------------
+
+    def append(self, entries: Sequence[NewEntry]) -> list[int]:
+        """Append a batch in one transaction; returns the new entries' seqs, in order.
+
+        All entries of a batch share one timestamp. If any entry is invalid (unknown kind,
+        data that is not JSON) nothing of the batch is written.
+        """
+        if not entries:
+            return []
+        at = self._clock()
+        with self._guard("append to the journal") as db, self._transaction():
+            head = db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0]
+            db.executemany(_INSERT_ENTRY, _rows(entries, head, at))
+        return list(range(head + 1, head + 1 + len(entries)))
+
+    def head(self) -> int:
+        """The latest seq (0 for an empty journal): a cursor for "changes since"."""
+        with self._guard("read the journal") as db:
+            return int(db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0])
+
+    def entries(
+        self, *, anchor: str | None = None, memory: str | None = None, since: int = 0
+    ) -> list[Entry]:
+        """Entries with seq > `since`, in seq order; filters combine with AND."""
+        where = ["seq > ?"]
+        params: list[object] = [since]
+        if anchor is not None:
+            where.append("anchor_key = ? AND anchor = ?")
+            params += (text_key(anchor), anchor)
+        if memory is not None:
+            where.append("memory_key = ? AND memory = ?")
+            params += (text_key(memory), memory)
+        sql = f"SELECT {_ENTRY_COLUMNS} FROM journal WHERE {' AND '.join(where)} ORDER BY seq"
+        with self._guard("read the journal") as db:
+            return [_entry(row) for row in db.execute(sql, params)]
+
+    def entries_for(self, memory: str, anchors: Iterable[str], *, since: int = 0) -> list[Entry]:
+        """A memory's history: entries naming it, plus anchor-only entries (no memory) of
+        the given anchors — what was observed of the code it is bound to. Seq order."""
+        texts = sorted(set(anchors))
+        sql = (
+            f"SELECT {_ENTRY_COLUMNS} FROM journal WHERE seq IN ("
+            " SELECT seq FROM journal WHERE memory_key = ? AND memory = ? AND seq > ?"
+            " UNION"
+            " SELECT seq FROM journal"
+            " WHERE anchor_key IN (SELECT value FROM json_each(?))"
+            " AND anchor IN (SELECT value FROM json_each(?))"
+            " AND memory IS NULL AND seq > ?"
+            ") ORDER BY seq"
+        )
+        params = (
+            text_key(memory),
+            memory,
+            since,
+            json.dumps(sorted({text_key(t) for t in texts})),
+            json.dumps(texts),
+            since,
+        )
+        with self._guard("read the journal") as db:
+            rows = db.execute(sql, params)
+            return [_entry(row) for row in rows]
+
+    def latest(self, anchors: Iterable[str]) -> dict[str, Entry]:
+        """The latest entry of each anchor that has one (any kind, with or without a memory),
+        in one query however many anchors are asked for."""
+        with self._guard("read the journal") as db:
+            rows = db.execute(_latest_sql(_ENTRY_COLUMNS, ""), (_anchor_pairs(anchors),))
+            return {e.anchor: e for e in map(_entry, rows)}
+
+    def last_addresses(self, anchors: Iterable[str]) -> dict[str, str]:
+        """`last_address` for many anchors at once; anchors without one are left out."""
+        sql = _latest_sql("anchor, address", " AND address IS NOT NULL")
+        with self._guard("read the journal") as db:
+            return dict(db.execute(sql, (_anchor_pairs(anchors),)))
+
+    def last_address(self, anchor: str) -> str | None:
+        """The address of the latest entry for `anchor` that records one."""
+        with self._guard("read the journal") as db:
+            row = db.execute(
+                "SELECT address FROM journal WHERE anchor_key = ? AND anchor = ? "
+                "AND address IS NOT NULL ORDER BY seq DESC LIMIT 1",
+                (text_key(anchor), anchor),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- sealed snapshots ------------------------------------------------------------------
+
+    def seal(self, address: str, text: str) -> None:
+        """Keep `text` as the snapshot of `address`; a sealed address is never changed."""
+        self.seal_many(((address, text),))
+
+    def seal_many(self, items: Iterable[tuple[str, str]]) -> None:
+        with self._guard("seal snapshots") as db, self._transaction():
+            db.executemany("INSERT OR IGNORE INTO snapshots (address, text) VALUES (?, ?)", items)
+
+    def snapshot(self, address: str) -> str | None:
+        with self._guard("read a snapshot") as db:
+            row = db.execute("SELECT text FROM snapshots WHERE address = ?", (address,)).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- parse cache (mutable; not part of the journal) ------------------------------------
+
+    def cached_file(self, path: str) -> CachedFile | None:
+        return self.cached_files((path,)).get(path)
+
+    def cached_files(self, paths: Iterable[str]) -> dict[str, CachedFile]:
+        """Cache rows for the given paths that have one, in a handful of queries."""
+        wanted = list(dict.fromkeys(paths))
+        found: dict[str, CachedFile] = {}
+        with self._guard("read the parse cache") as db:
+            for start in range(0, len(wanted), _BATCH):
+                chunk = wanted[start : start + _BATCH]
+                sql = (
+                    "SELECT path, size, mtime_ns, sha, derivation, payload FROM files "
+                    f"WHERE path IN ({','.join('?' * len(chunk))})"
+                )
+                for row in db.execute(sql, chunk):
+                    found[row[0]] = CachedFile(*row)
+        return found
+
+    def store_files(self, files: Iterable[CachedFile]) -> None:
+        """Insert or replace cache rows, in one transaction."""
+        with self._guard("write the parse cache") as db, self._transaction():
+            db.executemany(
+                "INSERT INTO files (path, size, mtime_ns, sha, derivation, payload) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "
+                "size = excluded.size, mtime_ns = excluded.mtime_ns, sha = excluded.sha, "
+                "derivation = excluded.derivation, payload = excluded.payload",
+                ((f.path, f.size, f.mtime_ns, f.sha, f.derivation, f.payload) for f in files),
+            )
+
+    def drop_files(self, paths: Iterable[str]) -> None:
+        """Forget cache rows (e.g. for deleted files). Journal and snapshots are untouched."""
+        with self._guard("write the parse cache") as db, self._transaction():
+            db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in paths))
+
+
+def _anchor_pairs(anchors: Iterable[str]) -> str:
+    return json.dumps([[text_key(a), a] for a in dict.fromkeys(anchors)], ensure_ascii=False)
+
+
+def _latest_sql(columns: str, condition: str) -> str:
+    """Per anchor of a JSON list of [key, anchor] pairs, its newest row meeting `condition`:
+    one index seek per anchor (newest first on (anchor_key, seq)), not a scan of its history."""
+    return (
+        f"SELECT {columns} FROM journal WHERE seq IN ("
+        " SELECT (SELECT seq FROM journal"
+        "  WHERE anchor_key = json_extract(w.value, '$[0]')"
+        f"  AND anchor = json_extract(w.value, '$[1]'){condition}"
+        "  ORDER BY seq DESC LIMIT 1)"
+        " FROM json_each(?) AS w)"
+    )
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split the schema into statements; trigger bodies keep their inner semicolons."""
+    statements: list[str] = []
+    current: list[str] = []
+    for line in script.splitlines():
+        if line.lstrip().startswith("--"):
+            continue
+        current.append(line)
+        if sqlite3.complete_statement("\n".join(current)):
+            statement = "\n".join(current).strip()
+            if statement.strip(";").strip():
+                statements.append(statement)
+            current = []
+    return statements
+
+
+_encode_data = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+).encode
+
+# Binding None through Python's sqlite3 takes its slow adaptation path (several µs a value,
+# a third of the cost of a 10,000-entry append), so absent values are bound as the integer 0
+# and turned into NULL by `nullif(?, 0)`. Every such column holds text, and in SQLite a text
+# value never equals an integer, so no real value can be mistaken for the sentinel.
+_ABSENT: Final = 0
+_INSERT_ENTRY: Final = (
+    f"INSERT INTO journal ({_ENTRY_COLUMNS}, anchor_key, memory_key) VALUES (?, ?, ?, ?"
+    + ", nullif(?, 0)" * 7
+    + ", ?, ?)"
+)
+
+
+def _rows(entries: Sequence[NewEntry], head: int, at: str) -> list[tuple[object, ...]]:
+    """The batch as parameter rows, validated before any of it is written."""
+    unknown = {e.kind for e in entries}.difference(ENTRY_KINDS)
+    if unknown:
+        raise JournalError(
+            f"unknown journal entry kind {', '.join(map(repr, sorted(unknown)))} "
+            f"(one of: {', '.join(ENTRY_KINDS)})"
+        )
+    encoded: list[str | int] = []
+    for e in entries:
+        if e.data is None:
+            encoded.append(_ABSENT)
+            continue
+        try:
+            encoded.append(_encode_data(e.data if isinstance(e.data, dict) else dict(e.data)))
+        except (TypeError, ValueError) as exc:
+            raise JournalError(
+                f"entry data for {e.anchor!r} is not JSON-serialisable: {exc}"
+            ) from exc
+    z = _ABSENT
+    keys: dict[str, int] = {}  # anchors and memories repeat within a batch
+
+    def key(text: str) -> int:
+        found = keys.get(text)
+        if found is None:
+            found = keys[text] = text_key(text)
+        return found
+
+    return [
+        (
+            seq,
+            at,
+            e.kind,
+            e.anchor,
+            z if e.memory is None else e.memory,
+            z if e.address is None else e.address,
+            z if e.previous is None else e.previous,
+            z if e.reason is None else e.reason,
+            z if e.code is None else e.code,
+            z if e.detail is None else e.detail,
+            data,
+            key(e.anchor),
+            None if e.memory is None else key(e.memory),
+        )
+        for seq, e, data in zip(
+            range(head + 1, head + 1 + len(entries)), entries, encoded, strict=True
+        )
+    ]
+
+
+def _entry(row: tuple[Any, ...]) -> Entry:
+    seq, at, kind, anchor, memory, address, previous, reason, code, detail, data = row
+    return Entry(
+        seq=seq,
+        at=at,
+        kind=kind,
+        anchor=anchor,
+        memory=memory,
+        address=address,
+        previous=previous,
+        reason=reason,
+        code=code,
+        detail=detail,
+        data=None if data is None else json.loads(data),
+    )
