@@ -1,0 +1,5 @@
+import sys
+
+from moor.main import main
+
+sys.exit(main())

@@ -1,0 +1,241 @@
+"""`moor`: the command line. Parses arguments, calls the engine, renders, sets the exit status.
+
+Exit status (DESIGN §5): 0 nothing to look at, 1 a person should look, 2 usage or internal
+error. Heavy imports (rich, the LSP stack) stay out of the start-up path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+
+from moor_engine.config import ConfigError
+from moor_engine.session import Session, UsageError
+from moor_store.journal import JournalError
+from moor_store.lockfile import LockError
+
+EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
+
+
+def version() -> str:
+    try:
+        return metadata.version("moor")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="moor",
+        description="Keep written knowledge about a codebase honest.",
+    )
+    parser.add_argument("--version", action="version", version=f"moor {version()}")
+    parser.add_argument(
+        "-C", dest="directory", default=".", help="run as if started in this folder"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    commands.add_parser("init", help="create moor.toml and memories/, ignore .moor/")
+
+    check = commands.add_parser(
+        "check", help="observe every anchor; exit 1 if a memory needs a look"
+    )
+    check.add_argument("paths", nargs="*", help="memories, folders, or code files to check")
+    check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    check.add_argument("-v", "--verbose", action="store_true", help="list current memories too")
+    check.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+    status = commands.add_parser("status", help="counts per trust state, without journalling")
+    status.add_argument("paths", nargs="*")
+
+    bind = commands.add_parser("bind", help="record what the code looks like now")
+    bind.add_argument("memories", nargs="*", help="memories to bind (default: every memory)")
+
+    reaffirm = commands.add_parser("reaffirm", help="accept the code as it is now, with a reason")
+    reaffirm.add_argument("memory")
+    reaffirm.add_argument("--why", required=True, help="why the memory still holds")
+
+    follow = commands.add_parser("follow", help="rewrite moved or renamed references")
+    follow.add_argument("memory")
+
+    diff = commands.add_parser("diff", help="what changed in the code since the memory was bound")
+    diff.add_argument("memory")
+
+    log = commands.add_parser("log", help="the journal of a memory's anchors")
+    log.add_argument("memory")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        start = Path(args.directory)
+        if not start.is_dir():
+            raise UsageError(f"-C {args.directory}: no such folder")
+        return COMMANDS[args.command](args, start)
+    except (UsageError, ConfigError, LockError, JournalError) as error:
+        print(f"moor: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_USAGE
+    except Exception as error:  # the last line of defence: report, never a bare traceback
+        print(f"moor: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        if os.environ.get("MOOR_DEBUG"):
+            traceback.print_exc()
+        else:
+            print("moor: set MOOR_DEBUG=1 for the traceback", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def cmd_init(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.init import init_workspace
+
+    for line in init_workspace(start.resolve()):
+        print(line)
+    return EXIT_OK
+
+
+def _progress(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """A progress bar that appears only when the work takes longer than a moment."""
+    if not enabled or not sys.stderr.isatty():
+        return None, lambda: None
+    from rich.console import Console
+    from rich.progress import Progress
+
+    started = time.monotonic()
+    bar = Progress(transient=True, console=Console(stderr=True))
+    task = bar.add_task("observing anchors", total=None)
+    shown = False
+
+    def update(done: int, total: int) -> None:
+        nonlocal shown
+        if not shown:
+            if time.monotonic() - started < 0.3:
+                return
+            bar.start()
+            shown = True
+        bar.update(task, completed=done, total=total)
+
+    def stop() -> None:
+        if shown:
+            bar.stop()
+
+    return update, stop
+
+
+def cmd_check(args: argparse.Namespace, start: Path) -> int:
+    from moor import render
+
+    with Session.open(start) as session:
+        paths = session.select(args.paths)
+        update, stop = _progress(args.format == "text" and not args.no_progress)
+        try:
+            report = session.check(paths, update)
+        finally:
+            stop()
+        for warning in session.warnings:
+            print(f"moor: {warning}", file=sys.stderr)
+    if args.format == "json":
+        render.render_json(report)
+    elif args.format == "sarif":
+        render.render_sarif(report, version())
+    else:
+        render.render_text(report, verbose=args.verbose)
+    return EXIT_LOOK if report.needs_attention else EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace, start: Path) -> int:
+    from moor import render
+
+    with Session.open(start) as session:
+        report = session.check(session.select(args.paths), record=False)
+    render.render_text(report, verbose=False)
+    return EXIT_LOOK if report.needs_attention else EXIT_OK
+
+
+def _outcome(done: list[str], refused: list[str]) -> int:
+    for line in done:
+        print(line)
+    for line in refused:
+        print(f"moor: {line}", file=sys.stderr)
+    return EXIT_LOOK if refused else EXIT_OK
+
+
+def cmd_bind(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.actions import bind
+
+    with Session.open(start) as session:
+        outcome = bind(session, args.memories)
+    if not outcome.done and not outcome.refused:
+        print("nothing to bind: every memory's references are in moor.lock")
+    return _outcome(outcome.done, outcome.refused)
+
+
+def cmd_reaffirm(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.actions import reaffirm
+
+    with Session.open(start) as session:
+        outcome = reaffirm(session, args.memory, args.why)
+    return _outcome(outcome.done, outcome.refused)
+
+
+def cmd_follow(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.actions import follow
+
+    with Session.open(start) as session:
+        outcome = follow(session, args.memory)
+    return _outcome(outcome.done, outcome.refused)
+
+
+def cmd_diff(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.history import memory_diff
+
+    with Session.open(start) as session:
+        _path, diffs = memory_diff(session, args.memory)
+    changed = False
+    for item in diffs:
+        print(f"== {item.ref}" + (f"  ({item.note})" if item.note else ""))
+        if item.diff:
+            changed = True
+            sys.stdout.write(item.diff if item.diff.endswith("\n") else item.diff + "\n")
+    return EXIT_LOOK if changed else EXIT_OK
+
+
+def cmd_log(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.history import memory_log
+
+    with Session.open(start) as session:
+        path, entries = memory_log(session, args.memory)
+    if not entries:
+        print(f"{path}: no journal entries in this clone yet")
+    for entry in entries:
+        parts = [f"#{entry.seq}", entry.at, entry.kind]
+        if entry.code:
+            parts.append(entry.code)
+        parts.append(entry.anchor)
+        line = "  ".join(parts)
+        if entry.reason:
+            line += f"  — {entry.reason}"
+        if entry.detail:
+            line += f"  ({entry.detail})"
+        print(line)
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
+    "init": cmd_init,
+    "check": cmd_check,
+    "status": cmd_status,
+    "bind": cmd_bind,
+    "reaffirm": cmd_reaffirm,
+    "follow": cmd_follow,
+    "diff": cmd_diff,
+    "log": cmd_log,
+}

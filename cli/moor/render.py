@@ -1,0 +1,178 @@
+"""Turning reports into text, JSON or SARIF. Only this module knows about terminals."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from moor_engine.trust import QUIET_STATES, MemoryReport, Report, State
+
+STATE_STYLE: dict[State, str] = {
+    State.INVALID: "bold red",
+    State.RETIRED: "dim",
+    State.GONE: "bold red",
+    State.DRIFTED: "yellow",
+    State.MOVED: "cyan",
+    State.REWRITTEN: "cyan",
+    State.UNVERIFIED: "magenta",
+    State.UNBOUND: "blue",
+    State.UNGROUNDED: "dim",
+    State.CURRENT: "green",
+}
+SARIF_LEVEL: dict[State, str] = {
+    State.INVALID: "error",
+    State.GONE: "error",
+    State.DRIFTED: "warning",
+    State.MOVED: "note",
+    State.REWRITTEN: "note",
+    State.UNVERIFIED: "note",
+    State.UNBOUND: "note",
+    State.UNGROUNDED: "none",
+    State.RETIRED: "none",
+    State.CURRENT: "none",
+}
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+
+
+def render_json(report: Report, out: TextIO = sys.stdout) -> None:
+    json.dump(report.as_json(), out, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+def render_sarif(report: Report, version: str, out: TextIO = sys.stdout) -> None:
+    results: list[dict[str, object]] = []
+    for memory in report.memories:
+        if memory.state in QUIET_STATES:
+            continue
+        for line, column, state, message in _findings(memory):
+            results.append(
+                {
+                    "ruleId": f"moor/{state.value}",
+                    "level": SARIF_LEVEL[state],
+                    "message": {"text": message},
+                    "locations": [
+                        {
+                            "physicalLocation": {
+                                "artifactLocation": {"uri": memory.path},
+                                "region": {
+                                    "startLine": max(line, 1),
+                                    "startColumn": max(column, 1),
+                                },
+                            }
+                        }
+                    ],
+                }
+            )
+    rules = [
+        {
+            "id": f"moor/{state.value}",
+            "name": state.value,
+            "shortDescription": {"text": f"memory is {state.value}"},
+            "defaultConfiguration": {"level": SARIF_LEVEL[state]},
+        }
+        for state in State
+    ]
+    document = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "moor",
+                        "version": version,
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    json.dump(document, out, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+def _findings(memory: MemoryReport) -> list[tuple[int, int, State, str]]:
+    found: list[tuple[int, int, State, str]] = []
+    for anchor in memory.anchors:
+        if anchor.state in QUIET_STATES:
+            continue
+        found.append(
+            (
+                anchor.line,
+                anchor.column,
+                anchor.state,
+                f"{anchor.ref}: {anchor_why(anchor.state, anchor.detail, anchor.code)}",
+            )
+        )
+    if memory.state in (State.INVALID, State.REWRITTEN) and (not found or memory.code):
+        found.append(
+            (
+                memory.line,
+                memory.column,
+                memory.state,
+                "; ".join(memory.notes) or memory.state.value,
+            )
+        )
+    return found
+
+
+def anchor_why(state: State, detail: str | None, code: str | None) -> str:
+    if detail:
+        return (
+            f"{state.value} ({code}): {detail}"
+            if code and state in (State.UNVERIFIED, State.INVALID)
+            else f"{state.value}: {detail}"
+        )
+    return state.value
+
+
+def render_text(report: Report, *, verbose: bool, out: TextIO = sys.stdout) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=out, highlight=False, soft_wrap=False)
+    shown = [m for m in report.memories if verbose or m.state not in QUIET_STATES]
+    if shown:
+        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        table.add_column("state", no_wrap=True)
+        table.add_column("memory / reference", overflow="fold")
+        table.add_column("why", overflow="fold")
+        for memory in shown:
+            table.add_row(
+                Text(memory.state.value, style=STATE_STYLE[memory.state]),
+                Text(memory.path, style="bold"),
+                Text("; ".join(memory.notes)),
+            )
+            for anchor in memory.anchors:
+                if anchor.state == State.CURRENT and not verbose:
+                    continue
+                why = anchor.detail or ""
+                if anchor.code and anchor.state in (State.UNVERIFIED, State.INVALID):
+                    why = f"[{anchor.reason}/{anchor.code}] {why}"
+                table.add_row(
+                    Text("  " + anchor.state.value, style=STATE_STYLE[anchor.state]),
+                    Text(f"  {anchor.ref}  (line {anchor.line})"),
+                    Text(why),
+                )
+        console.print(table)
+    summary = report.summary()
+    total = len(report.memories)
+    parts = [f"{count} {state}" for state, count in summary.items()]
+    line = Text(f"{total} memor{'y' if total == 1 else 'ies'}: ")
+    for index, (state, count) in enumerate(summary.items()):
+        if index:
+            line.append(", ")
+        line.append(f"{count} {state}", style=STATE_STYLE[State(state)])
+    if not parts:
+        line = Text("no memories found")
+    console.print(line)
+    if report.rebaselined:
+        console.print(
+            f"re-baselined {report.rebaselined} anchor(s) after a normaliser upgrade "
+            "(not drift); commit moor.lock"
+        )

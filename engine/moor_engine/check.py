@@ -1,0 +1,339 @@
+"""Observe every anchor of the chosen memories, compare with moor.lock, journal what moved.
+
+One pass for the whole workspace: references are resolved and refused before any read,
+each anchor (canonical reference) is observed once however many memories share it, and
+trust states are derived from the lock — so a fresh clone with no journal gets them right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+
+from moor_extractors.memory import effective_watch
+from moor_extractors.model import Failure, Reason
+from moor_extractors.reference import Reference
+from moor_store.journal import Entry, Journal, NewEntry
+from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
+
+from moor_engine.memories import LoadedMemory, ResolvedEntry, load_memories
+from moor_engine.observe import FileObserver, Found, NotFound, Observation
+from moor_engine.relocate import Relocation, relocate
+from moor_engine.trust import AnchorReport, MemoryReport, Report, State, worst
+from moor_engine.workspace import Workspace
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Evaluation:
+    """Everything one check learnt, for reports and for the actions built on it."""
+
+    report: Report
+    loaded: dict[str, LoadedMemory]
+    observations: dict[str, Observation]
+    relocations: dict[str, Relocation | None] = field(default_factory=dict)
+
+
+def locked_anchor_from(ref: Reference, found: Found) -> LockedAnchor:
+    return LockedAnchor(
+        ref=ref.canonical(),
+        address=found.address,
+        derivation=found.derivation,
+        kind=found.facts.kind,
+        axes=dict(found.facts.axes),
+    )
+
+
+class Checker:
+    def __init__(
+        self,
+        workspace: Workspace,
+        lock: Lock,
+        journal: Journal | None,
+        observer: FileObserver,
+    ) -> None:
+        self.workspace = workspace
+        self.lock = lock
+        self.journal = journal
+        self.observer = observer
+        self._relocations: dict[str, Relocation | None] = {}
+
+    def evaluate(self, paths: Iterable[str], progress: Progress | None = None) -> Evaluation:
+        paths = list(paths)
+        loaded = load_memories(self.workspace, paths, self.journal)
+        if progress is not None:
+            progress(len(paths), 2 * len(paths))
+        refs: dict[str, Reference] = {}
+        for memory in loaded.values():
+            for item in memory.entries:
+                if item.ref is not None:
+                    refs.setdefault(item.ref.canonical(), item.ref)
+        self.observer.preload(ref.path for ref in refs.values() if ref.path is not None)
+        observations: dict[str, Observation] = {}
+        for index, (canonical, ref) in enumerate(refs.items()):
+            observations[canonical] = self._observe(ref)
+            if progress is not None and index % 64 == 0:
+                progress(len(paths) + index * len(paths) // max(len(refs), 1), 2 * len(paths))
+        reports = [self._memory_report(loaded[path], observations) for path in paths]
+        return Evaluation(Report(reports), loaded, observations, self._relocations)
+
+    def _observe(self, ref: Reference) -> Observation:
+        if ref.path is None:
+            return Failure(
+                Reason.UNEVALUABLE,
+                "command_probes_unavailable",
+                f"{ref.canonical()}: custom anchors (command probes) are not supported by this "
+                "version of moor yet",
+            )
+        return self.observer.observe(ref)
+
+    def relocation(self, ref: Reference, locked: LockedAnchor | None) -> Relocation | None:
+        key = ref.canonical()
+        if key not in self._relocations:
+            self._relocations[key] = relocate(self.workspace, self.observer, ref, locked)
+        return self._relocations[key]
+
+    def _memory_report(
+        self, loaded: LoadedMemory, observations: dict[str, Observation]
+    ) -> MemoryReport:
+        if loaded.memory is None:
+            first = loaded.problems[0] if loaded.problems else None
+            return MemoryReport(
+                path=loaded.path,
+                state=State.INVALID,
+                notes=[loaded.read_error]
+                if loaded.read_error
+                else [p.message for p in loaded.problems],
+                line=first.line if first else 1,
+                column=first.column if first else 1,
+                code=first.code if first else "unreadable",
+            )
+        memory = loaded.memory
+        locked_memory = self.lock.memories.get(loaded.path)
+        report = MemoryReport(path=loaded.path, state=State.CURRENT, title=memory.title)
+        report.line = max(memory.about_line, 1)
+        states: list[State] = []
+        if not memory.about:
+            states.append(State.UNGROUNDED)
+            report.code = "ungrounded"
+            report.notes.append("no `about:` references: nothing ties this memory to code")
+        for item in loaded.entries:
+            anchor = self._anchor_report(
+                item, memory_watch(loaded, item), locked_memory, observations
+            )
+            report.anchors.append(anchor)
+            states.append(anchor.state)
+        if locked_memory is None and memory.about:
+            report.notes.append("not in moor.lock yet: run `moor bind`")
+        elif locked_memory is not None and locked_memory.content != memory.content_hash:
+            states.append(State.REWRITTEN)
+            report.code = "rewritten"
+            report.notes.append(
+                "the memory's text changed since it was bound: re-read it, then "
+                f"`moor reaffirm {loaded.path} --why ...`"
+            )
+        report.state = worst(states)
+        return report
+
+    def _anchor_report(
+        self,
+        item: ResolvedEntry,
+        watch: tuple[str, ...],
+        locked_memory: LockedMemory | None,
+        observations: dict[str, Observation],
+    ) -> AnchorReport:
+        entry = item.entry
+        report = AnchorReport(
+            ref=entry.raw, state=State.CURRENT, line=entry.line, column=entry.column
+        )
+        if item.ref is None:
+            problem = item.problem
+            report.state = State.INVALID
+            if problem is not None:
+                report.reason, report.code, report.detail = (
+                    problem.reason.value,
+                    problem.code,
+                    problem.detail,
+                )
+            return report
+        canonical = item.ref.canonical()
+        report.canonical = canonical
+        observation = observations[canonical]
+        locked = locked_memory.anchors.get(canonical) if locked_memory is not None else None
+        report.bound_address = locked.address if locked else None
+        if isinstance(observation, Failure):
+            report.state = State.UNVERIFIED
+            report.reason = observation.reason.value
+            report.code = observation.code
+            report.detail = observation.detail
+            return report
+        report.address = observation.address
+        if isinstance(observation, NotFound):
+            relocation = self.relocation(item.ref, locked) if locked is not None else None
+            if relocation is None:
+                report.state = State.GONE
+                report.code = "not_found"
+                what = item.ref.symbol or "the file"
+                report.detail = f"{what} no longer exists in {item.ref.path} or anywhere else"
+                if locked is None:
+                    report.detail = f"{canonical} does not exist"
+                return report
+            report.state = State.MOVED
+            report.code = relocation.how
+            report.moved_to = relocation.ref.canonical()
+            report.axes = self._moved_axes_after_relocation(relocation, locked, watch)
+            report.detail = f"{relocation.how}: now {report.moved_to}"
+            return report
+        if locked is None:
+            report.state = State.UNBOUND
+            report.code = "unbound"
+            report.detail = "not bound yet: run `moor bind`"
+            return report
+        if locked.derivation != observation.derivation:
+            report.code = "rebaselined"
+            report.detail = (
+                f"re-baselined: derivation {locked.derivation!r} -> {observation.derivation!r}"
+            )
+            return report
+        moved = [
+            axis for axis in watch if observation.facts.axes.get(axis) != locked.axes.get(axis)
+        ]
+        if moved:
+            report.state = State.DRIFTED
+            report.axes = moved
+            report.code = "drifted"
+            what = item.ref.symbol or item.ref.path or canonical
+            report.detail = f"{', '.join(moved)} changed in {what} since it was bound"
+        return report
+
+    def _moved_axes_after_relocation(
+        self, relocation: Relocation, locked: LockedAnchor | None, watch: tuple[str, ...]
+    ) -> list[str]:
+        if locked is None:
+            return []
+        observation = self.observer.observe(relocation.ref)
+        if not isinstance(observation, Found):
+            return []
+        ignore = {"signature", "place"} if relocation.how == "renamed" else {"place"}
+        return [
+            axis
+            for axis in watch
+            if axis not in ignore and observation.facts.axes.get(axis) != locked.axes.get(axis)
+        ]
+
+
+def memory_watch(loaded: LoadedMemory, item: ResolvedEntry) -> tuple[str, ...]:
+    assert loaded.memory is not None
+    return effective_watch(loaded.memory, item.entry)
+
+
+def journal_observations(
+    journal: Journal,
+    evaluation: Evaluation,
+    lock: Lock,
+    reread: set[str],
+) -> None:
+    """Append what this check saw: opens, transitions, stills and attempts (DESIGN §1)."""
+    bound: dict[str, LockedAnchor] = {}
+    for memory in lock.memories.values():
+        for canonical, locked in memory.anchors.items():
+            bound.setdefault(canonical, locked)
+    states: dict[str, AnchorReport] = {}
+    for memory_report in evaluation.report.memories:
+        for anchor in memory_report.anchors:
+            if anchor.canonical is not None:
+                states.setdefault(anchor.canonical, anchor)
+    keys = [key for key in evaluation.observations if key in bound]
+    latest = journal.latest(keys)
+    last_addresses = journal.last_addresses(keys)
+    entries: list[NewEntry] = []
+    for key in keys:
+        observation = evaluation.observations[key]
+        previous: Entry | None = latest.get(key)
+        last_address = last_addresses.get(key)
+        if previous is None:
+            entries.append(
+                NewEntry(
+                    "open",
+                    key,
+                    address=bound[key].address,
+                    code="lock",
+                    detail="first seen in this clone: bound state taken from moor.lock",
+                )
+            )
+            last_address = bound[key].address
+        if isinstance(observation, Failure):
+            if previous is None or previous.kind != "attempt" or previous.code != observation.code:
+                entries.append(
+                    NewEntry(
+                        "attempt",
+                        key,
+                        reason=observation.reason.value,
+                        code=observation.code,
+                        detail=observation.detail,
+                    )
+                )
+            continue
+        seen = states.get(key)
+        if seen is not None and seen.code == "rebaselined":
+            # The bound address was computed by another normaliser: record both addresses.
+            entries.append(
+                NewEntry(
+                    "revise",
+                    key,
+                    address=observation.address,
+                    previous=bound[key].address,
+                    code="reprobe",
+                    detail=seen.detail,
+                    data={"old_derivation": bound[key].derivation},
+                )
+            )
+        elif observation.address != last_address:
+            entries.append(
+                NewEntry(
+                    "transition",
+                    key,
+                    address=observation.address,
+                    previous=last_address,
+                    code=seen.state.value if seen else None,
+                    detail=seen.detail if seen else None,
+                    data={"axes": seen.axes, "moved_to": seen.moved_to} if seen else None,
+                )
+            )
+        elif (isinstance(observation, Found) and observation.path in reread) or (
+            isinstance(observation, NotFound)
+            and previous is not None
+            and previous.kind == "attempt"
+        ):
+            # Looked again after a change (or after a failed attempt) and it held.
+            entries.append(NewEntry("still", key, address=observation.address))
+    if entries:
+        journal.append(entries)
+
+
+def rebaseline(lock: Lock, evaluation: Evaluation) -> tuple[Lock, int]:
+    """Adopt new derivations for anchors whose normaliser changed (never reported as drift)."""
+    memories = dict(lock.memories)
+    count = 0
+    for memory_report in evaluation.report.memories:
+        locked_memory = memories.get(memory_report.path)
+        if locked_memory is None:
+            continue
+        anchors = dict(locked_memory.anchors)
+        for anchor in memory_report.anchors:
+            if anchor.code != "rebaselined" or anchor.canonical is None:
+                continue
+            observation = evaluation.observations[anchor.canonical]
+            if isinstance(observation, Found):
+                old = anchors[anchor.canonical]
+                anchors[anchor.canonical] = replace(
+                    old,
+                    address=observation.address,
+                    derivation=observation.derivation,
+                    kind=observation.facts.kind,
+                    axes=dict(observation.facts.axes),
+                )
+                count += 1
+        memories[memory_report.path] = replace(locked_memory, anchors=anchors)
+    return replace(lock, memories=memories), count

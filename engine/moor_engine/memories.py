@@ -1,0 +1,161 @@
+"""Loading memory files and resolving their references, before anything is observed.
+
+Parsed memories are cached in the journal database by (size, mtime), like code files: a
+warm check of 10,000 memories must not re-run YAML on files nobody touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+
+from moor_extractors import memory as memory_module
+from moor_extractors import reference as reference_module
+from moor_extractors.digest import digest_bytes
+from moor_extractors.memory import AboutEntry, Memory, ParsedMemory, Problem, parse_memory
+from moor_extractors.model import Failure
+from moor_extractors.reference import Reference, parse_reference, resolve_path
+from moor_store.journal import CachedFile, Journal
+
+from moor_engine.workspace import Workspace
+
+_CACHE_PREFIX = "memory:"
+
+
+@dataclass
+class ResolvedEntry:
+    entry: AboutEntry
+    ref: Reference | None  # None when the reference is refused
+    problem: Failure | None = None
+
+
+@dataclass
+class LoadedMemory:
+    path: str
+    memory: Memory | None
+    problems: tuple[Problem, ...] = ()
+    entries: list[ResolvedEntry] = field(default_factory=list)
+    read_error: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.memory is not None
+
+
+@cache
+def parser_derivation() -> str:
+    """Names the parser's own source: any change to it invalidates cached memories, so no
+    version number has to be remembered by hand."""
+    sources = (memory_module.__file__, reference_module.__file__)
+    return "memory/" + digest_bytes(b"".join(Path(s).read_bytes() for s in sources if s))
+
+
+def load_memory(workspace: Workspace, path: str) -> LoadedMemory:
+    return load_memories(workspace, [path], None)[path]
+
+
+def load_memories(
+    workspace: Workspace, paths: Iterable[str], journal: Journal | None
+) -> dict[str, LoadedMemory]:
+    paths = list(paths)
+    derivation = parser_derivation()
+    cached: dict[str, CachedFile] = {}
+    if journal is not None and paths:
+        cached = journal.cached_files(_CACHE_PREFIX + p for p in paths)
+    loaded: dict[str, LoadedMemory] = {}
+    fresh: list[CachedFile] = []
+    for path in paths:
+        absolute = workspace.root / path
+        try:
+            info = absolute.stat()
+            row = cached.get(_CACHE_PREFIX + path)
+            parsed = None
+            if (
+                row is not None
+                and row.derivation == derivation
+                and (row.size, row.mtime_ns) == (info.st_size, info.st_mtime_ns)
+            ):
+                parsed = _from_payload(row.payload)
+            if parsed is None:
+                data = absolute.read_bytes()
+                parsed = parse_memory(path, data)
+                fresh.append(
+                    CachedFile(
+                        _CACHE_PREFIX + path,
+                        info.st_size,
+                        info.st_mtime_ns,
+                        digest_bytes(data),
+                        derivation,
+                        _to_payload(parsed),
+                    )
+                )
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            loaded[path] = LoadedMemory(path, None, read_error=f"cannot read {path}: {reason}")
+            continue
+        memory = LoadedMemory(path, parsed.memory, parsed.problems)
+        if parsed.memory is not None:
+            memory.entries = [resolve_entry(workspace.root, e) for e in parsed.memory.about]
+        loaded[path] = memory
+    if journal is not None and fresh:
+        journal.store_files(fresh)
+    return loaded
+
+
+def resolve_entry(root: Path, entry: AboutEntry) -> ResolvedEntry:
+    parsed = parse_reference(entry.raw)
+    if isinstance(parsed, Failure):
+        return ResolvedEntry(entry, None, parsed)
+    if parsed.path is None:
+        return ResolvedEntry(entry, parsed)
+    resolved = resolve_path(root, parsed.path)
+    if isinstance(resolved, Failure):
+        return ResolvedEntry(entry, None, resolved)
+    return ResolvedEntry(entry, parsed)
+
+
+def _to_payload(parsed: ParsedMemory) -> str:
+    return json.dumps(
+        {
+            "memory": None if parsed.memory is None else _memory_json(parsed.memory),
+            "problems": [asdict(p) for p in parsed.problems],
+        },
+        separators=(",", ":"),
+    )
+
+
+def _memory_json(memory: Memory) -> dict[str, object]:
+    fields = {f.name: getattr(memory, f.name) for f in dataclasses.fields(memory)}
+    fields["about"] = [asdict(entry) for entry in memory.about]
+    fields["links"] = {key: list(value) for key, value in memory.links.items()}
+    return fields
+
+
+def _from_payload(text: str) -> ParsedMemory | None:
+    try:
+        value = json.loads(text)
+        problems = tuple(Problem(**p) for p in value["problems"])
+        raw = value["memory"]
+        if raw is None:
+            return ParsedMemory(None, problems)
+        about = tuple(
+            AboutEntry(**{**e, "watch": None if e["watch"] is None else tuple(e["watch"])})
+            for e in raw["about"]
+        )
+        memory = Memory(
+            **{
+                **raw,
+                "about": about,
+                "watch": None if raw["watch"] is None else tuple(raw["watch"]),
+                "supersedes": tuple(raw["supersedes"]),
+                "links": {k: tuple(v) for k, v in raw["links"].items()},
+                "questions": tuple(raw["questions"]),
+            }
+        )
+        return ParsedMemory(memory, problems)
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,334 @@
+"""The built-in probes: observe a file or a symbol, with a persistent parse cache.
+
+A file is read only when its stat changed, and parsed only when its bytes changed
+(content hash); what was learnt is kept in the journal database's cache table, so a warm
+check reads and parses nothing. Every way an observation can fail is a `Failure` with a
+reason class and code (DESIGN §5) — never a guess that the code changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from moor_extractors.digest import digest_bytes, digest_json
+from moor_extractors.languages import language_for_path
+from moor_extractors.model import DefinitionSite, Facts, Failure, Reason
+from moor_extractors.reference import Reference, parse_reference
+from moor_extractors.symbols import NORMALISER_VERSION, ParsedFile, file_facts, parse_source
+from moor_store.journal import CachedFile, Journal
+
+PROBE_VERSION = 1
+CACHE_DERIVATION = f"parse/{PROBE_VERSION} norm/{NORMALISER_VERSION}"
+# How much of a file is looked at for NUL bytes before calling it binary.
+_BINARY_SNIFF = 8192
+
+
+@dataclass(frozen=True)
+class Found:
+    path: str
+    derivation: str
+    facts: Facts
+    address: str
+    site: DefinitionSite | None  # None for a whole-file reference
+
+
+@dataclass(frozen=True)
+class NotFound:
+    path: str
+    derivation: str
+    address: str
+
+
+Observation = Found | NotFound | Failure
+
+
+def derivation_for(ref: Reference, language: str | None) -> str:
+    probe = "symbol" if ref.symbol is not None else "file"
+    return f"{probe}/{PROBE_VERSION} norm/{NORMALISER_VERSION} {language or 'text'}"
+
+
+def found_address(derivation: str, facts: Facts) -> str:
+    return digest_json(
+        {
+            "derivation": derivation,
+            "found": True,
+            "facts": {"kind": facts.kind, "axes": dict(facts.axes)},
+        }
+    )
+
+
+def not_found_address(derivation: str) -> str:
+    return digest_json({"derivation": derivation, "found": False})
+
+
+class FileView:
+    """One file as seen in this run: its definition sites and the facts computed so far."""
+
+    def __init__(
+        self,
+        rel: str,
+        absolute: Path,
+        stat_key: tuple[int, int],
+        sha: str,
+        language: str | None,
+        payload: dict[str, object] | None,
+        source: bytes | None,
+    ) -> None:
+        self.rel = rel
+        self.absolute = absolute
+        self.stat_key = stat_key
+        self.sha = sha
+        self.language = language
+        self._source = source
+        self._parsed: ParsedFile | None = None
+        self._sites: tuple[DefinitionSite, ...] | None = None
+        self._facts: dict[int, Facts] = {}
+        self._file_facts: Facts | None = None
+        self.dirty = payload is None
+        if payload is not None:
+            self._load(payload)
+
+    def _load(self, payload: dict[str, object]) -> None:
+        sites = payload.get("sites")
+        if isinstance(sites, list):
+            self._sites = tuple(
+                DefinitionSite(str(q), str(k), int(a), int(b), int(c), int(d), bool(e))
+                for q, k, a, b, c, d, e in sites
+            )
+        facts = payload.get("facts")
+        if isinstance(facts, dict):
+            for index, (kind, axes) in facts.items():
+                self._facts[int(index)] = Facts(kind=kind, axes=axes)
+        whole = payload.get("file")
+        if isinstance(whole, list):
+            self._file_facts = Facts(kind=whole[0], axes=whole[1])
+
+    def payload(self) -> str:
+        return json.dumps(
+            {
+                "sites": None
+                if self._sites is None
+                else [
+                    [s.qname, s.kind, s.line, s.end_line, s.start_byte, s.end_byte, s.has_error]
+                    for s in self._sites
+                ],
+                "facts": {str(i): [f.kind, dict(f.axes)] for i, f in self._facts.items()},
+                "file": None
+                if self._file_facts is None
+                else [self._file_facts.kind, dict(self._file_facts.axes)],
+            },
+            separators=(",", ":"),
+        )
+
+    def source(self) -> bytes:
+        if self._source is None:
+            self._source = self.absolute.read_bytes()
+        return self._source
+
+    def parsed(self) -> ParsedFile:
+        if self._parsed is None:
+            if self.language is None:
+                raise KeyError(self.rel)
+            self._parsed = parse_source(self.language, self.source())
+        return self._parsed
+
+    def sites(self) -> tuple[DefinitionSite, ...]:
+        if self._sites is None:
+            self._sites = self.parsed().sites()
+            self.dirty = True
+        return self._sites
+
+    def facts_at(self, index: int) -> Facts:
+        cached = self._facts.get(index)
+        if cached is None:
+            cached = self.parsed().facts(self.sites()[index])
+            self._facts[index] = cached
+            self.dirty = True
+        return cached
+
+    def whole_file_facts(self) -> Facts:
+        if self._file_facts is None:
+            self._file_facts = file_facts(self.language, self.source())
+            self.dirty = True
+        return self._file_facts
+
+    def source_text(self, site: DefinitionSite | None) -> str:
+        if site is None:
+            return self.source().decode("utf-8")
+        return self.parsed().source_text(site)
+
+
+class FileObserver:
+    """Observes references inside one workspace, caching what it learns."""
+
+    def __init__(self, root: Path, max_file_size: int, journal: Journal | None) -> None:
+        self.root = root
+        self.max_file_size = max_file_size
+        self.journal = journal
+        self._views: dict[str, FileView | Failure | None] = {}
+        self._cache: dict[str, CachedFile] = {}
+        self.reread: set[str] = set()
+        self.parsed_files = 0
+
+    def preload(self, rels: Iterable[str]) -> None:
+        """Fetch the cache rows of many files in one query."""
+        wanted = [r for r in set(rels) if r not in self._cache and r not in self._views]
+        if self.journal is not None and wanted:
+            self._cache.update(self.journal.cached_files(wanted))
+
+    def view(self, rel: str) -> FileView | Failure | None:
+        """The file's view, a failure, or None when the file does not exist."""
+        if rel not in self._views:
+            self._views[rel] = self._make_view(rel)
+        return self._views[rel]
+
+    def _make_view(self, rel: str) -> FileView | Failure | None:
+        absolute = self.root / rel
+        try:
+            info = absolute.stat()
+        except FileNotFoundError:
+            return None
+        except PermissionError as error:
+            return Failure(
+                Reason.UNREACHABLE, "file_missing_unreadable", f"{rel}: {error.strerror}"
+            )
+        except OSError as error:
+            return Failure(Reason.UNREACHABLE, "io_error", f"{rel}: {error.strerror}")
+        if not stat.S_ISREG(info.st_mode):
+            what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            return Failure(Reason.UNUSABLE, "not_a_file", f"{rel} is {what}")
+        if info.st_size > self.max_file_size:
+            return Failure(
+                Reason.UNUSABLE,
+                "too_large",
+                f"{rel} is {info.st_size} bytes, over the {self.max_file_size}-byte cap",
+            )
+        stat_key = (info.st_size, info.st_mtime_ns)
+        language = language_for_path(rel)
+        cached = self._cache.get(rel)
+        if cached is None and self.journal is not None and rel not in self._cache:
+            cached = self.journal.cached_file(rel)
+        if cached is not None and cached.derivation != CACHE_DERIVATION:
+            cached = None
+        if cached is not None and (cached.size, cached.mtime_ns) == stat_key:
+            return FileView(rel, absolute, stat_key, cached.sha, language, _loads(cached), None)
+        try:
+            data = absolute.read_bytes()
+        except PermissionError as error:
+            return Failure(
+                Reason.UNREACHABLE, "file_missing_unreadable", f"{rel}: {error.strerror}"
+            )
+        except OSError as error:
+            return Failure(Reason.UNREACHABLE, "io_error", f"{rel}: {error.strerror}")
+        self.reread.add(rel)
+        if len(data) > self.max_file_size:
+            return Failure(Reason.UNUSABLE, "too_large", f"{rel} grew over the size cap")
+        if b"\0" in data[:_BINARY_SNIFF]:
+            return Failure(Reason.UNUSABLE, "binary", f"{rel} holds NUL bytes: not text")
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data[: error.start].count(b"\n") + 1
+            return Failure(Reason.UNUSABLE, "invalid_utf8", f"{rel}: invalid UTF-8 at line {line}")
+        sha = digest_bytes(data)
+        if cached is not None and cached.sha == sha:
+            view = FileView(rel, absolute, stat_key, sha, language, _loads(cached), data)
+            view.dirty = True  # the stat moved: remember the new one
+            return view
+        self.parsed_files += language is not None
+        return FileView(rel, absolute, stat_key, sha, language, None, data)
+
+    def observe(self, ref: Reference) -> Observation:
+        assert ref.path is not None
+        language = language_for_path(ref.path)
+        derivation = derivation_for(ref, language)
+        view = self.view(ref.path)
+        if isinstance(view, Failure):
+            return view
+        if view is None:
+            return NotFound(ref.path, derivation, not_found_address(derivation))
+        if ref.symbol is None:
+            facts = view.whole_file_facts()
+            return Found(ref.path, derivation, facts, found_address(derivation, facts), None)
+        if language is None:
+            return Failure(
+                Reason.UNEVALUABLE,
+                "no_grammar",
+                f"no grammar for {ref.path}: symbols can be named only in "
+                "Python, JavaScript, TypeScript, Go, Rust, Java and Markdown files",
+            )
+        sites = view.sites()
+        matches = find_symbol(sites, ref.symbol, language)
+        if not matches:
+            return NotFound(ref.path, derivation, not_found_address(derivation))
+        if len(matches) > 1:
+            lines = ", ".join(str(sites[i].line) for i in matches)
+            return Failure(
+                Reason.UNEVALUABLE,
+                "ambiguous_symbol",
+                f"{ref.symbol} is defined {len(matches)} times in {ref.path}, at lines {lines}",
+            )
+        site = sites[matches[0]]
+        if site.has_error:
+            return Failure(
+                Reason.UNEVALUABLE,
+                "parse_error_in_symbol",
+                f"{ref.symbol} in {ref.path} (line {site.line}) does not parse",
+            )
+        facts = view.facts_at(matches[0])
+        return Found(ref.path, derivation, facts, found_address(derivation, facts), site)
+
+    def observe_canonical(self, canonical: str) -> Observation:
+        ref = parse_reference(canonical)
+        if isinstance(ref, Failure):
+            return ref
+        if ref.path is None:
+            return Failure(Reason.UNEVALUABLE, "command_probes_unavailable", canonical)
+        return self.observe(ref)
+
+    def flush(self) -> None:
+        """Persist every view that learnt something, in one transaction."""
+        if self.journal is None:
+            return
+        rows = [
+            CachedFile(
+                path=view.rel,
+                size=view.stat_key[0],
+                mtime_ns=view.stat_key[1],
+                sha=view.sha,
+                derivation=CACHE_DERIVATION,
+                payload=view.payload(),
+            )
+            for view in self._views.values()
+            if isinstance(view, FileView) and view.dirty
+        ]
+        if rows:
+            self.journal.store_files(rows)
+
+
+def find_symbol(sites: tuple[DefinitionSite, ...], symbol: str, language: str) -> list[int]:
+    """Indexes of the sites a symbol names. A Markdown breadcrumb may leave out leading
+    headings (`Storage > Journal` finds `Architecture > Storage > Journal`) when the
+    full breadcrumb matches nothing."""
+    exact = [i for i, site in enumerate(sites) if site.qname == symbol]
+    if exact or language != "markdown":
+        return exact
+    suffix = " > " + symbol
+    return [i for i, site in enumerate(sites) if site.qname.endswith(suffix)]
+
+
+def _loads(cached: CachedFile) -> dict[str, object] | None:
+    try:
+        value = json.loads(cached.payload)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def file_exists(root: Path, rel: str) -> bool:
+    return os.path.isfile(root / rel)

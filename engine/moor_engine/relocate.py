@@ -1,0 +1,116 @@
+"""Looking for a vanished target elsewhere (DESIGN §4): moved files, moved or renamed symbols.
+
+Cheapest first: the same file under another name, then the same qualified name in another
+file of the same language, then the same body under another name anywhere. A search that
+finds more than one equally good candidate relocates nothing: pointing a memory at the
+wrong code is worse than calling its target gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+from moor_extractors.languages import language_for_path
+from moor_extractors.reference import Reference
+from moor_store.lockfile import LockedAnchor
+
+from moor_engine.observe import FileObserver, FileView
+from moor_engine.workspace import Workspace
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class Relocation:
+    ref: Reference
+    how: str  # "moved" (same name, another file) or "renamed" (same body, another name)
+
+
+def relocate(
+    workspace: Workspace,
+    observer: FileObserver,
+    ref: Reference,
+    locked: LockedAnchor | None,
+) -> Relocation | None:
+    assert ref.path is not None
+    if ref.symbol is None:
+        return _relocate_file(workspace, observer, ref, locked)
+    same_file = observer.view(ref.path)
+    if locked is not None and isinstance(same_file, FileView) and same_file.language is not None:
+        renamed = _unique(_body_matches(same_file, locked, exclude=ref.symbol))
+        if renamed is not None:
+            return Relocation(Reference(ref.path, renamed, None), "renamed")
+    others = list(_other_views(workspace, observer, ref.path))
+    by_name = _unique(
+        (view.rel, site.qname)
+        for view in others
+        for site in view.sites()
+        if site.qname == ref.symbol
+    )
+    if by_name is not None:
+        return Relocation(Reference(by_name[0], by_name[1], None), "moved")
+    if locked is None:
+        return None
+    by_body = _unique(
+        (view.rel, qname) for view in others for qname in _body_matches(view, locked, exclude=None)
+    )
+    if by_body is not None:
+        return Relocation(Reference(by_body[0], by_body[1], None), "renamed")
+    return None
+
+
+def _relocate_file(
+    workspace: Workspace, observer: FileObserver, ref: Reference, locked: LockedAnchor | None
+) -> Relocation | None:
+    if locked is None or "text" not in locked.axes:
+        return None
+    assert ref.path is not None
+    suffix = ref.path.rsplit(".", 1)[-1] if "." in ref.path else ""
+    matches: list[str] = []
+    for rel in workspace.code_paths:
+        if rel == ref.path or (rel.rsplit(".", 1)[-1] if "." in rel else "") != suffix:
+            continue
+        view = observer.view(rel)
+        if (
+            isinstance(view, FileView)
+            and view.whole_file_facts().axes.get("text") == locked.axes["text"]
+        ):
+            matches.append(rel)
+    if len(matches) == 1:
+        return Relocation(Reference(matches[0], None, None), "moved")
+    return None
+
+
+def _other_views(workspace: Workspace, observer: FileObserver, path: str) -> Iterator[FileView]:
+    language = language_for_path(path)
+    if language is None:
+        return
+    candidates = [
+        rel for rel in workspace.code_paths if rel != path and language_for_path(rel) == language
+    ]
+    observer.preload(candidates)
+    for rel in candidates:
+        view = observer.view(rel)
+        if isinstance(view, FileView):
+            yield view
+
+
+def _body_matches(view: FileView, locked: LockedAnchor, exclude: str | None) -> list[str]:
+    body = locked.axes.get("body")
+    if body is None:
+        return []
+    return [
+        site.qname
+        for index, site in enumerate(view.sites())
+        if site.qname != exclude
+        and site.kind == locked.kind
+        and not site.has_error
+        and view.facts_at(index).axes.get("body") == body
+    ]
+
+
+def _unique(items: Iterable[_T]) -> _T | None:
+    seen = list(dict.fromkeys(items))
+    return seen[0] if len(seen) == 1 else None

@@ -1,0 +1,103 @@
+"""Trust states (DESIGN §6) and the reports that carry them. Derived, never stored."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class State(StrEnum):
+    INVALID = "invalid"
+    RETIRED = "retired"
+    GONE = "gone"
+    DRIFTED = "drifted"
+    MOVED = "moved"
+    REWRITTEN = "rewritten"
+    UNVERIFIED = "unverified"
+    UNBOUND = "unbound"
+    UNGROUNDED = "ungrounded"
+    CURRENT = "current"
+
+
+# Worst first: a memory's state is the worst of its own and its anchors' states.
+SEVERITY_ORDER: tuple[State, ...] = tuple(State)
+_RANK = {state: rank for rank, state in enumerate(SEVERITY_ORDER)}
+# States a person need not look at: `moor check` exits 0 when every memory is in one.
+QUIET_STATES = frozenset({State.CURRENT, State.UNGROUNDED, State.RETIRED})
+
+
+def worst(states: list[State]) -> State:
+    return min(states, key=_RANK.__getitem__, default=State.CURRENT)
+
+
+@dataclass
+class AnchorReport:
+    ref: str  # the reference as written in the memory
+    state: State
+    canonical: str | None = None
+    line: int = 0  # where the reference is written in the memory file (1-based)
+    column: int = 0
+    axes: list[str] = field(default_factory=list)  # watched axes that moved
+    reason: str | None = None  # failure class, for `unverified` and `invalid`
+    code: str | None = None
+    detail: str | None = None
+    moved_to: str | None = None
+    bound_address: str | None = None
+    address: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "ref": self.ref,
+            "state": self.state.value,
+            "axes": self.axes,
+            "reason": self.reason,
+            "code": self.code,
+            "detail": self.detail,
+            "moved_to": self.moved_to,
+            "line": self.line,
+        }
+
+
+@dataclass
+class MemoryReport:
+    path: str
+    state: State
+    title: str = ""
+    anchors: list[AnchorReport] = field(default_factory=list)
+    # Memory-level findings: parse problems, rewritten text, lock problems.
+    notes: list[str] = field(default_factory=list)
+    line: int = 1  # where a memory-level finding points (e.g. the `about:` key)
+    column: int = 1
+    code: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "state": self.state.value,
+            "title": self.title,
+            "code": self.code,
+            "notes": self.notes,
+            "anchors": [anchor.as_json() for anchor in self.anchors],
+        }
+
+
+@dataclass
+class Report:
+    memories: list[MemoryReport]
+    rebaselined: int = 0  # anchors re-baselined after a derivation change
+
+    def summary(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for memory in self.memories:
+            counts[memory.state.value] = counts.get(memory.state.value, 0) + 1
+        return dict(sorted(counts.items(), key=lambda item: _RANK[State(item[0])]))
+
+    @property
+    def needs_attention(self) -> bool:
+        return any(memory.state not in QUIET_STATES for memory in self.memories)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "memories": [memory.as_json() for memory in self.memories],
+            "summary": self.summary(),
+        }

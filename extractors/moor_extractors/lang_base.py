@@ -1,0 +1,230 @@
+"""What every language shares about definitions: names, spans, and which axis a part feeds.
+
+A language module subclasses `LanguageSpec` and overrides only what its grammar needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from .languages import grammar, new_parser
+from .normalise import Dialect, Table, comment_words, compile_dialect, fields, tokens_of
+
+
+class Part(Enum):
+    """Where a child of a definition goes."""
+
+    SIGNATURE = "signature"
+    DECORATORS = "decorators"
+    BODY = "body"
+    DESCEND = "descend"  # split this child's own children (a function bound to a variable)
+    SKIP = "skip"
+
+
+@dataclass
+class Parts:
+    """A definition's syntax split by axis (doc tokens are already text)."""
+
+    signature: list[tuple[Node, str | None]] = field(default_factory=list)
+    decorators: list[tuple[Node, str | None]] = field(default_factory=list)
+    body: list[tuple[Node, str | None]] = field(default_factory=list)
+    doc: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Span:
+    top: Node
+    """The outermost node of the definition (decorated_definition, export_statement, …)."""
+    first: Node
+    """The node the span starts at: `top`, or a preceding attribute that belongs to it."""
+
+
+class LanguageSpec:
+    """How one language's definitions are named, spanned and split into axes."""
+
+    dialect: Dialect
+    separator = "."
+    comment_types: frozenset[str] = frozenset({"comment"})
+    wrappers: frozenset[str] = frozenset()
+    """Ancestors that are part of a definition they hold alone (`export`, decorators)."""
+    leading: frozenset[str] = frozenset()
+    """Preceding siblings that are part of the definition that follows (Rust attributes)."""
+    decorators: frozenset[str] = frozenset()
+    """Child node types (named or keywords) that go to the `decorators` axis."""
+    body_fields: ClassVar[Mapping[str, str]] = {}
+    """Definition node type -> the field holding its body, when it is not `body`."""
+    kinds: ClassVar[Mapping[str, str]] = {}
+    """Definition node type -> kind, where the query's capture name is too coarse."""
+    method_containers: frozenset[str] = frozenset({"class"})
+    leading_comments_are_doc = True
+
+    def __init__(self, language: str) -> None:
+        self.language = language
+
+    @cached_property
+    def table(self) -> Table:
+        return compile_dialect(self.dialect, grammar(self.language))
+
+    # -- naming -------------------------------------------------------------------------------
+
+    def accept(self, node: Node) -> bool:
+        """False for a match that is not a definition of its own (see JavaScript)."""
+        return True
+
+    def name(self, node: Node, name_node: Node | None) -> str | None:
+        if name_node is None or name_node.text is None:
+            return None
+        return name_node.text.decode("utf-8", "replace")
+
+    def qualifier(self, ancestor: Node) -> str | None:
+        """The name a non-definition ancestor adds to qualified names (Rust `impl`)."""
+        return None
+
+    def own_qualifier(self, node: Node) -> str | None:
+        """A qualifier the definition carries itself (a Go method's receiver type)."""
+        return None
+
+    def kind(self, node: Node, captured: str, container_kind: str | None) -> str:
+        kind = self.kinds.get(node.type, captured)
+        if kind == "function" and container_kind in self.method_containers:
+            return "method"
+        return kind
+
+    # -- span ---------------------------------------------------------------------------------
+
+    def span(self, node: Node) -> Span:
+        top = node
+        while (parent := top.parent) is not None and self.wraps(parent, top):
+            top = parent
+        first = top
+        if self.leading:
+            # An attribute belongs to the next item, blank lines and comments between or not.
+            sibling = top.prev_sibling
+            while sibling is not None and (
+                sibling.type in self.leading or sibling.type in self.comment_types
+            ):
+                if sibling.type in self.leading:
+                    first = sibling
+                sibling = sibling.prev_sibling
+        return Span(top, first)
+
+    def doc_comments(self, span: Span) -> list[Node]:
+        """The comment block touching the span from above, and comments between attributes."""
+        if not self.leading_comments_are_doc:
+            return []
+        inside: list[Node] = []
+        sibling: Node | None = span.first
+        while sibling is not None and sibling != span.top:
+            if sibling.type in self.comment_types:
+                inside.append(sibling)
+            sibling = sibling.next_sibling
+        above: list[Node] = []
+        below, sibling = span.first, span.first.prev_sibling
+        while (
+            sibling is not None
+            and sibling.type in self.comment_types
+            and _adjacent(sibling, below)
+            and not _trails_code(sibling)
+        ):
+            above.append(sibling)
+            below, sibling = sibling, sibling.prev_sibling
+        return above[::-1] + inside
+
+    def wraps(self, parent: Node, child: Node) -> bool:
+        return parent.type in self.wrappers
+
+    # -- axes ---------------------------------------------------------------------------------
+
+    def axis_tokens(self, node: Node, span: Span, source: bytes) -> dict[str, list[str]]:
+        """Token streams of the signature, decorators, body and doc axes."""
+        parts = self.parts(node, span)
+        dialect, table = self.dialect, self.table
+        signature, _ = tokens_of(source, dialect, table, parts.signature)
+        decorators, _ = tokens_of(source, dialect, table, parts.decorators)
+        body, docstrings = tokens_of(source, dialect, table, parts.body)
+        return {
+            "signature": signature,
+            "decorators": decorators,
+            "body": body,
+            "doc": parts.doc + docstrings,
+        }
+
+    def file_tokens(self, source: bytes) -> list[str]:
+        """A whole file's content: its code tokens, docstrings included."""
+        root = new_parser(self.language).parse(source).root_node
+        tokens, _ = tokens_of(
+            source, self.dialect, self.table, [(root, None)], split_docstrings=False
+        )
+        return tokens
+
+    def parts(self, node: Node, span: Span) -> Parts:
+        parts = Parts()
+        sibling: Node | None = span.first
+        while sibling is not None and sibling != span.top:
+            if sibling.type in self.leading:
+                parts.decorators.append((sibling, None))
+            sibling = sibling.next_sibling
+        self._split_path(span.top, node, parts)
+        self._split(node, parts)
+        for comment in self.doc_comments(span):
+            parts.doc.extend(comment_words((comment.text or b"").decode("utf-8", "replace")))
+        return parts
+
+    def classify(self, parent: Node, child: Node, field_name: str | None) -> Part:
+        if child.type in self.decorators:
+            return Part.DECORATORS
+        if field_name == self.body_fields.get(parent.type, "body"):
+            return Part.BODY
+        return Part.SIGNATURE
+
+    def _split_path(self, top: Node, node: Node, parts: Parts) -> None:
+        """Children of the wrappers between `top` and the definition node itself."""
+        ancestor = top
+        while ancestor != node:
+            inner = ancestor.child_with_descendant(node)
+            for child, field_name in fields(ancestor):
+                if inner is not None and child == inner:
+                    continue
+                self._place(ancestor, child, field_name, parts)
+            if inner is None:
+                return
+            ancestor = inner
+
+    def _split(self, node: Node, parts: Parts) -> None:
+        for child, field_name in fields(node):
+            self._place(node, child, field_name, parts)
+
+    def _place(self, parent: Node, child: Node, field_name: str | None, parts: Parts) -> None:
+        if child.type in self.comment_types or child.type in self.dialect.skip:
+            return
+        if not child.is_named and child.type in self.dialect.drop:
+            return
+        part = self.classify(parent, child, field_name)
+        if part is Part.DESCEND:
+            self._split(child, parts)
+        elif part is Part.SIGNATURE:
+            parts.signature.append((child, field_name))
+        elif part is Part.DECORATORS:
+            parts.decorators.append((child, field_name))
+        elif part is Part.BODY:
+            parts.body.append((child, field_name))
+
+
+def _adjacent(upper: Node, lower: Node) -> bool:
+    """No blank line between two siblings: a comment block must touch what it documents."""
+    end = upper.end_point
+    # A line comment may own its newline and so end at column 0 of the next row.
+    last_row = end.row - 1 if end.column == 0 and end.row > upper.start_point.row else end.row
+    return lower.start_point.row - last_row <= 1
+
+
+def _trails_code(comment: Node) -> bool:
+    """A comment on the same line as preceding code documents that code, not what follows."""
+    before = comment.prev_sibling
+    return before is not None and before.end_point.row == comment.start_point.row

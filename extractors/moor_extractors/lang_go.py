@@ -1,0 +1,73 @@
+"""Go: methods are qualified by their receiver type (`List.Push`); no decorators."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from .lang_base import LanguageSpec
+from .normalise import Dialect, write_as_written
+
+_SPECS = frozenset({"type_spec", "type_alias", "const_spec", "var_spec"})
+_TYPE_KINDS = {"interface_type": "interface", "struct_type": "struct"}
+
+DIALECT = Dialect(
+    skip=frozenset({"comment"}),
+    elide=frozenset({"parenthesized_expression", "parenthesized_type"}),
+    special={
+        "interpreted_string_literal": write_as_written,
+        "raw_string_literal": write_as_written,
+        "rune_literal": write_as_written,
+    },
+)
+
+
+def base_type_name(node: Node | None) -> str | None:
+    """`*List[T]` -> `List`: the named type under pointers and type arguments."""
+    while node is not None:
+        if node.type in ("type_identifier", "identifier"):
+            return node.text.decode("utf-8", "replace") if node.text else None
+        if node.type == "qualified_type":
+            node = node.child_by_field_name("name")
+        elif node.type == "generic_type":
+            node = node.child_by_field_name("type")
+        else:  # pointer_type, parenthesized_type: the one type inside
+            node = node.named_children[-1] if node.named_child_count else None
+    return None
+
+
+class GoSpec(LanguageSpec):
+    dialect = DIALECT
+    body_fields: ClassVar[Mapping[str, str]] = {
+        "type_spec": "type",
+        "type_alias": "type",
+        "const_spec": "value",
+        "var_spec": "value",
+    }
+
+    def own_qualifier(self, node: Node) -> str | None:
+        if node.type != "method_declaration":
+            return None
+        receiver = node.child_by_field_name("receiver")
+        parameters = receiver.named_children if receiver is not None else []
+        declarations = [p for p in parameters if p.type == "parameter_declaration"]
+        if not declarations:
+            return None
+        return base_type_name(declarations[0].child_by_field_name("type"))
+
+    def kind(self, node: Node, captured: str, container_kind: str | None) -> str:
+        if node.type == "type_spec":
+            shape = node.child_by_field_name("type")
+            return _TYPE_KINDS.get(shape.type, "type") if shape is not None else "type"
+        return super().kind(node, captured, container_kind)
+
+    def wraps(self, parent: Node, child: Node) -> bool:
+        # `type A struct{}` is one declaration; in `type ( A int; B int )` each spec stands alone.
+        if parent.type not in ("type_declaration", "const_declaration", "var_declaration"):
+            return False
+        return sum(1 for c in parent.named_children if c.type in _SPECS) == 1
+
+
+SPEC = GoSpec("go")

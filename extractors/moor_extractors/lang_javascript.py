@@ -1,0 +1,105 @@
+"""JavaScript (and the base of TypeScript): functions bound to names are definitions too."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from .lang_base import LanguageSpec, Part
+from .normalise import Dialect, TokenWriter
+
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
+# Bindings whose value, a function, is the definition: the binding names it.
+_BINDINGS = {
+    "variable_declarator": "value",
+    "pair": "value",
+    "assignment_expression": "right",
+    "field_definition": "value",
+    "public_field_definition": "value",
+}
+
+
+def _unescape_quote(match: re.Match[str]) -> str:
+    escaped = match.group(1)
+    return escaped if escaped in "'\"" else match.group(0)
+
+
+def _write_string(writer: TokenWriter, node: Node, field: str | None) -> None:
+    """`'it\\'s'` and `"it's"` are one string: quote style is the formatter's choice."""
+    inner = writer.text(node)[1:-1]
+    writer.add('"' + _ESCAPE.sub(_unescape_quote, inner), field)
+
+
+def _write_jsx_text(writer: TokenWriter, node: Node, field: str | None) -> None:
+    # JSX collapses whitespace runs in text (and drops lines of only whitespace).
+    words = writer.text(node).split()
+    if words:
+        writer.add(" ".join(words), field)
+
+
+DIALECT = Dialect(
+    skip=frozenset({"comment", "html_comment"}),
+    elide=frozenset({"parenthesized_expression", "parenthesized_type"}),
+    special={"string": _write_string, "jsx_text": _write_jsx_text},
+    leaves={"number": str.lower},
+)
+
+
+class JavaScriptSpec(LanguageSpec):
+    dialect = DIALECT
+    # TypeScript's class_body holds a method's decorators as siblings before it.
+    leading = frozenset({"decorator"})
+    wrappers = frozenset(
+        {
+            "export_statement",
+            "lexical_declaration",
+            "variable_declaration",
+            "expression_statement",
+            "ambient_declaration",
+        }
+    )
+    decorators = frozenset(
+        {
+            "decorator",
+            "accessibility_modifier",
+            "export",
+            "default",
+            "declare",
+            "static",
+            "abstract",
+            "readonly",
+            "override",
+            "override_modifier",
+            "const",
+            "let",
+            "var",
+        }
+    )
+    body_fields: ClassVar[Mapping[str, str]] = {"type_alias_declaration": "value"}
+
+    def accept(self, node: Node) -> bool:
+        parent = node.parent
+        # `const f = function g() {}`: the binding `f` is the definition; `g` is not another.
+        return not (
+            node.type in _FUNCTION_VALUES and parent is not None and parent.type in _BINDINGS
+        )
+
+    def wraps(self, parent: Node, child: Node) -> bool:
+        if parent.type in ("lexical_declaration", "variable_declaration"):
+            declarators = [c for c in parent.named_children if c.type == "variable_declarator"]
+            return len(declarators) == 1
+        return parent.type in self.wrappers
+
+    def classify(self, parent: Node, child: Node, field_name: str | None) -> Part:
+        if _BINDINGS.get(parent.type) == field_name and child.type in _FUNCTION_VALUES:
+            return Part.DESCEND
+        return super().classify(parent, child, field_name)
+
+
+SPEC = JavaScriptSpec("javascript")

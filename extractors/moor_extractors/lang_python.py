@@ -1,0 +1,197 @@
+"""Python: docstrings go to `doc`; literals compare by value, so quote style is cosmetic."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from collections.abc import Mapping
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from .lang_base import LanguageSpec, Part
+from .normalise import Dialect, TokenWriter, fields
+
+_DEFINITIONS = frozenset({"function_definition", "class_definition"})
+_QUOTES = "'\""
+
+
+def _prefix(string: Node) -> str:
+    start = string.children[0].text or b""
+    return start.decode("ascii", "replace").rstrip(_QUOTES).lower()
+
+
+def literal_value(string: Node) -> str | bytes | None:
+    """The value of a string literal without interpolation; None for an f-string."""
+    prefix = _prefix(string)
+    if "f" in prefix or "t" in prefix:
+        return None
+    contents = [child for child in string.children if child.type == "string_content"]
+    if all(child.child_count == 0 for child in contents):
+        # No escape sequence: the value is the text as written (newlines as Python reads them).
+        text = b"".join(child.text or b"" for child in contents).replace(b"\r\n", b"\n")
+        return text if "b" in prefix else text.decode("utf-8", "replace")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escapes warn, and still have a value
+        try:
+            value = ast.literal_eval((string.text or b"").decode("utf-8", "replace"))
+        except (SyntaxError, ValueError):
+            return None
+    return value if isinstance(value, str | bytes) else None
+
+
+def _value_token(value: str | bytes) -> str:
+    # repr keeps NUL (the digest's separator) out of tokens; the letter keeps str != bytes.
+    if isinstance(value, bytes):
+        return "b" + repr(value.decode("latin-1"))
+    return "s" + repr(value)
+
+
+def _write_string(writer: TokenWriter, node: Node, field: str | None) -> None:
+    value = literal_value(node)
+    if value is not None:
+        writer.add(_value_token(value), field)
+        return
+    prefix = _prefix(node)
+    if "f" not in prefix and "t" not in prefix:
+        writer.add(writer.text(node), field)  # unparseable literal: as written
+        return
+    # An f-string: its prefix (case and order are not meaning) and content without quotes.
+    writer.open("f" + "".join(sorted(prefix)), field)
+    for child in node.children:
+        if child.type == "string_content":
+            writer.add(writer.text(child).replace("\r\n", "\n"))
+        elif child.type == "interpolation":
+            writer.write(child)
+    writer.add(")")
+
+
+def _write_concatenated(writer: TokenWriter, node: Node, field: str | None) -> None:
+    """`"a" "b"` is the literal "ab" when no part interpolates."""
+    strings = [child for child in node.children if child.type == "string"]
+    values = [literal_value(child) for child in strings]
+    if all(isinstance(value, str) for value in values):
+        writer.add(
+            _value_token("".join(value for value in values if isinstance(value, str))), field
+        )
+    elif all(isinstance(value, bytes) for value in values):
+        joined = b"".join(value for value in values if isinstance(value, bytes))
+        writer.add(_value_token(joined), field)
+    else:
+        writer.open("concatenated_string", field)
+        for child in strings:
+            _write_string(writer, child, None)
+        writer.add(")")
+
+
+def _write_else(writer: TokenWriter, node: Node, field: str | None) -> None:
+    """`else:` holding only an `if` is an `elif` (the same syntax tree to Python)."""
+    body = node.child_by_field_name("body")
+    statements = [c for c in body.named_children if c.type != "comment"] if body else []
+    if len(statements) != 1 or statements[0].type != "if_statement":
+        writer.open("else_clause", field)
+        for child, name in fields(node):
+            writer.write(child, name)
+        writer.add(")")
+        return
+    writer.open("elif_clause", field)
+    alternatives: list[Node] = []
+    for child, name in fields(statements[0]):
+        if name == "alternative":
+            alternatives.append(child)
+        elif child.type == "if":
+            writer.add("elif")
+        else:
+            writer.write(child, name)
+    writer.add(")")
+    for alternative in alternatives:
+        writer.write(alternative, "alternative")
+
+
+def _write_annotation(writer: TokenWriter, node: Node, field: str | None) -> None:
+    """An annotation as Python reads it: `X[...]` parses as a generic_type bare but as a
+    subscript in parentheses, and both are the same expression."""
+    if node.named_child_count == 1 and node.named_children[0].type == "identifier":
+        writer.add(writer.text(node), field)
+        return
+    try:
+        tree = ast.parse(writer.text(node).strip(), mode="eval")
+    except SyntaxError:
+        writer.open("type", field)
+        for child, name in fields(node):
+            writer.write(child, name)
+        writer.add(")")
+        return
+    writer.add("type " + ast.dump(tree.body), field)
+
+
+def _number(text: str) -> str:
+    """`0XAB`, `1_000`, `1E5` are the numbers 171, 1000, 100000.0."""
+    if text.isdigit():
+        return text
+    try:
+        return repr(ast.literal_eval(text))
+    except (SyntaxError, ValueError):
+        return text
+
+
+def docstring(statement: Node, source: bytes) -> str | None:
+    """The collapsed text of `statement` if it is a function's or class's docstring."""
+    children = [child for child in statement.children if child.type != "comment"]
+    if len(children) != 1 or children[0].type not in ("string", "concatenated_string"):
+        return None
+    block = statement.parent
+    if block is None or block.type != "block" or block.parent is None:
+        return None
+    if block.parent.type not in _DEFINITIONS:
+        return None
+    before = statement.prev_named_sibling
+    while before is not None and before.type == "comment":
+        before = before.prev_named_sibling
+    if before is not None:
+        return None
+    value = _docstring_value(children[0])
+    return " ".join(value.split()) if isinstance(value, str) else None
+
+
+def _docstring_value(node: Node) -> str | bytes | None:
+    if node.type == "string":
+        return literal_value(node)
+    values = [literal_value(child) for child in node.children if child.type == "string"]
+    if all(isinstance(value, str) for value in values):
+        return "".join(value for value in values if isinstance(value, str))
+    return None
+
+
+DIALECT = Dialect(
+    skip=frozenset({"comment", "line_continuation"}),
+    elide=frozenset({"parenthesized_expression"}),
+    # `return a, b` and `return (a, b)` build the same tuple.
+    rename={"expression_list": "tuple", "pattern_list": "tuple_pattern"},
+    special={
+        "string": _write_string,
+        "concatenated_string": _write_concatenated,
+        "else_clause": _write_else,
+        "type": _write_annotation,
+    },
+    leaves={"integer": _number, "float": _number},
+    docstring_types=frozenset({"expression_statement"}),
+    docstring=docstring,
+    gaps=frozenset({"format_specifier"}),
+)
+
+
+class PythonSpec(LanguageSpec):
+    dialect = DIALECT
+    wrappers = frozenset({"decorated_definition"})
+    decorators = frozenset({"decorator"})
+    body_fields: ClassVar[Mapping[str, str]] = {"assignment": "right"}
+    leading_comments_are_doc = False  # Python documents with docstrings
+
+    def classify(self, parent: Node, child: Node, field_name: str | None) -> Part:
+        if field_name == "superclasses" and child.named_child_count == 0:
+            return Part.SKIP  # `class A():` is `class A:`
+        return super().classify(parent, child, field_name)
+
+
+SPEC = PythonSpec("python")

@@ -1,0 +1,178 @@
+"""Which grammar reads a file, and the query that lists its definitions.
+
+Grammar modules are imported only when a language is first used: `moor` starts up for
+every CLI call, and most checks touch one or two languages.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from functools import cache
+from pathlib import Path, PurePosixPath
+
+from tree_sitter import Language, Parser, Query
+
+_EXTENSIONS: dict[str, str] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".md": "markdown",
+    ".markdown": "markdown",
+}
+
+# language -> (grammar module, function returning the language capsule)
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "markdown": ("tree_sitter_markdown", "language"),
+}
+
+# Whose shipped queries/tags.scm are read, in order. The TypeScript tags.scm only adds
+# TypeScript's own constructs: JavaScript's carries classes, functions and methods.
+_TAGS: dict[str, tuple[str, ...]] = {
+    "python": ("tree_sitter_python",),
+    "javascript": ("tree_sitter_javascript",),
+    "typescript": ("tree_sitter_javascript", "tree_sitter_typescript"),
+    "tsx": ("tree_sitter_javascript", "tree_sitter_typescript"),
+    "go": ("tree_sitter_go",),
+    "rust": ("tree_sitter_rust",),
+    "java": ("tree_sitter_java",),
+    "markdown": (),
+}
+
+# What the shipped queries lack and the reference grammar (DESIGN §2) needs.
+_JS_EXTRA = """
+; tags.scm excludes constructors (#not-eq?) and private #names; this one pattern has both.
+(method_definition name: (_) @name) @definition.method
+"""
+_TS_EXTRA = """
+; TypeScript declarations that tags.scm does not list but a reference can name.
+(type_alias_declaration name: (_) @name) @definition.type
+(enum_declaration name: (_) @name) @definition.enum
+(internal_module name: (identifier) @name) @definition.module
+(public_field_definition name: (_) @name value: [(arrow_function) (function_expression)])
+  @definition.method
+"""
+_SUPPLEMENTS: dict[str, str] = {
+    "python": "",
+    "javascript": _JS_EXTRA
+    + """
+; Class fields bound to functions are methods in all but syntax.
+(field_definition property: (_) @name value: [(arrow_function) (function_expression)])
+  @definition.method
+""",
+    "typescript": _JS_EXTRA + _TS_EXTRA,
+    "tsx": _JS_EXTRA + _TS_EXTRA,
+    "go": """
+; tags.scm lists type_spec only; `type A = B` is a type_alias. Package-level constants and
+; variables are matched there without a definition capture.
+(type_alias name: (type_identifier) @name) @definition.type
+(source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
+(source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
+""",
+    "rust": """
+; Trait methods without a default body, and constants/statics, are absent from tags.scm.
+(function_signature_item name: (identifier) @name) @definition.method
+(const_item name: (identifier) @name) @definition.constant
+(static_item name: (identifier) @name) @definition.constant
+""",
+    "java": """
+; tags.scm lists classes, interfaces and methods only.
+(constructor_declaration name: (identifier) @name) @definition.constructor
+(enum_declaration name: (identifier) @name) @definition.enum
+(record_declaration name: (identifier) @name) @definition.record
+(annotation_type_declaration name: (identifier) @name) @definition.annotation
+""",
+    # tree-sitter-markdown ships no tags.scm: a definition is a heading section.
+    "markdown": "(section) @definition.section",
+}
+
+
+def language_for_path(path: str) -> str | None:
+    """The language moor parses a workspace path as, by extension; None if it has none."""
+    return _EXTENSIONS.get(PurePosixPath(path).suffix.lower())
+
+
+@cache
+def grammar(name: str) -> Language:
+    """The tree-sitter language; KeyError for a language moor has no grammar for."""
+    module_name, function = _GRAMMARS[name]
+    return Language(getattr(importlib.import_module(module_name), function)())
+
+
+def new_parser(name: str) -> Parser:
+    # A Parser is cheap and not safe to share between threads (the LSP may use several).
+    return Parser(grammar(name))
+
+
+@cache
+def definition_query(name: str) -> Query:
+    """The shipped tags.scm (plus our supplement), reduced to its definition patterns.
+
+    Reference patterns (calls, type uses) are left out before compiling: compiling a pattern
+    costs 5-20 ms against the TypeScript grammar, and they would match far more nodes.
+    py-tree-sitter 0.26 evaluates #eq?/#match? itself and treats directives it does not know
+    (#strip!, #select-adjacent!, #set-adjacent!) as satisfied when no predicate callback is
+    given; they only shape @doc captures, which moor does not read (it finds doc comments
+    itself), so ignoring them is what we want.
+    """
+    sources = [*map(_tags_source, _TAGS[name]), _SUPPLEMENTS[name]]
+    patterns = [p for source in sources for p in split_patterns(source) if "@definition." in p]
+    return Query(grammar(name), "\n".join(patterns))
+
+
+def split_patterns(source: str) -> list[str]:
+    """The top-level patterns of a query, each with its trailing captures and quantifiers."""
+    patterns: list[str] = []
+    start, depth, index = -1, 0, 0
+    while index < len(source):
+        char = source[index]
+        if char == ";":  # a comment, to the end of the line
+            index = source.find("\n", index)
+            index = len(source) if index < 0 else index
+            continue
+        if char == '"':
+            index = _string_end(source, index)
+            continue
+        if char in "([":
+            if depth == 0:
+                if start >= 0:
+                    patterns.append(source[start:index])
+                start = index
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        index += 1
+    if start >= 0:
+        patterns.append(source[start:])
+    return patterns
+
+
+def _string_end(source: str, index: int) -> int:
+    index += 1
+    while index < len(source) and source[index] != '"':
+        index += 2 if source[index] == "\\" else 1
+    return index + 1
+
+
+def _tags_source(module_name: str) -> str:
+    spec = importlib.util.find_spec(module_name)
+    if spec is None or spec.origin is None:
+        raise KeyError(module_name)
+    return (Path(spec.origin).parent / "queries" / "tags.scm").read_text(encoding="utf-8")

@@ -1,0 +1,108 @@
+"""Moved, renamed and deleted code, through the real `moor` command."""
+
+from __future__ import annotations
+
+from tests.conftest import Workspace
+
+HELPERS = """
+def checksum(data):
+    total = 0
+    for byte in data:
+        total = (total * 31 + byte) % 65521
+    return total
+
+
+def unrelated():
+    return 42
+"""
+
+
+def test_a_function_moved_to_another_file_is_moved_and_follow_fixes_the_reference(
+    ws: Workspace,
+) -> None:
+    ws.write("pkg/util.py", HELPERS)
+    ws.memory("sum", "pkg/util.py#checksum")
+    ws.moor("bind", check=True)
+    ws.write("pkg/util.py", "def unrelated():\n    return 42\n")
+    ws.write("pkg/hashing.py", HELPERS.replace("def unrelated():\n    return 42\n", ""))
+    anchor = ws.anchor("memories/sum.md")
+    assert anchor["state"] == "moved"
+    assert anchor["moved_to"] == "pkg/hashing.py#checksum"
+    assert ws.moor("check").code == 1
+
+    run = ws.moor("follow", "memories/sum.md")
+    assert run.code == 0, run.err
+    assert "pkg/hashing.py#checksum" in ws.read("memories/sum.md")
+    assert "pkg/util.py#checksum" not in ws.read("memories/sum.md")
+    assert ws.state("memories/sum.md") == "current"
+    # Control: the followed anchor is really observed — changing the code drifts it.
+    ws.write("pkg/hashing.py", HELPERS.replace("31", "37"))
+    assert ws.state("memories/sum.md") == "drifted"
+
+
+def test_a_function_renamed_with_an_identical_body_is_moved_as_renamed(ws: Workspace) -> None:
+    ws.write("pkg/util.py", HELPERS)
+    ws.memory("sum", "pkg/util.py#checksum")
+    ws.moor("bind", check=True)
+    ws.write("pkg/util.py", HELPERS.replace("def checksum", "def adler_like"))
+    anchor = ws.anchor("memories/sum.md")
+    assert anchor["state"] == "moved"
+    assert anchor["moved_to"] == "pkg/util.py#adler_like"
+    assert anchor["code"] == "renamed"
+    ws.moor("follow", "memories/sum.md", check=True)
+    assert ws.state("memories/sum.md") == "current"
+
+
+def test_a_deleted_function_is_gone_not_unverified(ws: Workspace) -> None:
+    ws.write("pkg/util.py", HELPERS)
+    ws.memory("sum", "pkg/util.py#checksum")
+    ws.memory("other", "pkg/util.py#unrelated")
+    ws.moor("bind", check=True)
+    ws.write("pkg/util.py", "def unrelated():\n    return 42\n")
+    states = ws.states()
+    assert states["memories/sum.md"]["state"] == "gone"
+    # Control: the other memory in the same file is still observed and current.
+    assert states["memories/other.md"]["state"] == "current"
+    run = ws.moor("check")
+    assert run.code == 1
+    assert "gone" in run.out
+
+
+def test_a_deleted_file_makes_its_whole_file_memory_gone(ws: Workspace) -> None:
+    ws.write("docs/notes.txt", "alpha\nbeta\n")
+    ws.memory("notes", "docs/notes.txt")
+    ws.moor("bind", check=True)
+    assert ws.state("memories/notes.md") == "current"
+    (ws.root / "docs/notes.txt").unlink()
+    assert ws.state("memories/notes.md") == "gone"
+
+
+def test_a_renamed_file_is_followed_for_a_whole_file_reference(ws: Workspace) -> None:
+    ws.write("docs/notes.txt", "alpha\nbeta\n")
+    ws.memory("notes", "docs/notes.txt")
+    ws.moor("bind", check=True)
+    (ws.root / "docs/notes.txt").rename(ws.root / "docs/renamed.txt")
+    anchor = ws.anchor("memories/notes.md")
+    assert anchor["state"] == "moved"
+    assert anchor["moved_to"] == "docs/renamed.txt"
+
+
+def test_a_truly_ambiguous_name_is_unverified_and_lists_every_candidate_line(
+    ws: Workspace,
+) -> None:
+    ws.write(
+        "pkg/over.py",
+        "def parse(x):\n    return x\n\n\ndef parse(x, y):\n    return x + y\n\n\n"
+        "def ok():\n    return 1\n",
+    )
+    ws.memory("parse", "pkg/over.py#parse")
+    ws.memory("ok", "pkg/over.py#ok")
+    run = ws.moor("bind")
+    assert run.code == 1
+    assert "ambiguous_symbol" in run.err
+    anchor = ws.anchor("memories/parse.md")
+    assert anchor["state"] == "unverified"
+    assert anchor["code"] == "ambiguous_symbol"
+    assert "1, 5" in str(anchor["detail"])
+    # Control: the unambiguous neighbour binds and is current.
+    assert ws.state("memories/ok.md") == "current"

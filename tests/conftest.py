@@ -1,0 +1,115 @@
+"""Shared fixtures: real temporary workspaces and the real `moor` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> dict[str, object]:
+        value = json.loads(self.out)
+        assert isinstance(value, dict)
+        return value
+
+
+@dataclass
+class Workspace:
+    """A real folder on disk with a `moor` that runs as a separate process."""
+
+    root: Path
+
+    def write(self, rel: str, text: str) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return path
+
+    def write_bytes(self, rel: str, data: bytes) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return path
+
+    def read(self, rel: str) -> str:
+        return (self.root / rel).read_text(encoding="utf-8")
+
+    def memory(
+        self,
+        name: str,
+        about: list[str] | str,
+        *,
+        watch: list[str] | None = None,
+        body: str = "A decision about this code.",
+    ) -> Path:
+        lines = ["---", "about:"]
+        refs = [about] if isinstance(about, str) else about
+        lines.extend(f"  - {json.dumps(ref)}" for ref in refs)
+        if watch is not None:
+            lines.append(f"watch: [{', '.join(watch)}]")
+        lines += [
+            "---",
+            f"# {name}",
+            "",
+            body,
+            "",
+            "## When this changes, ask",
+            "- Does it still hold?",
+            "",
+        ]
+        return self.write(f"memories/{name}.md", "\n".join(lines))
+
+    def moor(self, *args: str, check: bool = False) -> Run:
+        env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+        result = subprocess.run(
+            [sys.executable, "-m", "moor", *args],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        run = Run(result.returncode, result.stdout, result.stderr)
+        if check:
+            assert run.code == 0, f"moor {' '.join(args)} exited {run.code}\n{run.out}\n{run.err}"
+        return run
+
+    def states(self, *paths: str) -> dict[str, dict[str, object]]:
+        """`moor check --format json`, keyed by memory path."""
+        run = self.moor("check", "--format", "json", *paths)
+        assert run.code in (0, 1), f"exit {run.code}: {run.err}"
+        report = run.json()
+        memories = report["memories"]
+        assert isinstance(memories, list)
+        return {m["path"]: m for m in memories}
+
+    def state(self, memory: str) -> str:
+        return str(self.states()[memory]["state"])
+
+    def anchor(self, memory: str, index: int = 0) -> dict[str, object]:
+        anchors = self.states()[memory]["anchors"]
+        assert isinstance(anchors, list)
+        value = anchors[index]
+        assert isinstance(value, dict)
+        return value
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Iterator[Workspace]:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "moor.toml").write_text('memory_roots = ["memories"]\n', encoding="utf-8")
+    yield Workspace(root)
