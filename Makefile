@@ -29,6 +29,7 @@ test: setup-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest
+	$(BIN)/moor check
 
 bench: setup
 	$(BIN)/python bench/drift_quality.py

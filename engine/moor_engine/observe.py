@@ -89,6 +89,7 @@ class FileView:
         self._sites: tuple[DefinitionSite, ...] | None = None
         self._facts: dict[int, Facts] = {}
         self._file_facts: Facts | None = None
+        self.parse_count = 0
         self.dirty = payload is None
         if payload is not None:
             self._load(payload)
@@ -135,6 +136,7 @@ class FileView:
             if self.language is None:
                 raise KeyError(self.rel)
             self._parsed = parse_source(self.language, self.source())
+            self.parse_count += 1
         return self._parsed
 
     def sites(self) -> tuple[DefinitionSite, ...]:
@@ -173,7 +175,6 @@ class FileObserver:
         self._views: dict[str, FileView | Failure | None] = {}
         self._cache: dict[str, CachedFile] = {}
         self.reread: set[str] = set()
-        self.parsed_files = 0
 
     def preload(self, rels: Iterable[str]) -> None:
         """Fetch the cache rows of many files in one query."""
@@ -240,7 +241,6 @@ class FileObserver:
             view = FileView(rel, absolute, stat_key, sha, language, _loads(cached), data)
             view.dirty = True  # the stat moved: remember the new one
             return view
-        self.parsed_files += language is not None
         return FileView(rel, absolute, stat_key, sha, language, None, data)
 
     def observe(self, ref: Reference) -> Observation:
@@ -282,6 +282,11 @@ class FileObserver:
             )
         facts = view.facts_at(matches[0])
         return Found(ref.path, derivation, facts, found_address(derivation, facts), site)
+
+    @property
+    def parse_count(self) -> int:
+        """How many files this observer has tree-sitter-parsed so far."""
+        return sum(v.parse_count for v in self._views.values() if isinstance(v, FileView))
 
     def observe_canonical(self, canonical: str) -> Observation:
         ref = parse_reference(canonical)
