@@ -12,7 +12,6 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 
 from moor_engine.config import ConfigError
@@ -24,10 +23,18 @@ EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
 
 def version() -> str:
+    from importlib import metadata  # costs ~45 ms: only when a version is printed
+
     try:
         return metadata.version("moor")
     except metadata.PackageNotFoundError:
         return "0+unknown"
+
+
+class _VersionAction(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"moor {version()}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="moor",
         description="Keep written knowledge about a codebase honest.",
     )
-    parser.add_argument("--version", action="version", version=f"moor {version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version")
     parser.add_argument(
         "-C", dest="directory", default=".", help="run as if started in this folder"
     )

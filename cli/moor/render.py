@@ -38,8 +38,9 @@ SARIF_SCHEMA = (
 
 
 def render_json(report: Report, out: TextIO = sys.stdout) -> None:
-    json.dump(report.as_json(), out, indent=2, ensure_ascii=False)
-    out.write("\n")
+    # Indented for a person at a terminal; compact (C encoder, ~10x faster) for a pipe.
+    indent = 2 if out.isatty() else None
+    out.write(json.dumps(report.as_json(), indent=indent, ensure_ascii=False) + "\n")
 
 
 def render_sarif(report: Report, version: str, out: TextIO = sys.stdout) -> None:

@@ -68,6 +68,7 @@ def load_memories(
         cached = journal.cached_files(_CACHE_PREFIX + p for p in paths)
     loaded: dict[str, LoadedMemory] = {}
     fresh: list[CachedFile] = []
+    resolved: dict[str, Path | Failure] = {}  # many memories point into the same file
     for path in paths:
         absolute = workspace.root / path
         try:
@@ -99,20 +100,27 @@ def load_memories(
             continue
         memory = LoadedMemory(path, parsed.memory, parsed.problems)
         if parsed.memory is not None:
-            memory.entries = [resolve_entry(workspace.root, e) for e in parsed.memory.about]
+            memory.entries = [
+                resolve_entry(workspace.root, e, resolved) for e in parsed.memory.about
+            ]
         loaded[path] = memory
     if journal is not None and fresh:
         journal.store_files(fresh)
     return loaded
 
 
-def resolve_entry(root: Path, entry: AboutEntry) -> ResolvedEntry:
+def resolve_entry(
+    root: Path, entry: AboutEntry, seen: dict[str, Path | Failure] | None = None
+) -> ResolvedEntry:
     parsed = parse_reference(entry.raw)
     if isinstance(parsed, Failure):
         return ResolvedEntry(entry, None, parsed)
     if parsed.path is None:
         return ResolvedEntry(entry, parsed)
-    resolved = resolve_path(root, parsed.path)
+    seen = {} if seen is None else seen
+    if parsed.path not in seen:
+        seen[parsed.path] = resolve_path(root, parsed.path)
+    resolved = seen[parsed.path]
     if isinstance(resolved, Failure):
         return ResolvedEntry(entry, None, resolved)
     return ResolvedEntry(entry, parsed)
