@@ -136,44 +136,54 @@ def render_text(report: Report, *, verbose: bool, out: TextIO = sys.stdout) -> N
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=out, highlight=False, soft_wrap=False)
+    console = Console(file=out, highlight=False)
     shown = [m for m in report.memories if verbose or m.state not in QUIET_STATES]
     if shown:
-        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
         table.add_column("state", no_wrap=True)
-        table.add_column("memory / reference", overflow="fold")
-        table.add_column("why", overflow="fold")
+        table.add_column("memory", no_wrap=True)
+        table.add_column("reference", no_wrap=True)
+        table.add_column("why", overflow="fold", ratio=1)
         for memory in shown:
-            table.add_row(
-                Text(memory.state.value, style=STATE_STYLE[memory.state]),
-                Text(memory.path, style="bold"),
-                Text("; ".join(memory.notes)),
-            )
-            for anchor in memory.anchors:
-                if anchor.state == State.CURRENT and not verbose:
-                    continue
-                why = anchor.detail or ""
-                if anchor.code and anchor.state in (State.UNVERIFIED, State.INVALID):
-                    why = f"[{anchor.reason}/{anchor.code}] {why}"
+            rows = _text_rows(memory, verbose)
+            for index, (line, state, reference, why) in enumerate(rows):
+                where = f"{memory.path}:{line}" if index == 0 else f"{'':{len(memory.path)}}:{line}"
                 table.add_row(
-                    Text("  " + anchor.state.value, style=STATE_STYLE[anchor.state]),
-                    Text(f"  {anchor.ref}  (line {anchor.line})"),
+                    Text(state.value, style=STATE_STYLE[state]),
+                    Text(where, style="bold" if index == 0 else ""),
+                    Text(reference),
                     Text(why),
                 )
         console.print(table)
     summary = report.summary()
     total = len(report.memories)
-    parts = [f"{count} {state}" for state, count in summary.items()]
-    line = Text(f"{total} memor{'y' if total == 1 else 'ies'}: ")
-    for index, (state, count) in enumerate(summary.items()):
+    counts = Text(f"{total} memor{'y' if total == 1 else 'ies'}: ")
+    for index, (name, count) in enumerate(summary.items()):
         if index:
-            line.append(", ")
-        line.append(f"{count} {state}", style=STATE_STYLE[State(state)])
-    if not parts:
-        line = Text("no memories found")
-    console.print(line)
+            counts.append(", ")
+        counts.append(f"{count} {name}", style=STATE_STYLE[State(name)])
+    console.print(counts if total else Text("no memories found"))
     if report.rebaselined:
         console.print(
             f"re-baselined {report.rebaselined} anchor(s) after a normaliser upgrade "
             "(not drift); commit moor.lock"
         )
+
+
+def _text_rows(memory: MemoryReport, verbose: bool) -> list[tuple[int, State, str, str]]:
+    """One row per finding: memory-level notes first, then each anchor worth showing."""
+    rows: list[tuple[int, State, str, str]] = []
+    memory_level = memory.state in (State.INVALID, State.REWRITTEN, State.UNGROUNDED)
+    if memory.code and (memory_level or memory.code == "rewritten"):
+        state = State.REWRITTEN if memory.code == "rewritten" else memory.state
+        rows.append((memory.line, state, "", "; ".join(memory.notes)))
+    for anchor in memory.anchors:
+        if anchor.state == State.CURRENT and not verbose:
+            continue
+        why = anchor.detail or ""
+        if anchor.code and anchor.state in (State.UNVERIFIED, State.INVALID):
+            why = f"[{anchor.reason}/{anchor.code}] {why}"
+        rows.append((anchor.line, anchor.state, anchor.ref, why))
+    if not rows:
+        rows.append((memory.line, memory.state, "", "; ".join(memory.notes)))
+    return rows

@@ -93,8 +93,8 @@ def bind(session: Session, paths: list[str]) -> Outcome:
             )
         removed = sorted(set(old.anchors) - set(anchors)) if old is not None else []
         entries.extend(NewEntry("revise", r, memory=path, code="unbind") for r in removed)
-        if old is not None and not added and not removed:
-            continue
+        if not added and not removed:
+            continue  # already bound as it is, or nothing could be bound
         content = loaded.memory.content_hash if old is None or added or removed else old.content
         lock = session.with_memory(LockedMemory(path, content, anchors), path)
         session.lock = lock

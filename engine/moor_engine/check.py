@@ -18,7 +18,7 @@ from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
 from moor_engine.memories import LoadedMemory, ResolvedEntry, load_memories
 from moor_engine.observe import FileObserver, Found, NotFound, Observation
-from moor_engine.relocate import Relocation, relocate
+from moor_engine.relocate import Relocation, alias_target, relocate
 from moor_engine.trust import AnchorReport, MemoryReport, Report, State, worst
 from moor_engine.workspace import Workspace
 
@@ -196,6 +196,16 @@ class Checker:
                 f"re-baselined: derivation {locked.derivation!r} -> {observation.derivation!r}"
             )
             return report
+        alias = alias_target(self.observer, observation, locked)
+        if alias is not None:
+            report.state = State.MOVED
+            report.code = "renamed"
+            report.moved_to = alias.canonical()
+            report.axes = self._moved_axes_after_relocation(
+                Relocation(alias, "renamed"), locked, watch
+            )
+            report.detail = f"renamed: now {report.moved_to} ({item.ref.symbol} is an alias of it)"
+            return report
         moved = [
             axis for axis in watch if observation.facts.axes.get(axis) != locked.axes.get(axis)
         ]
@@ -232,7 +242,7 @@ def journal_observations(
     journal: Journal,
     evaluation: Evaluation,
     lock: Lock,
-    reread: set[str],
+    changed: set[str],
 ) -> None:
     """Append what this check saw: opens, transitions, stills and attempts (DESIGN §1)."""
     bound: dict[str, LockedAnchor] = {}
@@ -301,12 +311,10 @@ def journal_observations(
                     data={"axes": seen.axes, "moved_to": seen.moved_to} if seen else None,
                 )
             )
-        elif (isinstance(observation, Found) and observation.path in reread) or (
-            isinstance(observation, NotFound)
-            and previous is not None
-            and previous.kind == "attempt"
+        elif (isinstance(observation, Found) and observation.path in changed) or (
+            previous is not None and previous.kind == "attempt"
         ):
-            # Looked again after a change (or after a failed attempt) and it held.
+            # The file's bytes changed (or the last look failed) and the anchor held.
             entries.append(NewEntry("still", key, address=observation.address))
     if entries:
         journal.append(entries)

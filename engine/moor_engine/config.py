@@ -13,12 +13,13 @@ from pathlib import Path
 CONFIG_FILE = "moor.toml"
 DEFAULT_ROOTS: tuple[str, ...] = ("memories",)
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
-# Never scanned for memories or for moved code: tool state and dependency trees.
+# Never scanned for memories or for moved code: tool state and dependency trees. A folder
+# named `venv` may be real code (the stdlib has one): virtualenvs are recognised by their
+# pyvenv.cfg instead (workspace.py).
 BUILTIN_IGNORES: tuple[str, ...] = (
     ".git",
     ".moor",
     ".venv",
-    "venv",
     "node_modules",
     "__pycache__",
     ".mypy_cache",

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import os
 import stat
+import textwrap
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from moor_extractors.digest import digest_bytes, digest_json
+from moor_extractors.digest import digest_bytes, digest_json, digest_tokens
 from moor_extractors.languages import language_for_path
 from moor_extractors.model import DefinitionSite, Facts, Failure, Reason
 from moor_extractors.reference import Reference, parse_reference
@@ -24,6 +26,12 @@ from moor_store.journal import CachedFile, Journal
 
 PROBE_VERSION = 1
 CACHE_DERIVATION = f"parse/{PROBE_VERSION} norm/{NORMALISER_VERSION}"
+# Statements whose branches make same-named definitions alternatives, and the nodes that
+# bound the search for them (a definition's own container).
+_CONDITIONALS = frozenset({"if_statement", "try_statement", "match_statement"})
+_CONTAINERS = frozenset({"module", "class_definition", "function_definition", "program"})
+# Files modified less than this long before their cache row is written are re-hashed later.
+_RACY_WINDOW_NS = 2_000_000_000
 # How much of a file is looked at for NUL bytes before calling it binary.
 _BINARY_SNIFF = 8192
 
@@ -87,8 +95,10 @@ class FileView:
         self._source = source
         self._parsed: ParsedFile | None = None
         self._sites: tuple[DefinitionSite, ...] | None = None
+        self._by_name: dict[str, list[int]] | None = None
         self._facts: dict[int, Facts] = {}
         self._file_facts: Facts | None = None
+        self._alternatives: dict[str, bool] = {}
         self.parse_count = 0
         self.dirty = payload is None
         if payload is not None:
@@ -108,6 +118,9 @@ class FileView:
         whole = payload.get("file")
         if isinstance(whole, list):
             self._file_facts = Facts(kind=whole[0], axes=whole[1])
+        alternatives = payload.get("alternatives")
+        if isinstance(alternatives, dict):
+            self._alternatives = {str(k): bool(v) for k, v in alternatives.items()}
 
     def payload(self) -> str:
         return json.dumps(
@@ -122,6 +135,7 @@ class FileView:
                 "file": None
                 if self._file_facts is None
                 else [self._file_facts.kind, dict(self._file_facts.axes)],
+                "alternatives": self._alternatives,
             },
             separators=(",", ":"),
         )
@@ -145,6 +159,14 @@ class FileView:
             self.dirty = True
         return self._sites
 
+    def named(self, qname: str) -> list[int]:
+        """Indexes of the sites with this qualified name (an index built once per file)."""
+        if self._by_name is None:
+            self._by_name = {}
+            for index, site in enumerate(self.sites()):
+                self._by_name.setdefault(site.qname, []).append(index)
+        return self._by_name.get(qname, [])
+
     def facts_at(self, index: int) -> Facts:
         cached = self._facts.get(index)
         if cached is None:
@@ -153,6 +175,42 @@ class FileView:
             self.dirty = True
         return cached
 
+    def are_alternatives(self, indexes: list[int]) -> bool:
+        """Whether same-named definitions are branches of one conditional (`if WIN: def f`
+        / `else: def f`, `try:` / `except:`): one symbol with platform variants, not an
+        ambiguity. Remembered in the cache so a warm check need not parse to know."""
+        qname = self.sites()[indexes[0]].qname
+        if qname not in self._alternatives:
+            self._alternatives[qname] = self._shared_conditional(indexes)
+            self.dirty = True
+        return self._alternatives[qname]
+
+    def _shared_conditional(self, indexes: list[int]) -> bool:
+        root = self.parsed().tree.root_node
+        common: set[tuple[int, int]] | None = None
+        for index in indexes:
+            site = self.sites()[index]
+            found = root.descendant_for_byte_range(site.start_byte, site.end_byte)
+            node = found.parent if found is not None else None  # the definition itself
+            conditionals: set[tuple[int, int]] = set()
+            while node is not None and node.type not in _CONTAINERS:
+                if node.type in _CONDITIONALS:
+                    conditionals.add((node.start_byte, node.end_byte))
+                node = node.parent
+            common = conditionals if common is None else common & conditionals
+        return bool(common)
+
+    def alternatives_facts(self, indexes: list[int]) -> tuple[DefinitionSite, Facts]:
+        """One site spanning every branch, and facts that move when any branch moves."""
+        sites = [self.sites()[i] for i in indexes]
+        facts = [self.facts_at(i) for i in indexes]
+        first, last = sites[0], sites[-1]
+        span = DefinitionSite(
+            first.qname, first.kind, first.line, last.end_line, first.start_byte, last.end_byte
+        )
+        axes = {axis: digest_tokens(f.axes.get(axis, "") for f in facts) for axis in facts[0].axes}
+        return span, Facts(kind=first.kind, axes=axes)
+
     def whole_file_facts(self) -> Facts:
         if self._file_facts is None:
             self._file_facts = file_facts(self.language, self.source())
@@ -160,9 +218,16 @@ class FileView:
         return self._file_facts
 
     def source_text(self, site: DefinitionSite | None) -> str:
+        """The definition's source, dedented as if it started its own file (for diffs)."""
         if site is None:
             return self.source().decode("utf-8")
-        return self.parsed().source_text(site)
+        source = self.source()
+        line_start = source.rfind(b"\n", 0, site.start_byte) + 1
+        indent = source[line_start : site.start_byte].decode("utf-8", "replace")
+        text = self.parsed().source_text(site)
+        if indent.strip():
+            return text  # the definition shares its line with other code: leave it be
+        return textwrap.dedent(indent + text)
 
 
 class FileObserver:
@@ -174,7 +239,8 @@ class FileObserver:
         self.journal = journal
         self._views: dict[str, FileView | Failure | None] = {}
         self._cache: dict[str, CachedFile] = {}
-        self.reread: set[str] = set()
+        self.reread: set[str] = set()  # files whose bytes were read in this run
+        self.changed: set[str] = set()  # files whose bytes differ from the cached ones
 
     def preload(self, rels: Iterable[str]) -> None:
         """Fetch the cache rows of many files in one query."""
@@ -237,6 +303,8 @@ class FileObserver:
             line = data[: error.start].count(b"\n") + 1
             return Failure(Reason.UNUSABLE, "invalid_utf8", f"{rel}: invalid UTF-8 at line {line}")
         sha = digest_bytes(data)
+        if cached is not None and cached.sha != sha:
+            self.changed.add(rel)
         if cached is not None and cached.sha == sha:
             view = FileView(rel, absolute, stat_key, sha, language, _loads(cached), data)
             view.dirty = True  # the stat moved: remember the new one
@@ -263,9 +331,16 @@ class FileObserver:
                 "Python, JavaScript, TypeScript, Go, Rust, Java and Markdown files",
             )
         sites = view.sites()
-        matches = find_symbol(sites, ref.symbol, language)
+        matches = view.named(ref.symbol) or find_symbol(sites, ref.symbol, language)
         if not matches:
             return NotFound(ref.path, derivation, not_found_address(derivation))
+        if (
+            len(matches) > 1
+            and not any(sites[i].has_error for i in matches)
+            and view.are_alternatives(matches)
+        ):
+            span, facts = view.alternatives_facts(matches)
+            return Found(ref.path, derivation, facts, found_address(derivation, facts), span)
         if len(matches) > 1:
             lines = ", ".join(str(sites[i].line) for i in matches)
             return Failure(
@@ -300,11 +375,15 @@ class FileObserver:
         """Persist every view that learnt something, in one transaction."""
         if self.journal is None:
             return
+        racy_after = time.time_ns() - _RACY_WINDOW_NS
         rows = [
             CachedFile(
                 path=view.rel,
                 size=view.stat_key[0],
-                mtime_ns=view.stat_key[1],
+                # A file modified just now could change again within the same timestamp
+                # tick without its stat moving ("racy clean", as git calls it): never let
+                # such a row vouch for the file by stat alone; the next check re-hashes it.
+                mtime_ns=view.stat_key[1] if view.stat_key[1] < racy_after else -1,
                 sha=view.sha,
                 derivation=CACHE_DERIVATION,
                 payload=view.payload(),
@@ -317,12 +396,10 @@ class FileObserver:
 
 
 def find_symbol(sites: tuple[DefinitionSite, ...], symbol: str, language: str) -> list[int]:
-    """Indexes of the sites a symbol names. A Markdown breadcrumb may leave out leading
-    headings (`Storage > Journal` finds `Architecture > Storage > Journal`) when the
-    full breadcrumb matches nothing."""
-    exact = [i for i, site in enumerate(sites) if site.qname == symbol]
-    if exact or language != "markdown":
-        return exact
+    """When no site has exactly this name: a Markdown breadcrumb may leave out leading
+    headings (`Storage > Journal` finds `Architecture > Storage > Journal`)."""
+    if language != "markdown":
+        return []
     suffix = " > " + symbol
     return [i for i, site in enumerate(sites) if site.qname.endswith(suffix)]
 

@@ -8,6 +8,7 @@ wrong code is worse than calling its target gone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
@@ -16,7 +17,7 @@ from moor_extractors.languages import language_for_path
 from moor_extractors.reference import Reference
 from moor_store.lockfile import LockedAnchor
 
-from moor_engine.observe import FileObserver, FileView
+from moor_engine.observe import FileObserver, FileView, Found
 from moor_engine.workspace import Workspace
 
 _T = TypeVar("_T")
@@ -58,6 +59,29 @@ def relocate(
     )
     if by_body is not None:
         return Relocation(Reference(by_body[0], by_body[1], None), "renamed")
+    return None
+
+
+_ALIAS = re.compile(
+    r"\A\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?[\w$]+\s*=\s*([\w$.]+)\s*;?\s*\Z"
+)
+
+
+def alias_target(observer: FileObserver, found: Found, locked: LockedAnchor) -> Reference | None:
+    """A definition that became `Old = New` after a rename (a compatibility alias) points
+    at `New`: the memory's code was renamed, not rewritten into a constant."""
+    if found.site is None or found.facts.kind == locked.kind:
+        return None
+    view = observer.view(found.path)
+    if not isinstance(view, FileView):
+        return None
+    match = _ALIAS.match(view.source_text(found.site))
+    if match is None:
+        return None
+    target = match.group(1)
+    indexes = view.named(target)
+    if len(indexes) == 1 and view.sites()[indexes[0]].kind == locked.kind:
+        return Reference(found.path, target, None)
     return None
 
 

@@ -111,7 +111,7 @@ class Session:
         if record:
             new_lock, count = rebaseline(self.lock, evaluation)
             if self.journal is not None:
-                journal_observations(self.journal, evaluation, self.lock, self.observer.reread)
+                journal_observations(self.journal, evaluation, self.lock, self.observer.changed)
             if count:
                 self.save_lock(new_lock)
                 evaluation.report.rebaselined = count

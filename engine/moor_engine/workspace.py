@@ -113,6 +113,12 @@ class Workspace:
         for folder, dirs, files in os.walk(self.root):
             rel_folder = Path(folder).relative_to(self.root).as_posix()
             prefix = "" if rel_folder == "." else rel_folder + "/"
-            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in BUILTIN_IGNORES]
+            dirs[:] = [
+                d
+                for d in dirs
+                if not d.startswith(".")
+                and d not in BUILTIN_IGNORES
+                and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+            ]
             found.extend(prefix + name for name in files)
         return found

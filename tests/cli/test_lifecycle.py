@@ -51,8 +51,10 @@ def test_the_issue_walkthrough_bind_drift_diff_reaffirm_log(ws: Workspace) -> No
     assert "drifted" in run.out and "body" in run.out
 
     diff = ws.moor("diff", memory)
-    assert "-        for attempt in range(3):" in diff.out
-    assert "+        for attempt in range(5):" in diff.out
+    # The method is shown dedented, as if it were its own file.
+    assert "-    for attempt in range(3):" in diff.out
+    assert "+    for attempt in range(5):" in diff.out
+    assert " def send(self, payload):" in diff.out
 
     reaffirm = ws.moor("reaffirm", memory, "--why", "still true: retries are idempotent")
     assert reaffirm.code == 0, reaffirm.err

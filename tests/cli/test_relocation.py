@@ -106,3 +106,49 @@ def test_a_truly_ambiguous_name_is_unverified_and_lists_every_candidate_line(
     assert "1, 5" in str(anchor["detail"])
     # Control: the unambiguous neighbour binds and is current.
     assert ws.state("memories/ok.md") == "current"
+
+
+PLATFORM = """
+import sys
+
+if sys.platform == "win32":
+    def terminal_size():
+        return query_console()
+else:
+    def terminal_size():
+        return ioctl_size()
+"""
+
+
+def test_definitions_in_branches_of_one_conditional_are_one_symbol_not_an_ambiguity(
+    ws: Workspace,
+) -> None:
+    ws.write("pkg/term.py", PLATFORM)
+    ws.memory("size", "pkg/term.py#terminal_size")
+    ws.moor("bind", check=True)
+    ws.write("pkg/term.py", PLATFORM.replace("        return", "        # comment\n        return"))
+    assert ws.state("memories/size.md") == "current"
+    # Control: a change in either branch is drift.
+    ws.write("pkg/term.py", PLATFORM.replace("ioctl_size", "stty_size"))
+    assert ws.state("memories/size.md") == "drifted"
+
+
+def test_a_class_renamed_behind_a_compatibility_alias_is_moved_to_the_new_name(
+    ws: Workspace,
+) -> None:
+    ws.write("pkg/group.py", "class RenderGroup:\n    def render(self):\n        return 1\n")
+    ws.memory("group", "pkg/group.py#RenderGroup")
+    ws.moor("bind", check=True)
+    ws.write(
+        "pkg/group.py",
+        "class Group:\n    def render(self):\n        return 1\n\n\nRenderGroup = Group\n",
+    )
+    anchor = ws.anchor("memories/group.md")
+    assert anchor["state"] == "moved"
+    assert anchor["moved_to"] == "pkg/group.py#Group"
+    # Control: an assignment of something else is not taken for an alias.
+    ws.write(
+        "pkg/group.py",
+        "class Group:\n    def render(self):\n        return 1\n\n\nRenderGroup = make(Group)\n",
+    )
+    assert ws.anchor("memories/group.md")["state"] == "drifted"

@@ -11,6 +11,12 @@ from moor_engine.session import Session
 CODE = "class A:\n    def f(self):\n        return 1\n\n\ndef g():\n    return 2\n"
 
 
+def age(root: Path) -> None:
+    """Files written seconds ago, as in a real repository (fresh ones are re-hashed)."""
+    for path in root.rglob("*.py"):
+        os.utime(path, ns=(10**18, 10**18))
+
+
 def make_workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     (root / "src").mkdir(parents=True)
@@ -21,6 +27,7 @@ def make_workspace(tmp_path: Path) -> Path:
         (root / f"memories/{name}.md").write_text(
             f"---\nabout: {ref}\n---\n# {name}\n", encoding="utf-8"
         )
+    age(root)
     with Session.open(root) as session:
         assert not bind(session, []).refused
     return root
@@ -50,14 +57,26 @@ def test_a_warm_check_reads_and_parses_nothing(tmp_path: Path) -> None:
     assert parses == 2
 
 
+def test_a_file_changed_within_its_timestamp_tick_is_still_seen(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path)
+    (root / "src/a.py").write_text(CODE, encoding="utf-8")  # fresh: racily clean
+    info = (root / "src/a.py").stat()
+    assert check(root)[0] == ["current", "current", "current"]
+    # Same size, same mtime, different bytes: only a re-hash can notice.
+    (root / "src/a.py").write_text(CODE.replace("return 2", "return 3"), encoding="utf-8")
+    os.utime(root / "src/a.py", ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert check(root)[0] == ["current", "drifted", "current"]
+
+
 def test_a_touched_but_unchanged_file_is_read_but_not_parsed(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
-    os.utime(root / "src/a.py", ns=(10**18, 10**18))
+    os.utime(root / "src/a.py", ns=(2 * 10**18, 2 * 10**18))
     states, parses, reread = check(root)
     assert states == ["current", "current", "current"]
     assert reread == {"src/a.py"} and parses == 0
     # Control: a real byte change in the same file is parsed, once, and only that file.
     (root / "src/a.py").write_text(CODE.replace("return 2", "return 20"), encoding="utf-8")
+    age(root)
     states, parses, reread = check(root)
     assert states == ["current", "drifted", "current"]
     assert reread == {"src/a.py"} and parses == 1
