@@ -102,6 +102,16 @@ def bind(session: Session, paths: list[str]) -> Outcome:
             f"{path}: bound {len(added)} anchor(s)"
             + (f", dropped {len(removed)}" if removed else "")
         )
+    if not paths:
+        # A full bind also forgets lock entries of memory files that no longer exist.
+        for path in sorted(set(lock.memories) - set(selected)):
+            entries.extend(
+                NewEntry("revise", ref, memory=path, code="unbind", detail="memory file removed")
+                for ref in lock.memories[path].anchors
+            )
+            lock = session.with_memory(None, path)
+            session.lock = lock
+            outcome.done.append(f"{path}: no longer exists; dropped from moor.lock")
     if outcome.done:
         session.save_lock(lock)
     if session.journal is not None and entries:

@@ -212,3 +212,18 @@ def test_check_exits_2_on_a_usage_error(ws: Workspace) -> None:
     assert ws.moor("check", "no/such/thing").code == 2
     assert ws.moor("frobnicate").code == 2
     assert ws.moor("check").code == 0
+
+
+def test_a_full_bind_drops_lock_entries_of_deleted_memory_files(ws: Workspace) -> None:
+    memory = setup_retry(ws)
+    ws.write("src/other.py", "def stable():\n    return 1\n")
+    ws.memory("stable", "src/other.py#stable")
+    ws.moor("bind", check=True)
+    (ws.root / memory).unlink()
+    run = ws.moor("bind")
+    assert run.code == 0
+    assert "no longer exists" in run.out
+    lock = ws.read("moor.lock")
+    assert memory not in lock
+    # Control: the memory that still exists keeps its entry.
+    assert "memories/stable.md" in lock

@@ -1,0 +1,79 @@
+"""The README publishes what the benchmarks measure: re-run them and compare.
+
+Drift quality is deterministic, so its table must match exactly (the stdlib rows only under
+the Python version they were published for: another standard library gives other cases).
+Speed is noisy, so N = 100 is re-measured and its ratios compared within a tolerance.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+
+import check_speed  # noqa: E402
+import drift_quality  # noqa: E402
+import publish  # noqa: E402
+
+pytestmark = pytest.mark.slow
+JOBS = os.cpu_count() or 1
+
+
+def section(markers: tuple[str, str]) -> str:
+    assert publish.README.exists(), "README.md is missing: run `python bench/publish.py`"
+    found = publish.read_section(publish.README.read_text(encoding="utf-8"), markers)
+    assert found is not None, f"README.md has no {markers[0]} section: run bench/publish.py"
+    return found
+
+
+def measured_drift(source: str) -> dict[tuple[str, str], publish.DriftRow]:
+    results = drift_quality.run([source], publish.DRIFT_LIMIT, JOBS)
+    return publish.drift_rows(results)
+
+
+def published_drift(source: str) -> dict[tuple[str, str], publish.DriftRow]:
+    rows = publish.parse_drift(section(publish.DRIFT))
+    return {key: row for key, row in rows.items() if key[0] == source}
+
+
+def test_drift_corpus_numbers_match_readme() -> None:
+    assert drift_quality.corpus_path().exists(), (
+        f"{drift_quality.corpus_path()} not found: set MOOR_SHARED to the shared folder"
+    )
+    published = published_drift("corpus")
+    assert published, "README.md publishes no corpus rows"
+    assert measured_drift("corpus") == published
+
+
+def test_drift_stdlib_numbers_match_readme() -> None:
+    published_version = publish.published_python(section(publish.DRIFT))
+    if published_version != platform.python_version():
+        pytest.skip(
+            f"stdlib cases were published for Python {published_version}; "
+            f"this is {platform.python_version()}"
+        )
+    published = published_drift("stdlib")
+    assert published, "README.md publishes no stdlib rows"
+    assert measured_drift("stdlib") == published
+
+
+def test_speed_numbers_match_readme_within_tolerance() -> None:
+    published = publish.parse_speed(section(publish.SPEED)).get(publish.TEST_SPEED_N)
+    assert published is not None, f"README.md publishes no N = {publish.TEST_SPEED_N} row"
+    run = check_speed.measure(publish.TEST_SPEED_N)
+    measured = publish.speed_rows([run])[run.n]
+    assert run.states == {"current": run.n}, f"not every memory is current: {run.states}"
+    if publish.published_python(section(publish.SPEED)) == platform.python_version():
+        assert measured.files == published.files
+    tolerance = publish.SPEED_TOLERANCE
+    for name in ("cold_parse", "warm_parse"):
+        now, then = getattr(measured, name), getattr(published, name)
+        assert then / tolerance <= now <= then * tolerance, (
+            f"{name} ratio {now:.1f}x is more than {tolerance:g}x off the published {then:.1f}x"
+        )
