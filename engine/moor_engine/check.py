@@ -328,10 +328,12 @@ def rebaseline(lock: Lock, evaluation: Evaluation) -> tuple[Lock, int]:
         locked_memory = memories.get(memory_report.path)
         if locked_memory is None:
             continue
+        rebased = [a for a in memory_report.anchors if a.code == "rebaselined" and a.canonical]
+        if not rebased:
+            continue
         anchors = dict(locked_memory.anchors)
-        for anchor in memory_report.anchors:
-            if anchor.code != "rebaselined" or anchor.canonical is None:
-                continue
+        for anchor in rebased:
+            assert anchor.canonical is not None
             observation = evaluation.observations[anchor.canonical]
             if isinstance(observation, Found):
                 old = anchors[anchor.canonical]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -130,15 +130,23 @@ def _to_payload(parsed: ParsedMemory) -> str:
     return json.dumps(
         {
             "memory": None if parsed.memory is None else _memory_json(parsed.memory),
-            "problems": [asdict(p) for p in parsed.problems],
+            "problems": [
+                {"code": p.code, "message": p.message, "line": p.line, "column": p.column}
+                for p in parsed.problems
+            ],
         },
         separators=(",", ":"),
     )
 
 
+_MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
+_ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(AboutEntry))
+
+
 def _memory_json(memory: Memory) -> dict[str, object]:
-    fields = {f.name: getattr(memory, f.name) for f in dataclasses.fields(memory)}
-    fields["about"] = [asdict(entry) for entry in memory.about]
+    # By hand rather than dataclasses.asdict: asdict deep-copies and cost 60 µs a memory.
+    fields = {name: getattr(memory, name) for name in _MEMORY_FIELDS}
+    fields["about"] = [{name: getattr(e, name) for name in _ENTRY_FIELDS} for e in memory.about]
     fields["links"] = {key: list(value) for key, value in memory.links.items()}
     return fields
 
