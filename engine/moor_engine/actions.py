@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from moor_extractors.memory import parse_memory
-from moor_extractors.model import Failure
-from moor_extractors.reference import parse_reference
+from moor_extractors.model import Facts, Failure
+from moor_extractors.reference import Reference, parse_reference
 from moor_store.journal import NewEntry
 from moor_store.lockfile import LockedAnchor, LockedMemory
 
 from moor_engine.check import locked_anchor_from
-from moor_engine.observe import Found, NotFound
+from moor_engine.observe import Found, NotFound, found_address
 from moor_engine.session import Session, UsageError
 from moor_engine.trust import State
 
@@ -195,7 +196,7 @@ def follow(session: Session, path: str) -> Outcome:
     outcome = Outcome()
     report = evaluation.report.memories[0]
     moves = [
-        (a.ref, a.canonical, a.moved_to, a.line, a.column)
+        (a.ref, a.canonical, a.moved_to, a.line, a.code)
         for a in report.anchors
         if a.state == State.MOVED and a.moved_to
     ]
@@ -204,7 +205,7 @@ def follow(session: Session, path: str) -> Outcome:
         return outcome
     memory_file = session.workspace.root / path
     text = memory_file.read_bytes().decode("utf-8")
-    for raw, _canonical, target, line, _column in moves:
+    for raw, _canonical, target, line, _how in moves:
         assert target is not None
         rewritten = _replace_reference(text, raw, target, line)
         if rewritten is None:
@@ -219,7 +220,7 @@ def follow(session: Session, path: str) -> Outcome:
     old = session.lock.memories.get(path)
     anchors = dict(old.anchors) if old else {}
     entries = []
-    for raw, canonical, target, _line, _column in moves:
+    for raw, canonical, target, _line, how in moves:
         assert target is not None and canonical is not None
         ref = parse_reference(target)
         assert not isinstance(ref, Failure)
@@ -227,15 +228,17 @@ def follow(session: Session, path: str) -> Outcome:
         if not isinstance(observation, Found):
             outcome.refused.append(f"{raw}: the new place {target} cannot be observed")
             continue
+        before = old.anchors.get(canonical) if old else None
+        followed = _followed_anchor(ref, observation, before, how or "moved")
         anchors.pop(canonical, None)
-        anchors[ref.canonical()] = locked_anchor_from(ref, observation)
-        _seal(session, observation)
+        anchors[followed.ref] = followed
+        _seal_followed(session, observation, before, followed)
         entries.append(
             NewEntry(
                 "revise",
                 ref.canonical(),
                 memory=path,
-                address=observation.address,
+                address=followed.address,
                 previous=old.anchors[canonical].address
                 if old and canonical in old.anchors
                 else None,
@@ -256,8 +259,53 @@ def follow(session: Session, path: str) -> Outcome:
     return outcome
 
 
+def _followed_anchor(
+    ref: Reference, found: Found, before: LockedAnchor | None, how: str
+) -> LockedAnchor:
+    """The anchor at its new place, still judged against the code it was bound to.
+
+    Only what a move or rename must change is taken from the new place (`place`, and for
+    a rename the `signature` that holds the name); every other axis keeps its bound digest,
+    so code that changed on the way shows as drifted after `follow` instead of being
+    silently accepted.
+    """
+    if before is None or before.derivation != found.derivation:
+        return locked_anchor_from(ref, found)
+    renewed = {"place", "signature"} if how == "renamed" else {"place"}
+    axes = {
+        axis: found.facts.axes[axis] if axis in renewed else before.axes.get(axis, digest)
+        for axis, digest in found.facts.axes.items()
+    }
+    facts = Facts(kind=before.kind, axes=axes)
+    return LockedAnchor(
+        ref=ref.canonical(),
+        address=found_address(found.derivation, facts),
+        derivation=found.derivation,
+        kind=before.kind,
+        axes=axes,
+    )
+
+
+def _seal_followed(
+    session: Session, found: Found, before: LockedAnchor | None, followed: LockedAnchor
+) -> None:
+    """Keep `diff` working after a follow: the followed address shows the bound code."""
+    if followed.address == found.address or session.journal is None:
+        _seal(session, found)
+        return
+    text = session.journal.snapshot(before.address) if before is not None else None
+    if text is not None:
+        session.journal.seal(followed.address, text)
+
+
+_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
+
+
 def _replace_reference(text: str, raw: str, target: str, line: int) -> str | None:
-    lines = text.splitlines(keepends=True)
+    # Lines as the memory parser counts them (\n, \r\n, lone \r), not str.splitlines,
+    # which also breaks at U+2028 and friends and would miscount.
+    parts = _LINE_BREAK.split(text)
+    lines = ["".join(parts[i : i + 2]) for i in range(0, len(parts), 2)]
     if not 1 <= line <= len(lines):
         return None
     current = lines[line - 1]

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from moor_extractors import digest as digest_module
 from moor_extractors import memory as memory_module
+from moor_extractors import model as model_module
 from moor_extractors import reference as reference_module
 from moor_extractors.digest import digest_bytes
 from moor_extractors.memory import AboutEntry, Memory, ParsedMemory, Problem, parse_memory
@@ -50,7 +52,12 @@ class LoadedMemory:
 def parser_derivation() -> str:
     """Names the parser's own source: any change to it invalidates cached memories, so no
     version number has to be remembered by hand."""
-    sources = (memory_module.__file__, reference_module.__file__)
+    sources = (
+        memory_module.__file__,
+        reference_module.__file__,
+        model_module.__file__,  # AXES and DEFAULT_WATCH shape what a memory means
+        digest_module.__file__,  # content hashes
+    )
     return "memory/" + digest_bytes(b"".join(Path(s).read_bytes() for s in sources if s))
 
 

@@ -186,19 +186,23 @@ class FileView:
         return self._alternatives[qname]
 
     def _shared_conditional(self, indexes: list[int]) -> bool:
+        """True when one conditional statement holds every definition, each in a branch of
+        its own (two `def f` in the same branch are a redefinition, not variants)."""
         root = self.parsed().tree.root_node
-        common: set[tuple[int, int]] | None = None
+        branches: list[dict[tuple[int, int], tuple[int, int]]] = []
         for index in indexes:
             site = self.sites()[index]
             found = root.descendant_for_byte_range(site.start_byte, site.end_byte)
             node = found.parent if found is not None else None  # the definition itself
-            conditionals: set[tuple[int, int]] = set()
-            while node is not None and node.type not in _CONTAINERS:
+            child = found
+            seen: dict[tuple[int, int], tuple[int, int]] = {}  # conditional -> branch
+            while node is not None and child is not None and node.type not in _CONTAINERS:
                 if node.type in _CONDITIONALS:
-                    conditionals.add((node.start_byte, node.end_byte))
-                node = node.parent
-            common = conditionals if common is None else common & conditionals
-        return bool(common)
+                    seen[(node.start_byte, node.end_byte)] = (child.start_byte, child.end_byte)
+                child, node = node, node.parent
+            branches.append(seen)
+        shared = set.intersection(*(set(b) for b in branches))
+        return any(len({b[c] for b in branches}) == len(branches) for c in shared)
 
     def alternatives_facts(self, indexes: list[int]) -> tuple[DefinitionSite, Facts]:
         """One site spanning every branch, and facts that move when any branch moves."""
@@ -237,6 +241,7 @@ class FileObserver:
         self.root = root
         self.max_file_size = max_file_size
         self.journal = journal
+        self._real_root = os.path.realpath(root).rstrip(os.sep) + os.sep
         self._views: dict[str, FileView | Failure | None] = {}
         self._cache: dict[str, CachedFile] = {}
         self.reread: set[str] = set()  # files whose bytes were read in this run
@@ -266,6 +271,11 @@ class FileObserver:
             )
         except OSError as error:
             return Failure(Reason.UNREACHABLE, "io_error", f"{rel}: {error.strerror}")
+        real = os.path.realpath(absolute)
+        if not real.startswith(self._real_root):
+            # Reached through a symlink that leaves the workspace (e.g. a tracked link met
+            # while searching for moved code): never read it.
+            return Failure(Reason.UNEVALUABLE, "outside_workspace", f"{rel} leads outside")
         if not stat.S_ISREG(info.st_mode):
             what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
             return Failure(Reason.UNUSABLE, "not_a_file", f"{rel} is {what}")

@@ -21,6 +21,9 @@ from moor_engine.observe import FileObserver, FileView, Found
 from moor_engine.workspace import Workspace
 
 _T = TypeVar("_T")
+# A body is evidence of identity only when there is some of it: a one- or two-line stub
+# (`pass`, `...`, `return None`) matches too many unrelated definitions.
+_MIN_BODY_MATCH_LINES = 3
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,7 @@ def _body_matches(view: FileView, locked: LockedAnchor, exclude: str | None) -> 
         site.qname
         for index, site in enumerate(view.sites())
         if site.qname != exclude
+        and site.end_line - site.line >= _MIN_BODY_MATCH_LINES - 1
         and site.kind == locked.kind
         and not site.has_error
         and view.facts_at(index).axes.get("body") == body

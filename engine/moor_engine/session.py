@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -140,7 +139,5 @@ def open_journal(workspace: Workspace, warnings: list[str]) -> Journal:
     except JournalVersionError:
         raise  # written by a newer moor: keep it, and say so
     except JournalError as error:
-        aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
-        path.rename(aside)
-        warnings.append(f"{error}; moved it to {aside.name} and started a new journal")
-        return Journal(path)
+        warnings.append(f"{error}; moved it aside and started a new journal")
+        return Journal.rebuild(path)

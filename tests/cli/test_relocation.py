@@ -152,3 +152,56 @@ def test_a_class_renamed_behind_a_compatibility_alias_is_moved_to_the_new_name(
         "class Group:\n    def render(self):\n        return 1\n\n\nRenderGroup = make(Group)\n",
     )
     assert ws.anchor("memories/group.md")["state"] == "drifted"
+
+
+def test_following_code_that_also_changed_on_the_way_leaves_it_drifted(ws: Workspace) -> None:
+    ws.write("pkg/util.py", HELPERS)
+    ws.memory("sum", "pkg/util.py#checksum")
+    ws.moor("bind", check=True)
+    ws.write("pkg/util.py", "def unrelated():\n    return 42\n")
+    moved = HELPERS.replace("def unrelated():\n    return 42\n", "")
+    ws.write("pkg/hashing.py", moved.replace("65521", "65537"))
+    anchor = ws.anchor("memories/sum.md")
+    assert anchor["state"] == "moved" and anchor["axes"] == ["body"]
+    ws.moor("follow", "memories/sum.md", check=True)
+    after = ws.anchor("memories/sum.md")
+    assert after["ref"] == "pkg/hashing.py#checksum"
+    assert after["state"] == "drifted" and after["axes"] == ["body"]
+    assert "-        total = (total * 31 + byte) % 65521" in ws.moor("diff", "memories/sum.md").out
+
+
+def test_two_definitions_in_the_same_branch_are_ambiguous_not_variants(ws: Workspace) -> None:
+    ws.write(
+        "pkg/term.py",
+        "import sys\n\nif sys.platform == 'win32':\n    def size():\n        return 1\n"
+        "    def size():\n        return 2\n",
+    )
+    ws.memory("size", "pkg/term.py#size")
+    assert ws.moor("bind").code == 1
+    assert ws.anchor("memories/size.md")["code"] == "ambiguous_symbol"
+    # Control: the same two definitions in two branches are one symbol.
+    ws.write(
+        "pkg/term.py",
+        "import sys\n\nif sys.platform == 'win32':\n    def size():\n        return 1\n"
+        "else:\n    def size():\n        return 2\n",
+    )
+    ws.moor("bind", check=True)
+    assert ws.state("memories/size.md") == "current"
+
+
+def test_moved_code_is_never_looked_for_behind_a_symlink_leaving_the_workspace(
+    ws: Workspace,
+) -> None:
+    outside = ws.root.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "hashing.py").write_text(HELPERS, encoding="utf-8")
+    (ws.root / "pkg").mkdir()
+    (ws.root / "pkg" / "linked.py").symlink_to(outside / "hashing.py")
+    ws.write("pkg/util.py", HELPERS)
+    ws.memory("sum", "pkg/util.py#checksum")
+    ws.moor("bind", check=True)
+    ws.write("pkg/util.py", "def unrelated():\n    return 42\n")
+    assert ws.anchor("memories/sum.md")["state"] == "gone"
+    # Control: the same code in a real file of the workspace is found.
+    ws.write("pkg/real.py", HELPERS)
+    assert ws.anchor("memories/sum.md")["moved_to"] == "pkg/real.py#checksum"
