@@ -132,37 +132,39 @@ def anchor_why(state: State, detail: str | None, code: str | None) -> str:
 
 
 def render_text(report: Report, *, verbose: bool, out: TextIO = sys.stdout) -> None:
+    """Each memory needing a look, then one line per finding under it (`line N: state:
+    reference — why`; never hard-wrapped in a pipe, so it stays greppable), then a table
+    of how many memories are in each state."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=out, highlight=False)
-    shown = [m for m in report.memories if verbose or m.state not in QUIET_STATES]
-    if shown:
-        table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-        table.add_column("state", no_wrap=True)
-        table.add_column("memory", no_wrap=True)
-        table.add_column("reference", no_wrap=True)
-        table.add_column("why", overflow="fold", ratio=1)
-        for memory in shown:
-            rows = _text_rows(memory, verbose)
-            for index, (line, state, reference, why) in enumerate(rows):
-                where = f"{memory.path}:{line}" if index == 0 else f"{'':{len(memory.path)}}:{line}"
-                table.add_row(
-                    Text(state.value, style=STATE_STYLE[state]),
-                    Text(where, style="bold" if index == 0 else ""),
-                    Text(reference),
-                    Text(why),
-                )
-        console.print(table)
-    summary = report.summary()
+    console = Console(file=out, highlight=False, soft_wrap=not out.isatty())
+    for memory in report.memories:
+        if memory.state in QUIET_STATES and not verbose:
+            continue
+        title = Text(memory.path, style="bold")
+        title.append(": ")
+        title.append(memory.state.value, style=STATE_STYLE[memory.state])
+        if memory.title:
+            title.append(f"  {memory.title}", style="dim")
+        console.print(title)
+        for line, state, reference, why in _text_rows(memory, verbose):
+            row = Text(f"  line {line}: ")
+            row.append(state.value, style=STATE_STYLE[state])
+            row.append(f": {reference} — {why}" if reference else f": {why}")
+            console.print(row)
     total = len(report.memories)
-    counts = Text(f"{total} memor{'y' if total == 1 else 'ies'}: ")
-    for index, (name, count) in enumerate(summary.items()):
-        if index:
-            counts.append(", ")
-        counts.append(f"{count} {name}", style=STATE_STYLE[State(name)])
-    console.print(counts if total else Text("no memories found"))
+    if not total:
+        console.print("no memories found")
+        return
+    table = Table(box=None, pad_edge=False, show_header=False)
+    table.add_column("count", justify="right")
+    table.add_column("state")
+    for name, count in report.summary().items():
+        table.add_row(str(count), Text(name, style=STATE_STYLE[State(name)]))
+    console.print(Text(f"{total} memor{'y' if total == 1 else 'ies'}:"))
+    console.print(table)
     if report.rebaselined:
         console.print(
             f"re-baselined {report.rebaselined} anchor(s) after a normaliser upgrade "
