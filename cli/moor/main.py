@@ -76,12 +76,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     log = commands.add_parser("log", help="the journal of a memory's anchors")
     log.add_argument("memory")
+
+    commands.add_parser(
+        "lsp",
+        help="run the language server on stdin/stdout (`moor lsp --help` for its options)",
+        add_help=False,
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "lsp":
+        args.server_args = extra  # the server parses its own options (--stdio, --log-level)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         start = Path(args.directory)
         if not start.is_dir():
@@ -92,6 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader went away (`moor log … | head`): not an error worth a word.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except Exception as error:  # the last line of defence: report, never a bare traceback
         print(f"moor: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         if os.environ.get("MOOR_DEBUG"):
@@ -236,6 +250,13 @@ def cmd_log(args: argparse.Namespace, start: Path) -> int:
     return EXIT_OK
 
 
+def cmd_lsp(args: argparse.Namespace, start: Path) -> int:
+    # Imported here: the LSP stack costs ~0.4 s and no other command needs it.
+    from moor_lsp.server import main as serve
+
+    return serve(list(args.server_args))
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "init": cmd_init,
     "check": cmd_check,
@@ -245,4 +266,5 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "follow": cmd_follow,
     "diff": cmd_diff,
     "log": cmd_log,
+    "lsp": cmd_lsp,
 }

@@ -32,6 +32,9 @@ class Session:
     journal: Journal | None
     observer: FileObserver
     warnings: list[str] = field(default_factory=list)
+    # Relative path arguments are relative to where the command was started (`-C DIR`
+    # included), as in git; the language server starts at the workspace root.
+    start: Path = field(default_factory=Path.cwd)
 
     @classmethod
     def open(cls, start: Path, *, use_journal: bool = True) -> Session:
@@ -40,7 +43,7 @@ class Session:
         warnings: list[str] = []
         journal = open_journal(workspace, warnings) if use_journal else None
         observer = FileObserver(workspace.root, workspace.config.max_file_size, journal)
-        return cls(workspace, lock, journal, observer, warnings)
+        return cls(workspace, lock, journal, observer, warnings, start.resolve())
 
     def close(self) -> None:
         if self.journal is not None:
@@ -79,7 +82,7 @@ class Session:
 
     def _relative_arg(self, arg: str) -> str:
         path = Path(arg)
-        absolute = path if path.is_absolute() else Path.cwd() / path
+        absolute = path if path.is_absolute() else self.start / path
         try:
             return absolute.resolve().relative_to(self.workspace.root).as_posix()
         except ValueError as error:

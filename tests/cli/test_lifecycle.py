@@ -227,3 +227,48 @@ def test_a_full_bind_drops_lock_entries_of_deleted_memory_files(ws: Workspace) -
     assert memory not in lock
     # Control: the memory that still exists keeps its entry.
     assert "memories/stable.md" in lock
+
+
+def test_paths_are_relative_to_the_folder_given_with_dash_c(ws: Workspace) -> None:
+    import subprocess
+    import sys
+
+    memory = setup_retry(ws)
+    run = subprocess.run(
+        [sys.executable, "-m", "moor", "-C", ws.root.name, "log", memory],
+        cwd=ws.root.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "open  bind" in run.stdout
+    # Control: the same relative path from the parent folder without -C is not a memory.
+    ws_parent = subprocess.run(
+        [sys.executable, "-m", "moor", "log", memory],
+        cwd=ws.root.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ws_parent.returncode == 2
+
+
+def test_a_reader_closing_the_pipe_early_is_not_an_error(ws: Workspace) -> None:
+    import subprocess
+    import sys
+
+    setup_retry(ws)
+    for index in range(300):
+        ws.memory(f"m{index}", "src/net/client.py#Client.send")
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "moor", "check", "-v", "--format", "json"],
+        cwd=ws.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.read(10)
+    reader.stdout.close()
+    reader.wait(timeout=60)
+    assert "internal error" not in reader.stderr.read().decode()

@@ -1,0 +1,94 @@
+"""LSP features: one module per feature, each registering its own handlers.
+
+A `Feature` registers handlers through `handle` and `command`, which wrap them so that an
+exception inside one feature is logged (stderr and `window/logMessage`) and answered with
+a harmless default instead of an error the client may surface on every keystroke — it
+never takes the server or another feature down. Protocol errors raised on purpose
+(`JsonRpcException`) still reach the client.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+
+if TYPE_CHECKING:
+    from moor_lsp.engine import Snapshot
+    from moor_lsp.server import MoorLanguageServer
+
+logger = logging.getLogger("moor_lsp")
+P = TypeVar("P")
+
+
+class Feature:
+    """Base class: a named group of handlers with isolated failures."""
+
+    name = "feature"
+
+    def __init__(self, server: MoorLanguageServer) -> None:
+        self.server = server
+
+    def register(self) -> None:
+        """Register handlers with the server (called once, before `initialize`)."""
+
+    async def on_initialized(self) -> None:
+        """The client is ready: the capabilities and the workspace root are known."""
+
+    async def on_snapshot(self, snapshot: Snapshot) -> None:
+        """A new evaluation of the workspace is available."""
+
+    async def on_shutdown(self) -> None:
+        """The client asked the server to shut down."""
+
+    def handle(
+        self,
+        method: str,
+        handler: Callable[[P], Awaitable[object]],
+        default: object,
+        options: Any = None,
+    ) -> None:
+        """Register `handler` for `method`; an unexpected error answers `default`."""
+
+        # The first parameter is named `ls` so that pygls passes the server there
+        # deterministically (it inspects names and annotations to decide).
+        async def run(ls: object, params: P) -> object:
+            try:
+                return await handler(params)
+            except JsonRpcException:
+                raise
+            except Exception as error:
+                self.report(f"{method} failed", error)
+                return default
+
+        self.server.feature(method, options)(run)
+
+    def command(self, name: str, handler: Callable[..., Awaitable[object]]) -> None:
+        """Register a `workspace/executeCommand` command; arguments arrive positionally."""
+
+        async def run(ls: object, *args: object) -> object:
+            try:
+                return await handler(*args)
+            except JsonRpcException:
+                raise
+            except Exception as error:
+                self.report(f"command {name} failed", error)
+                raise JsonRpcInternalError(f"{name} failed: {error}") from error
+
+        self.server.command(name)(run)
+
+    def report(self, what: str, error: BaseException) -> None:
+        """Log a feature's failure to stderr and to the client's log, never raising."""
+        logger.error("[%s] %s: %s", self.name, what, error, exc_info=error)
+        try:
+            self.server.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Error,
+                    message=f"moor [{self.name}] {what}: {type(error).__name__}: {error}",
+                )
+            )
+        except Exception:  # the connection may be gone; stderr has it already
+            logger.debug("could not forward the error to the client", exc_info=True)

@@ -1,0 +1,206 @@
+"""Quick fixes on moor diagnostics, and the commands they run.
+
+* `moor.reaffirm [memory, reason]` — accept the code as it is now, with a reason. The
+  code action carries only `[memory]`: the client asks the person why and appends it.
+* `moor.follow [memory]` — rewrite moved/renamed references in the memory, re-bind them.
+* `moor.bind [memory]` — record the current address of the memory's unbound anchors.
+* `moor.showCode [uri, range]` — `window/showDocument` on the code a reference names.
+
+`memory` is a workspace-relative path, an absolute path or a `file:` URI. Each action runs
+in the engine thread, journals what it did like the CLI, re-checks the workspace (so the
+diagnostics are up to date when the command answers) and returns
+`{"done": [...], "refused": [...]}`; a refusal is also shown as a warning.
+
+Actions are built from `Diagnostic.data` of the diagnostics in the request's context whose
+range overlaps the requested range (touching counts: a cursor at the end of a reference is
+on it); when a client sends no data, the server's own current diagnostics are used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from moor_lsp import engine
+from moor_lsp.features import Feature
+from moor_lsp.features.diagnostics import SOURCE, Diagnostics
+
+REAFFIRM = "moor.reaffirm"
+FOLLOW = "moor.follow"
+BIND = "moor.bind"
+SHOW_CODE = "moor.showCode"
+REAFFIRM_STATES = frozenset({"drifted", "rewritten"})
+
+
+def overlaps(a: types.Range, b: types.Range) -> bool:
+    def key(position: types.Position) -> tuple[int, int]:
+        return (position.line, position.character)
+
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+def range_from_json(value: object) -> types.Range | None:
+    try:
+        assert isinstance(value, dict)
+        start, end = value["start"], value["end"]
+        return types.Range(
+            start=types.Position(line=int(start["line"]), character=int(start["character"])),
+            end=types.Position(line=int(end["line"]), character=int(end["character"])),
+        )
+    except (AssertionError, KeyError, TypeError, ValueError):
+        return None
+
+
+class CodeActions(Feature):
+    name = "code_actions"
+
+    def register(self) -> None:
+        self.handle(
+            types.TEXT_DOCUMENT_CODE_ACTION,
+            self.code_action,
+            None,
+            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        )
+        self.command(REAFFIRM, self.reaffirm)
+        self.command(FOLLOW, self.follow)
+        self.command(BIND, self.bind)
+        self.command(SHOW_CODE, self.show_code)
+
+    # --- offering ----------------------------------------------------------------------
+
+    async def code_action(
+        self, params: types.CodeActionParams
+    ) -> list[types.CodeAction | types.Command] | None:
+        wanted = params.context.only
+        if wanted and not any(
+            kind == types.CodeActionKind.QuickFix or types.CodeActionKind.QuickFix.startswith(kind)
+            for kind in wanted
+        ):
+            return None
+        await self.server.ready()
+        diagnostics = [
+            d
+            for d in params.context.diagnostics
+            if d.source == SOURCE and isinstance(d.data, dict) and overlaps(d.range, params.range)
+        ]
+        if not diagnostics:
+            diagnostics = self._own_diagnostics(params.text_document.uri, params.range)
+        actions: list[types.CodeAction] = []
+        seen: set[tuple[str, str]] = set()
+        for diagnostic in diagnostics:
+            for action in self.actions_for(diagnostic):
+                key = (action.title, repr(action.command))
+                if key not in seen:
+                    seen.add(key)
+                    actions.append(action)
+        if not actions:
+            return None
+        if self.server.capability("text_document.code_action.code_action_literal_support"):
+            return list(actions)
+        return [a.command for a in actions if a.command is not None]
+
+    def _own_diagnostics(self, uri: str, wanted: types.Range) -> list[types.Diagnostic]:
+        for feature in self.server.features:
+            if isinstance(feature, Diagnostics):
+                return [d for d in feature._items_for(uri) if overlaps(d.range, wanted)]
+        return []
+
+    def actions_for(self, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+        data = diagnostic.data
+        if not isinstance(data, dict) or not isinstance(data.get("memory"), str):
+            return []
+        memory: str = data["memory"]
+        state = data.get("state")
+        actions: list[types.CodeAction] = []
+
+        def action(title: str, command: str, arguments: list[Any], preferred: bool = False) -> None:
+            actions.append(
+                types.CodeAction(
+                    title=title,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    is_preferred=preferred or None,
+                    command=types.Command(title=title, command=command, arguments=arguments),
+                )
+            )
+
+        if state == "moved" and data.get("moved_to"):
+            action(f"Follow the move: now {data['moved_to']}", FOLLOW, [memory], preferred=True)
+        if state in REAFFIRM_STATES and data.get("reaffirmable"):
+            action(
+                "Reaffirm: the memory still holds for the code as it is now…", REAFFIRM, [memory]
+            )
+        if state == "unbound":
+            action(f"Bind {memory} to the code as it is now", BIND, [memory], preferred=True)
+        target = data.get("target")
+        if isinstance(target, dict) and isinstance(target.get("uri"), str):
+            where = data.get("moved_to") or data.get("canonical") or "the code"
+            action(f"Open {where}", SHOW_CODE, [target["uri"], target.get("range")])
+        return actions
+
+    # --- executing ---------------------------------------------------------------------
+
+    def _memory(self, value: object) -> str:
+        root = self.server.root
+        if root is None:
+            raise JsonRpcInvalidParams("moor has no workspace folder")
+        if not isinstance(value, str) or not value:
+            raise JsonRpcInvalidParams("expected a memory path as the first argument")
+        if value.startswith("file:"):
+            rel = self.server.relative(value)
+        else:
+            path = Path(value)
+            absolute = path if path.is_absolute() else root / path
+            try:
+                rel = absolute.resolve().relative_to(root).as_posix()
+            except ValueError:
+                rel = None
+        if rel is None:
+            raise JsonRpcInvalidParams(f"{value} is not inside the workspace {root}")
+        return rel
+
+    async def _act(self, action: str, memory: str, args: list[str]) -> dict[str, list[str]]:
+        root = self.server.root
+        assert root is not None
+        try:
+            outcome = await self.server.in_engine(engine.act, root, action, memory, args)
+        except engine.EngineProblem as problem:
+            raise JsonRpcInvalidParams(str(problem)) from problem
+        if outcome.refused:
+            self.server.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"moor {action} refused: " + "; ".join(outcome.refused),
+                )
+            )
+        await self.server.recompute(f"{action} {memory}")
+        return {"done": outcome.done, "refused": outcome.refused}
+
+    async def reaffirm(self, memory: object = None, reason: object = None) -> object:
+        path = self._memory(memory)
+        if not isinstance(reason, str) or not reason.strip():
+            raise JsonRpcInvalidParams(
+                f"{REAFFIRM} needs a reason: arguments [memory, reason] (why the memory "
+                "still holds for the code as it is now)"
+            )
+        return await self._act("reaffirm", path, [reason.strip()])
+
+    async def follow(self, memory: object = None) -> object:
+        return await self._act("follow", self._memory(memory), [])
+
+    async def bind(self, memory: object = None) -> object:
+        return await self._act("bind", self._memory(memory), [])
+
+    async def show_code(self, uri: object = None, where: object = None) -> object:
+        if not isinstance(uri, str):
+            raise JsonRpcInvalidParams(f"{SHOW_CODE} needs [uri, range]")
+        selection = range_from_json(where)
+        if not self.server.capability("window.show_document.support"):
+            return {"uri": uri, "range": where}
+        result = await self.server.window_show_document_async(
+            types.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)
+        )
+        return {"success": result.success}

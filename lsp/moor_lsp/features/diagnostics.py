@@ -1,0 +1,291 @@
+"""Diagnostics on memory files: one per anchor at fault, on the exact `about:` reference.
+
+Every memory file gets diagnostics whether it is open or not. Clients that can pull
+(`textDocument.diagnostic`) are answered on `textDocument/diagnostic` and
+`workspace/diagnostic` and told `workspace/diagnostic/refresh` after a re-check (when they
+support it); nothing is pushed to them. Other clients get `textDocument/publishDiagnostics`
+for exactly the URIs whose diagnostics changed, including an empty list for a memory that
+became clean or was deleted.
+
+Each diagnostic's `code` is the trust state (DESIGN §6), its `source` is `moor`, and its
+`data` carries what a code action needs (see `DiagnosticData`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from lsprotocol import types
+from moor_engine.trust import State
+
+from moor_lsp.engine import QUIET_ANCHOR_STATES, AnchorView, MemoryView, Snapshot, Spot
+from moor_lsp.features import Feature
+from moor_lsp.positions import Span
+
+SOURCE = "moor"
+SEVERITY: dict[State, types.DiagnosticSeverity] = {
+    State.INVALID: types.DiagnosticSeverity.Error,
+    State.GONE: types.DiagnosticSeverity.Error,
+    State.DRIFTED: types.DiagnosticSeverity.Warning,
+    State.MOVED: types.DiagnosticSeverity.Information,
+    State.REWRITTEN: types.DiagnosticSeverity.Information,
+    State.UNVERIFIED: types.DiagnosticSeverity.Information,
+    State.UNBOUND: types.DiagnosticSeverity.Information,
+    State.UNGROUNDED: types.DiagnosticSeverity.Hint,
+    State.RETIRED: types.DiagnosticSeverity.Hint,
+}
+
+
+def to_range(span: Span, encoding: str) -> types.Range:
+    start_line, start_character, end_line, end_character = span.client_range(encoding)
+    return types.Range(
+        start=types.Position(line=start_line, character=start_character),
+        end=types.Position(line=end_line, character=end_character),
+    )
+
+
+def anchor_message(view: AnchorView) -> str:
+    anchor = view.report
+    ref = anchor.canonical or anchor.ref
+    if anchor.state == State.DRIFTED:
+        return anchor.detail or f"{ref} changed since it was bound"
+    if anchor.state == State.MOVED:
+        message = f"{ref} moved: now {anchor.moved_to}"
+        if anchor.code == "renamed":
+            message = f"{ref} was renamed: now {anchor.moved_to}"
+        if anchor.axes:
+            message += f" (and its {', '.join(anchor.axes)} changed)"
+        return message
+    if anchor.state == State.UNVERIFIED:
+        return f"{ref} cannot be observed ({anchor.code}): {anchor.detail}"
+    if anchor.state == State.UNBOUND:
+        return f"{ref} is not bound yet: bind it to record what the code looks like now"
+    if anchor.state == State.INVALID:
+        return f"{anchor.ref}: {anchor.detail or 'invalid reference'}"
+    return anchor.detail or f"{ref}: {anchor.state.value}"
+
+
+def range_json(value: types.Range) -> dict[str, dict[str, int]]:
+    return {
+        "start": {"line": value.start.line, "character": value.start.character},
+        "end": {"line": value.end.line, "character": value.end.character},
+    }
+
+
+def diagnostic_data(
+    memory: MemoryView, anchor: AnchorView | None, uri: str, target: types.Location | None = None
+) -> dict[str, Any]:
+    """What code actions need, carried in `Diagnostic.data` (a JSON object)."""
+    data: dict[str, Any] = {
+        "memory": memory.path,
+        "uri": uri,
+        "state": (anchor.report.state if anchor else memory.report.state).value,
+        "reaffirmable": memory.reaffirmable,
+    }
+    if anchor is not None:
+        data.update(
+            ref=anchor.report.ref,
+            canonical=anchor.report.canonical,
+            moved_to=anchor.report.moved_to,
+            axes=list(anchor.report.axes),
+            bound_address=anchor.report.bound_address,
+            address=anchor.report.address,
+        )
+    if target is not None:
+        data["target"] = {"uri": target.uri, "range": range_json(target.range)}
+    return data
+
+
+class Diagnostics(Feature):
+    name = "diagnostics"
+
+    def __init__(self, server: Any) -> None:
+        super().__init__(server)
+        self.current: dict[str, list[types.Diagnostic]] = {}  # by URI, non-empty lists
+        self.published: dict[str, list[types.Diagnostic]] = {}  # what the client was sent
+
+    def register(self) -> None:
+        self.handle(
+            types.TEXT_DOCUMENT_DIAGNOSTIC,
+            self.document_diagnostic,
+            types.RelatedFullDocumentDiagnosticReport(items=[]),
+            types.DiagnosticOptions(
+                identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=True
+            ),
+        )
+        self.handle(
+            types.WORKSPACE_DIAGNOSTIC,
+            self.workspace_diagnostic,
+            types.WorkspaceDiagnosticReport(items=[]),
+        )
+
+    @property
+    def pull(self) -> bool:
+        return self.server.capability("text_document.diagnostic") is not None
+
+    # --- building ----------------------------------------------------------------------
+
+    def build(self, snapshot: Snapshot) -> dict[str, list[types.Diagnostic]]:
+        encoding = self.server.position_encoding
+        related = bool(
+            self.server.capability("text_document.publish_diagnostics.related_information")
+            or self.server.capability("text_document.diagnostic.related_information")
+        )
+        by_uri: dict[str, list[types.Diagnostic]] = {}
+        for memory in snapshot.memories.values():
+            uri = self.server.uri(memory.path)
+            items = self.for_memory(memory, uri, encoding, related)
+            if items:
+                by_uri[uri] = items
+        for rel, message in snapshot.problems:
+            by_uri.setdefault(self.server.uri(rel), []).append(
+                types.Diagnostic(
+                    range=types.Range(
+                        start=types.Position(line=0, character=0),
+                        end=types.Position(line=0, character=0),
+                    ),
+                    message=message,
+                    severity=types.DiagnosticSeverity.Error,
+                    code="config",
+                    source=SOURCE,
+                )
+            )
+        return by_uri
+
+    def for_memory(
+        self, memory: MemoryView, uri: str, encoding: str, related: bool
+    ) -> list[types.Diagnostic]:
+        report = memory.report
+        items: list[types.Diagnostic] = []
+        memory_state = self._memory_level_state(memory)
+        if memory_state is not None:
+            message = "; ".join(report.notes) or memory_state.value
+            items.append(
+                types.Diagnostic(
+                    range=to_range(memory.span, encoding),
+                    message=message,
+                    severity=SEVERITY[memory_state],
+                    code=memory_state.value,
+                    source=SOURCE,
+                    data={**diagnostic_data(memory, None, uri), "problem": report.code},
+                )
+            )
+        for anchor in memory.anchors:
+            state = anchor.report.state
+            if state in QUIET_ANCHOR_STATES:
+                continue
+            target = self._target(anchor.target, encoding)
+            items.append(
+                types.Diagnostic(
+                    range=to_range(anchor.span, encoding),
+                    message=anchor_message(anchor),
+                    severity=SEVERITY.get(state, types.DiagnosticSeverity.Information),
+                    code=state.value,
+                    source=SOURCE,
+                    data=diagnostic_data(memory, anchor, uri, target),
+                    related_information=self._related(anchor, target) if related else None,
+                )
+            )
+        return items
+
+    @staticmethod
+    def _memory_level_state(memory: MemoryView) -> State | None:
+        report = memory.report
+        if report.state == State.INVALID and not report.anchors:
+            return State.INVALID  # the file itself: frontmatter, encoding, unreadable
+        if report.code == "rewritten":
+            return State.REWRITTEN
+        if report.code == "ungrounded":
+            return State.UNGROUNDED
+        if report.state == State.RETIRED:
+            return State.RETIRED
+        return None
+
+    def _target(self, spot: Spot | None, encoding: str) -> types.Location | None:
+        if spot is None:
+            return None
+        return types.Location(uri=self.server.uri(spot.path), range=to_range(spot.span, encoding))
+
+    @staticmethod
+    def _related(
+        anchor: AnchorView, target: types.Location | None
+    ) -> list[types.DiagnosticRelatedInformation] | None:
+        if target is None:
+            return None
+        what = anchor.report.moved_to or anchor.report.canonical or anchor.report.ref
+        return [types.DiagnosticRelatedInformation(location=target, message=f"{what} is here now")]
+
+    # --- delivering --------------------------------------------------------------------
+
+    async def on_snapshot(self, snapshot: Snapshot) -> None:
+        fresh = self.build(snapshot)
+        changed = fresh != self.current
+        self.current = fresh
+        if self.pull:
+            if changed and self.server.capability("workspace.diagnostics.refresh_support"):
+                self.server.workspace_diagnostic_refresh(None)
+            return
+        for uri in sorted(set(self.published) | set(fresh)):
+            items = fresh.get(uri, [])
+            if self.published.get(uri, []) == items:
+                continue
+            self.server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=items)
+            )
+            if items:
+                self.published[uri] = items
+            else:
+                self.published.pop(uri, None)
+
+    @staticmethod
+    def result_id(uri: str, items: list[types.Diagnostic]) -> str:
+        """Names one list of diagnostics: equal lists, equal ids (attrs reprs are stable)."""
+        return hashlib.sha256(f"{uri}\n{items!r}".encode()).hexdigest()[:16]
+
+    async def document_diagnostic(
+        self, params: types.DocumentDiagnosticParams
+    ) -> types.DocumentDiagnosticReport:
+        await self.server.ready()
+        uri = params.text_document.uri
+        items = self._items_for(uri)
+        result_id = self.result_id(uri, items)
+        if params.previous_result_id == result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+    def _items_for(self, uri: str) -> list[types.Diagnostic]:
+        items = self.current.get(uri)
+        if items is not None:
+            return items
+        rel = self.server.relative(uri)  # the client may spell the URI differently
+        if rel is None:
+            return []
+        return self.current.get(self.server.uri(rel), [])
+
+    async def workspace_diagnostic(
+        self, params: types.WorkspaceDiagnosticParams
+    ) -> types.WorkspaceDiagnosticReport:
+        await self.server.ready()
+        previous = {p.uri: p.value for p in params.previous_result_ids}
+        reports: list[
+            types.WorkspaceFullDocumentDiagnosticReport
+            | types.WorkspaceUnchangedDocumentDiagnosticReport
+        ] = []
+        # Every URI the client holds results for is answered: those now clean get [].
+        for uri in sorted(set(self.current) | set(previous)):
+            items = self.current.get(uri, [])
+            result_id = self.result_id(uri, items)
+            if previous.get(uri) == result_id:
+                reports.append(
+                    types.WorkspaceUnchangedDocumentDiagnosticReport(
+                        uri=uri, result_id=result_id, version=None
+                    )
+                )
+            else:
+                reports.append(
+                    types.WorkspaceFullDocumentDiagnosticReport(
+                        uri=uri, items=items, result_id=result_id, version=None
+                    )
+                )
+        return types.WorkspaceDiagnosticReport(items=reports)

@@ -1,0 +1,11 @@
+"""Every feature the server runs, in registration order."""
+
+from __future__ import annotations
+
+from moor_lsp.features import Feature
+from moor_lsp.features.code_actions import CodeActions
+from moor_lsp.features.diagnostics import Diagnostics
+from moor_lsp.features.hover import Hover
+from moor_lsp.features.watching import Watching
+
+FEATURES: tuple[type[Feature], ...] = (Diagnostics, CodeActions, Hover, Watching)

@@ -1,0 +1,181 @@
+"""Noticing changes made anywhere: by the editor, a formatter, `git checkout`, an agent.
+
+Two sources, both ending in the core's debounced re-check:
+
+* the server's own watcher (`watchfiles`, in a background task) over the whole workspace,
+  so a file written by another process counts even when no editor says so;
+* `workspace/didChangeWatchedFiles` from the client, registered dynamically when the
+  client allows it (a refused registration is logged as a warning).
+
+Changes under `.git`, `.moor` (the journal moor itself writes), virtualenvs,
+`node_modules`, caches, the engine's configured `ignore` globs and, roughly, the root
+`.gitignore` are skipped — except `moor.toml`, `moor.lock` and memory files, which always
+count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from moor_engine.config import BUILTIN_IGNORES, ConfigError
+from moor_engine.workspace import Workspace
+
+from moor_lsp.features import Feature
+
+logger = logging.getLogger("moor_lsp.watching")
+ALWAYS = frozenset({"moor.toml", "moor.lock", "pyproject.toml", ".gitignore"})
+REGISTRATION_ID = "moor-watched-files"
+
+
+class ChangeFilter:
+    """Which workspace paths are worth a re-check."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.reload()
+
+    def reload(self) -> None:
+        try:
+            self.workspace: Workspace | None = Workspace.open(self.root)
+        except ConfigError:
+            self.workspace = None
+        self.gitignore = _gitignore_patterns(self.root / ".gitignore")
+
+    def relevant(self, path: Path) -> bool:
+        try:
+            rel = path.relative_to(self.root).as_posix()
+        except ValueError:
+            return False
+        if rel in ALWAYS:
+            return True
+        parts = rel.split("/")
+        if any(part in BUILTIN_IGNORES for part in parts):
+            return False
+        if self.workspace is not None:
+            if self.workspace.is_memory_path(rel):
+                return True
+            if self.workspace.is_ignored(rel):
+                return False
+        if parts[-1].endswith(("~", ".swp", ".swx", ".tmp")) or parts[-1].startswith(".#"):
+            return False
+        return not any(_ignored_by(pattern, rel, parts) for pattern in self.gitignore)
+
+    def __call__(self, _change: object, path: str) -> bool:
+        """The `watch_filter` signature of `watchfiles`."""
+        return self.relevant(Path(path))
+
+
+def _gitignore_patterns(path: Path) -> list[str]:
+    """The root .gitignore's plain patterns (negations and nested files are not honoured)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    patterns = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "!")):
+            patterns.append(line)
+    return patterns
+
+
+def _ignored_by(pattern: str, rel: str, parts: list[str]) -> bool:
+    anchored = pattern.startswith("/") or "/" in pattern.rstrip("/")
+    pattern = pattern.strip("/")
+    if anchored:
+        return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern + "/*")
+    return any(fnmatch.fnmatch(part, pattern) for part in parts)
+
+
+class Watching(Feature):
+    name = "watching"
+
+    def __init__(self, server: Any) -> None:
+        super().__init__(server)
+        self.filter: ChangeFilter | None = None
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def register(self) -> None:
+        self.handle(types.WORKSPACE_DID_CHANGE_WATCHED_FILES, self.did_change_watched_files, None)
+
+    async def on_initialized(self) -> None:
+        root = self.server.root
+        if root is None:
+            return
+        self.filter = ChangeFilter(root)
+        if self.server.capability("workspace.did_change_watched_files.dynamic_registration"):
+            self.server.spawn(self._register_with_client())
+        if not self.server.watch:
+            return
+        if root == Path.home() or root == Path(root.anchor):
+            logger.warning("not watching %s: too broad a workspace root", root)
+            return
+        self._task = self.server.spawn(self._watch(root, self.filter))
+
+    async def _register_with_client(self) -> None:
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+        )
+        try:
+            await self.server.client_register_capability_async(
+                types.RegistrationParams(
+                    registrations=[
+                        types.Registration(
+                            id=REGISTRATION_ID,
+                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=options,
+                        )
+                    ]
+                )
+            )
+        except Exception as error:
+            logger.warning("the client refused to watch files for moor: %s", error)
+
+    async def _watch(self, root: Path, change_filter: ChangeFilter) -> None:
+        from watchfiles import awatch
+
+        try:
+            async for changes in awatch(
+                root,
+                watch_filter=change_filter,
+                stop_event=self._stop,
+                rust_timeout=500,
+                ignore_permission_denied=True,
+            ):
+                self._changed([Path(path) for _change, path in changes], "on disk")
+        except Exception as error:
+            self.report("watching the workspace stopped (the client's events still count)", error)
+
+    def _changed(self, paths: list[Path], how: str) -> None:
+        if self.filter is None:
+            return
+        relevant = [p for p in paths if self.filter.relevant(p)]
+        if not relevant:
+            return
+        if any(p.name in {"moor.toml", "pyproject.toml", ".gitignore"} for p in relevant):
+            self.filter.reload()
+        self.server.schedule(f"{len(relevant)} file(s) changed {how}: {relevant[0]}")
+
+    async def did_change_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
+        if self.filter is None:
+            return
+        paths = []
+        for change in params.changes:
+            rel = self.server.relative(change.uri)
+            if rel is not None and self.server.root is not None:
+                paths.append(self.server.root / rel)
+        self._changed(paths, "in the editor")
+
+    async def on_shutdown(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), 2)
+            except (TimeoutError, asyncio.CancelledError):
+                self._task.cancel()

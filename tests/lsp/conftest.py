@@ -1,0 +1,227 @@
+"""The real server process (`python -m moor_lsp`) driven by pytest-lsp on real workspaces.
+
+`editor` is parameterised over two clients with different habits: VS Code 1.65 (push
+diagnostics, UTF-16 positions) and Neovim 0.11 (pull diagnostics, UTF-8 positions). A test
+builds its workspace first, then calls `await editor.start()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from moor_engine.actions import bind
+from moor_engine.session import Session
+from pygls.protocol import default_converter
+from pytest_lsp import (
+    ClientServerConfig,
+    LanguageClient,
+    client_capabilities,
+)
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from tests.conftest import Workspace
+
+CLIENTS = ["visual-studio-code", "neovim"]
+TIMEOUT = 20.0
+CODE = "def g():\n    return 2\n\n\ndef h():\n    return 2\n"
+
+
+class RecordingClient(LanguageClient):
+    """pytest-lsp's client, also remembering every publishDiagnostics in order."""
+
+    published: list[tuple[str, int]]
+    registrations: list[types.Registration]
+
+
+def _converter() -> Any:
+    """lsprotocol's converter reads any CodeAction that has a `command` as a `Command`
+    (it checks for the key, not its type); clients tell them apart by `command` being a
+    string, as the specification says. Only the test client's reading is corrected."""
+    converter = default_converter()
+
+    def command_or_action(value: Any, _type: Any) -> types.Command | types.CodeAction:
+        if isinstance(value.get("command"), str):
+            return converter.structure(value, types.Command)  # type: ignore[no-any-return]
+        return converter.structure(value, types.CodeAction)  # type: ignore[no-any-return]
+
+    converter.register_structure_hook(
+        Union[types.Command, types.CodeAction],  # noqa: UP007 - the key lsprotocol registers
+        command_or_action,
+    )
+    return converter
+
+
+def make_client() -> LanguageClient:
+    client = RecordingClient(converter_factory=_converter)
+    client.published = []
+    client.registrations = []
+
+    def publish(client: RecordingClient, params: types.PublishDiagnosticsParams) -> None:
+        client.diagnostics[params.uri] = params.diagnostics
+        client.published.append((params.uri, len(params.diagnostics)))
+
+    def register(client: RecordingClient, params: types.RegistrationParams) -> None:
+        client.registrations.extend(params.registrations)
+
+    features = {
+        **DEFAULT_CLIENT_FEATURES,
+        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish,
+        types.CLIENT_REGISTER_CAPABILITY: register,
+    }
+    register_lsp_features(client, features)
+    return client
+
+
+def bind_all(ws: Workspace) -> None:
+    with Session.open(ws.root) as session:
+        outcome = bind(session, [])
+        assert not outcome.refused, outcome.refused
+
+
+@dataclass
+class Editor:
+    client: LanguageClient
+    ws: Workspace
+    name: str
+    capabilities: types.ClientCapabilities
+    result: types.InitializeResult | None = None
+    _versions: dict[str, int] = field(default_factory=dict)
+
+    async def start(self) -> types.InitializeResult:
+        uri = self.ws.root.as_uri()
+        self.result = await self.client.initialize_session(
+            types.InitializeParams(
+                capabilities=self.capabilities,
+                root_uri=uri,
+                workspace_folders=[types.WorkspaceFolder(uri=uri, name="ws")],
+            )
+        )
+        return self.result
+
+    @property
+    def pull(self) -> bool:
+        return self.capabilities.text_document is not None and (
+            self.capabilities.text_document.diagnostic is not None
+        )
+
+    @property
+    def encoding(self) -> str:
+        assert self.result is not None
+        return str(self.result.capabilities.position_encoding or "utf-16")
+
+    def uri(self, rel: str) -> str:
+        return (self.ws.root / rel).as_uri()
+
+    def units(self, text: str) -> int:
+        """How many code units `text` takes in the negotiated position encoding."""
+        if self.encoding == "utf-8":
+            return len(text.encode("utf-8"))
+        if self.encoding == "utf-32":
+            return len(text)
+        return len(text.encode("utf-16-le")) // 2
+
+    async def diagnostics(
+        self,
+        rel: str,
+        until: Callable[[Sequence[types.Diagnostic]], bool],
+        timeout: float = TIMEOUT,
+    ) -> Sequence[types.Diagnostic]:
+        """The memory's diagnostics once `until` holds (pushed or pulled, as the client
+        does it); fails with the last ones seen after `timeout` seconds."""
+        uri = self.uri(rel)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        last: Sequence[types.Diagnostic] | None = None
+        while True:
+            if self.pull:
+                report = await self.client.text_document_diagnostic_async(
+                    types.DocumentDiagnosticParams(
+                        text_document=types.TextDocumentIdentifier(uri=uri)
+                    )
+                )
+                assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
+                last = report.items
+            else:
+                last = self.client.diagnostics.get(uri)
+            if last is not None and until(last):
+                return last
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise AssertionError(f"{rel}: diagnostics never matched; last seen: {last}")
+            if self.pull:
+                await asyncio.sleep(min(0.1, remaining))
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        self.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS),
+                        min(0.5, remaining),
+                    )
+
+    async def now(self, rel: str) -> list[types.Diagnostic]:
+        """The memory's diagnostics as the client has them now (a file never published
+        to has none)."""
+        if not self.pull:
+            return list(self.client.diagnostics.get(self.uri(rel), []))
+        return list(await self.diagnostics(rel, lambda items: True))
+
+    async def one(self, rel: str, code: str) -> types.Diagnostic:
+        """The single diagnostic with this code on the memory, once it is there."""
+        found = await self.diagnostics(rel, lambda items: any(d.code == code for d in items))
+        matching = [d for d in found if d.code == code]
+        assert len(matching) == 1, found
+        return matching[0]
+
+    async def actions(self, rel: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+        result = await self.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=self.uri(rel)),
+                range=diagnostic.range,
+                context=types.CodeActionContext(diagnostics=[diagnostic]),
+            )
+        )
+        assert result is not None
+        return [a for a in result if isinstance(a, types.CodeAction)]
+
+    async def execute(self, command: str, *arguments: Any) -> Any:
+        return await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=list(arguments))
+        )
+
+    async def hover(self, rel: str, line: int, character: int) -> types.Hover | None:
+        return await self.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=self.uri(rel)),
+                position=types.Position(line=line, character=character),
+            )
+        )
+
+
+SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "moor_lsp"], client_factory=make_client
+)
+
+
+@pytest_lsp.fixture(config=SERVER, params=CLIENTS)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest) -> AsyncIterator[None]:
+    lsp_client.client_name = request.param  # type: ignore[attr-defined]
+    yield
+    try:
+        await asyncio.wait_for(lsp_client.shutdown_session(), 5)
+    finally:
+        server = lsp_client._server
+        if server is not None and server.returncode is None:
+            server.kill()  # never initialized (the test failed first) or stuck
+
+
+@pytest.fixture
+def editor(client: LanguageClient, ws: Workspace) -> Editor:
+    name: str = client.client_name  # type: ignore[attr-defined]
+    return Editor(client, ws, name, client_capabilities(name))
