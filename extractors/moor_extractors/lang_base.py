@@ -14,7 +14,7 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from .languages import grammar, new_parser
-from .normalise import Dialect, Table, comment_words, compile_dialect, fields, tokens_of
+from .normalise import Dialect, Streams, Table, comment_words, compile_dialect, fields, tokens_of
 
 
 class Part(Enum):
@@ -141,13 +141,13 @@ class LanguageSpec:
 
     # -- axes ---------------------------------------------------------------------------------
 
-    def axis_tokens(self, node: Node, span: Span, source: bytes) -> dict[str, list[str]]:
+    def axis_tokens(self, node: Node, span: Span, streams: Streams) -> dict[str, list[str]]:
         """Token streams of the signature, decorators, body and doc axes."""
         parts = self.parts(node, span)
         dialect, table = self.dialect, self.table
-        signature, _ = tokens_of(source, dialect, table, parts.signature)
-        decorators, _ = tokens_of(source, dialect, table, parts.decorators)
-        body, docstrings = tokens_of(source, dialect, table, parts.body)
+        signature, _ = tokens_of(streams, dialect, table, parts.signature)
+        decorators, _ = tokens_of(streams, dialect, table, parts.decorators)
+        body, docstrings = tokens_of(streams, dialect, table, parts.body)
         return {
             "signature": signature,
             "decorators": decorators,
@@ -159,7 +159,7 @@ class LanguageSpec:
         """A whole file's content: its code tokens, docstrings included."""
         root = new_parser(self.language).parse(source).root_node
         tokens, _ = tokens_of(
-            source, self.dialect, self.table, [(root, None)], split_docstrings=False
+            Streams(source), self.dialect, self.table, [(root, None)], split_docstrings=False
         )
         return tokens
 

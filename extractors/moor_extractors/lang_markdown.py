@@ -11,7 +11,7 @@ import re
 from tree_sitter import Node
 
 from .lang_base import LanguageSpec, Span
-from .normalise import Dialect
+from .normalise import Dialect, Streams
 
 _CLOSING_HASHES = re.compile(r"(?:^|\s+)#+\s*$")
 
@@ -45,11 +45,11 @@ class MarkdownSpec(LanguageSpec):
     def span(self, node: Node) -> Span:
         return Span(node, node)
 
-    def axis_tokens(self, node: Node, span: Span, source: bytes) -> dict[str, list[str]]:
+    def axis_tokens(self, node: Node, span: Span, streams: Streams) -> dict[str, list[str]]:
         heading = _heading(node)
         assert heading is not None  # accept() admitted only headed sections
         level = heading.named_children[0].type  # atx_h2_marker: the heading's level
-        content = source[heading.end_byte : node.end_byte].decode("utf-8", "replace")
+        content = streams.source[heading.end_byte : node.end_byte].decode("utf-8", "replace")
         return {
             "signature": [level, heading_text(heading)],
             "decorators": [],

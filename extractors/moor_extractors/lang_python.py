@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import ClassVar
 
 from tree_sitter import Node
@@ -13,7 +15,10 @@ from .lang_base import LanguageSpec, Part
 from .normalise import Dialect, TokenWriter, fields
 
 _DEFINITIONS = frozenset({"function_definition", "class_definition"})
+_STRINGS = ("string", "concatenated_string")
 _QUOTES = "'\""
+# A literal's prefix, and its opening quote as written.
+_OPENING = re.compile(rb"([A-Za-z]*)('''|\"\"\"|'|\")")
 
 
 def _prefix(string: Node) -> str:
@@ -21,8 +26,22 @@ def _prefix(string: Node) -> str:
     return start.decode("ascii", "replace").rstrip(_QUOTES).lower()
 
 
-def literal_value(string: Node) -> str | bytes | None:
+def literal_value(string: Node, source: bytes) -> str | bytes | None:
     """The value of a string literal without interpolation; None for an f-string."""
+    text = source[string.start_byte : string.end_byte]
+    opening = _OPENING.match(text)
+    if opening is None or b"\\" in text or string.has_error:
+        return _value_from_parts(string)
+    # The common case, read off the literal's own text (no child nodes are made): without
+    # an escape sequence the value is the text between the quotes as written.
+    prefix = opening.group(1).lower()
+    if b"f" in prefix or b"t" in prefix:
+        return None
+    value = text[opening.end() : len(text) - len(opening.group(2))].replace(b"\r\n", b"\n")
+    return value if b"b" in prefix else value.decode("utf-8", "replace")
+
+
+def _value_from_parts(string: Node) -> str | bytes | None:
     prefix = _prefix(string)
     if "f" in prefix or "t" in prefix:
         return None
@@ -31,10 +50,17 @@ def literal_value(string: Node) -> str | bytes | None:
         # No escape sequence: the value is the text as written (newlines as Python reads them).
         text = b"".join(child.text or b"" for child in contents).replace(b"\r\n", b"\n")
         return text if "b" in prefix else text.decode("utf-8", "replace")
+    return _evaluate((string.text or b"").decode("utf-8", "replace"))
+
+
+@lru_cache(maxsize=4096)
+def _evaluate(literal: str) -> str | bytes | None:
+    """A literal's value as Python reads it (cached: `compile` is the cost, and the same
+    literals recur across a file's definitions and across files)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escapes warn, and still have a value
         try:
-            value = ast.literal_eval((string.text or b"").decode("utf-8", "replace"))
+            value = ast.literal_eval(literal)
         except (SyntaxError, ValueError):
             return None
     return value if isinstance(value, str | bytes) else None
@@ -48,7 +74,7 @@ def _value_token(value: str | bytes) -> str:
 
 
 def _write_string(writer: TokenWriter, node: Node, field: str | None) -> None:
-    value = literal_value(node)
+    value = literal_value(node, writer.source)
     if value is not None:
         writer.add(_value_token(value), field)
         return
@@ -69,7 +95,7 @@ def _write_string(writer: TokenWriter, node: Node, field: str | None) -> None:
 def _write_concatenated(writer: TokenWriter, node: Node, field: str | None) -> None:
     """`"a" "b"` is the literal "ab" when no part interpolates."""
     strings = [child for child in node.children if child.type == "string"]
-    values = [literal_value(child) for child in strings]
+    values = [literal_value(child, writer.source) for child in strings]
     if all(isinstance(value, str) for value in values):
         writer.add(
             _value_token("".join(value for value in values if isinstance(value, str))), field
@@ -114,17 +140,27 @@ def _write_annotation(writer: TokenWriter, node: Node, field: str | None) -> Non
     if node.named_child_count == 1 and node.named_children[0].type == "identifier":
         writer.add(writer.text(node), field)
         return
-    try:
-        tree = ast.parse(writer.text(node).strip(), mode="eval")
-    except SyntaxError:
+    expression = _expression_dump(writer.text(node).strip())
+    if expression is None:
         writer.open("type", field)
         for child, name in fields(node):
             writer.write(child, name)
         writer.add(")")
         return
-    writer.add("type " + ast.dump(tree.body), field)
+    writer.add("type " + expression, field)
 
 
+@lru_cache(maxsize=4096)
+def _expression_dump(text: str) -> str | None:
+    """`ast.dump` of an expression; None if it does not parse (cached: annotations recur)."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return None
+    return ast.dump(tree.body)
+
+
+@lru_cache(maxsize=4096)
 def _number(text: str) -> str:
     """`0XAB`, `1_000`, `1E5` are the numbers 171, 1000, 100000.0."""
     if text.isdigit():
@@ -137,8 +173,11 @@ def _number(text: str) -> str:
 
 def docstring(statement: Node, source: bytes) -> str | None:
     """The collapsed text of `statement` if it is a function's or class's docstring."""
-    children = [child for child in statement.children if child.type != "comment"]
-    if len(children) != 1 or children[0].type not in ("string", "concatenated_string"):
+    children = statement.children
+    if len(children) == 1 and children[0].type not in _STRINGS:
+        return None  # the common case, a call or an assignment: decided without a list
+    children = [child for child in children if child.type != "comment"]
+    if len(children) != 1 or children[0].type not in _STRINGS:
         return None
     block = statement.parent
     if block is None or block.type != "block" or block.parent is None:
@@ -150,14 +189,14 @@ def docstring(statement: Node, source: bytes) -> str | None:
         before = before.prev_named_sibling
     if before is not None:
         return None
-    value = _docstring_value(children[0])
+    value = _docstring_value(children[0], source)
     return " ".join(value.split()) if isinstance(value, str) else None
 
 
-def _docstring_value(node: Node) -> str | bytes | None:
+def _docstring_value(node: Node, source: bytes) -> str | bytes | None:
     if node.type == "string":
-        return literal_value(node)
-    values = [literal_value(child) for child in node.children if child.type == "string"]
+        return literal_value(node, source)
+    values = [literal_value(child, source) for child in node.children if child.type == "string"]
     if all(isinstance(value, str) for value in values):
         return "".join(value for value in values if isinstance(value, str))
     return None

@@ -99,18 +99,47 @@ def _action(dialect: Dialect, name: str, named: bool) -> int:
     return _NODE
 
 
+# A recorded stream: the lists it was written into, and its token and docstring ranges in
+# them (sliced only when replayed).
+_Recorded = tuple[list[str], int, int, list[str], int, int]
+_Key = tuple[int, "str | None"]  # (node id, field it fills)
+
+
+class Streams:
+    """What the writers of one parsed tree share, so that no subtree is written twice.
+
+    A class's body holds its methods, and a check often asks for both. The stream of every
+    subtree written as a root (a definition's parts) or met directly under a definition node
+    is recorded where it is first written, and replayed, whichever comes first, when it is
+    met again. The stream of a subtree depends only on the subtree and the field it fills
+    (docstrings are recognised from the tree, not from where the walk began), so a replay
+    is exact. Keys are node ids, which are unique within one tree only. A recording points
+    into the list it was written to: token lists handed out are read, never changed.
+    """
+
+    def __init__(self, source: bytes, definition_kinds: frozenset[int] = frozenset()) -> None:
+        self.source = source
+        self.definition_kinds = definition_kinds
+        """Symbol ids of the nodes whose children's streams are recorded."""
+        self.recorded: dict[_Key, _Recorded] = {}
+
+
 class TokenWriter:
     """Collects the tokens of one axis; docstrings met on the way go to `docs` instead."""
 
     def __init__(
-        self, source: bytes, dialect: Dialect, table: Table, *, split_docstrings: bool = True
+        self, streams: Streams, dialect: Dialect, table: Table, *, split_docstrings: bool = True
     ) -> None:
-        self.source = source
+        self.streams = streams
+        self.source = streams.source
         self.dialect = dialect
         self.table = table
         self.tokens: list[str] = []
         self.docs: list[str] = []
-        self._split_docstrings = split_docstrings
+        self._split_docstrings = split_docstrings and dialect.docstring is not None
+        # Recorded streams have their docstrings split out: a writer that keeps them in (a
+        # whole file's) neither records nor replays.
+        self._recorded_under = streams.definition_kinds if split_docstrings else frozenset()
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -123,39 +152,62 @@ class TokenWriter:
         self.tokens.append("(" + (node_type if field_name is None else f"{field_name}:{node_type}"))
 
     def write(self, root: Node, field_name: str | None = None) -> None:
-        """Write `root` and everything under it.
+        """Write `root` and everything under it, or replay it if it was written before."""
+        if not self._recorded_under:
+            self._walk(root, field_name)
+            return
+        # A root is recorded whatever its parent (finding a node's parent costs a descent
+        # from the tree's root): roots are few, and most are a definition's parts.
+        key = (root.id, field_name)
+        if not self._replay(key):
+            start, doc_start = len(self.tokens), len(self.docs)
+            self._walk(root, field_name)
+            self._record(key, start, doc_start)
 
-        Iterative (deep expressions are common) and in one loop over symbol ids: this is the
-        cost of `facts()` beyond the parse.
-        """
-        actions, labels, tokens = self.table.actions, self.table.labels, self.tokens
-        keep, leaves, source = self.table.keep_punctuation_in, self.table.leaves, self.source
+    def _walk(self, root: Node, field_name: str | None) -> None:
+        """The generic walk: iterative (deep expressions are common) and in one loop over
+        symbol ids. This loop is the cost of `facts()` beyond the parse, so it keeps to
+        locals and tests the commonest actions first."""
+        table = self.table
+        actions, labels, tokens = table.actions, table.labels, self.tokens
+        append = tokens.append
+        keep, leaves, special = table.keep_punctuation_in, table.leaves, table.special
+        source = self.source
+        recorded_under = self._recorded_under
+        error = len(actions) - 1  # stands for every id past the table (the ERROR symbol)
         cursor = root.walk()
         # Per node descended into: the token closing it ("" for an elided wrapper), its
         # symbol, and the field its children inherit (an elided wrapper passes its own down).
         stack: list[tuple[str, int, str | None]] = []
+        # Recordings under way: depth of the node in `stack`, its key, where its tokens start.
+        pending: list[tuple[int, _Key, int, int]] = []
         node, name, parent = root, field_name, -1
         while True:
             kind = node.kind_id
-            try:
-                action = actions[kind]
-            except IndexError:  # the ERROR symbol (0xFFFF) lies outside the symbol table
-                kind = len(actions) - 1
-                action = actions[kind]
-            if action == _TOKEN or (action == _PUNCT and parent in keep):
-                tokens.append(labels[kind] if name is None else f"{name}:{labels[kind]}")
-            elif action == _NODE or (action == _DOCSTRING and not self._docstring(node)):
+            if kind > error:
+                kind = error
+            action = actions[kind]
+            if action == _NODE or (action == _DOCSTRING and not self._docstring(node)):
                 if cursor.goto_first_child():
-                    tokens.append(labels[kind] if name is None else f"({name}:{labels[kind][1:]}")
-                    stack.append((")", kind, None))
-                    parent = kind
-                    node = cursor.node  # type: ignore[assignment]
-                    name = cursor.field_name
-                    continue
-                text = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-                if kind in leaves:
-                    text = leaves[kind](text)
-                tokens.append(text if name is None else f"{name}:{text}")
+                    # Directly under a definition: replay the node if it was written before.
+                    key = (node.id, name) if parent in recorded_under else None
+                    if key is None or not self._replay(key):
+                        if key is not None:
+                            pending.append((len(stack), key, len(tokens), len(self.docs)))
+                        append(labels[kind] if name is None else f"({name}:{labels[kind][1:]}")
+                        stack.append((")", kind, None))
+                        parent = kind
+                        node = cursor.node  # type: ignore[assignment]
+                        name = cursor.field_name
+                        continue
+                    cursor.goto_parent()
+                else:
+                    text = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+                    if kind in leaves:
+                        text = leaves[kind](text)
+                    append(text if name is None else f"{name}:{text}")
+            elif action == _TOKEN or (action == _PUNCT and parent in keep):
+                append(labels[kind] if name is None else f"{name}:{labels[kind]}")
             elif action == _ELIDE:
                 if cursor.goto_first_child():
                     stack.append(("", kind, name))
@@ -164,7 +216,7 @@ class TokenWriter:
                     name = cursor.field_name or name
                     continue
             elif action == _SPECIAL:
-                self.table.special[kind](self, node, name)
+                special[kind](self, node, name)
             elif action == _GAPPY:
                 self._write_with_gaps(node, name)
             while True:
@@ -177,12 +229,30 @@ class TokenWriter:
                 cursor.goto_parent()
                 closing = stack.pop()[0]
                 if closing:
-                    tokens.append(closing)
+                    append(closing)
+                if pending and pending[-1][0] == len(stack):
+                    _, key, start, doc_start = pending.pop()
+                    self._record(key, start, doc_start)
                 parent = stack[-1][1] if stack else -1
 
-    def _docstring(self, node: Node) -> bool:
-        if not self._split_docstrings or self.dialect.docstring is None:
+    def _replay(self, key: _Key) -> bool:
+        recorded = self.streams.recorded.get(key)
+        if recorded is None:
             return False
+        tokens, start, end, docs, doc_start, doc_end = recorded
+        self.tokens.extend(tokens[start:end])
+        if doc_end > doc_start:
+            self.docs.extend(docs[doc_start:doc_end])
+        return True
+
+    def _record(self, key: _Key, start: int, doc_start: int) -> None:
+        entry = (self.tokens, start, len(self.tokens), self.docs, doc_start, len(self.docs))
+        self.streams.recorded[key] = entry
+
+    def _docstring(self, node: Node) -> bool:
+        if not self._split_docstrings:
+            return False
+        assert self.dialect.docstring is not None
         doc = self.dialect.docstring(node, self.source)
         if doc is None:
             return False
@@ -225,7 +295,7 @@ def fields(node: Node) -> list[tuple[Node, str | None]]:
 
 
 def tokens_of(
-    source: bytes,
+    streams: Streams,
     dialect: Dialect,
     table: Table,
     nodes: list[tuple[Node, str | None]],
@@ -234,7 +304,7 @@ def tokens_of(
 ) -> tuple[list[str], list[str]]:
     """The code tokens of `nodes` (each with its field) in order, and the docstrings taken
     out of them."""
-    writer = TokenWriter(source, dialect, table, split_docstrings=split_docstrings)
+    writer = TokenWriter(streams, dialect, table, split_docstrings=split_docstrings)
     for node, field_name in nodes:
         writer.write(node, field_name)
     return writer.tokens, writer.docs

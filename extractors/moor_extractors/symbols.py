@@ -17,6 +17,7 @@ from .digest import digest_bytes, digest_tokens
 from .lang_base import LanguageSpec, Span
 from .languages import definition_query, new_parser
 from .model import AXES, DefinitionSite, Facts
+from .normalise import Streams
 
 NORMALISER_VERSION = 1
 """Bump whenever any axis's token stream changes for the same source."""
@@ -59,6 +60,7 @@ class ParsedFile:
         self.tree = tree
         self._spec = spec
         self._definitions: dict[DefinitionSite, _Definition] | None = None
+        self._streams: Streams | None = None
 
     def sites(self) -> tuple[DefinitionSite, ...]:
         """Every definition, in document order (duplicate qualified names included)."""
@@ -67,8 +69,8 @@ class ParsedFile:
     def facts(self, site: DefinitionSite) -> Facts:
         """The digests of every axis for one definition listed by `sites()`."""
         definition = self._index()[site]
-        streams = self._spec.axis_tokens(definition.node, definition.span, self.source)
-        axes = {axis: digest_tokens(tokens) for axis, tokens in streams.items()}
+        tokens = self._spec.axis_tokens(definition.node, definition.span, self._shared())
+        axes = {axis: digest_tokens(stream) for axis, stream in tokens.items()}
         axes["kind"] = digest_tokens([site.kind])
         axes["place"] = digest_tokens([definition.place])
         axes["text"] = digest_bytes(self.source[site.start_byte : site.end_byte])
@@ -81,6 +83,13 @@ class ParsedFile:
         if self._definitions is None:
             self._definitions = _list_definitions(self._spec, self.language, self.tree)
         return self._definitions
+
+    def _shared(self) -> Streams:
+        """The writers' shared state: what one `facts()` wrote, the next need not write."""
+        if self._streams is None:
+            kinds = frozenset(definition.node.kind_id for definition in self._index().values())
+            self._streams = Streams(self.source, kinds)
+        return self._streams
 
 
 def parse_source(language: str, source: bytes) -> ParsedFile:
