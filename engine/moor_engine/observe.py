@@ -176,12 +176,17 @@ class FileView:
         return cached
 
     def are_alternatives(self, indexes: list[int]) -> bool:
-        """Whether same-named definitions are branches of one conditional (`if WIN: def f`
-        / `else: def f`, `try:` / `except:`): one symbol with platform variants, not an
-        ambiguity. Remembered in the cache so a warm check need not parse to know."""
+        """Whether same-named definitions are variants of one symbol, not an ambiguity:
+        branches of one conditional (`if WIN: def f` / `else: def f`, `try:`/`except:`),
+        or one definition beside plain assignments of its name. Remembered in the cache
+        so a warm check need not parse to know."""
         qname = self.sites()[indexes[0]].qname
         if qname not in self._alternatives:
-            self._alternatives[qname] = self._shared_conditional(indexes)
+            kinds = [self.sites()[i].kind for i in indexes]
+            # `f = None` (or `f: Callable | None = None`) beside `def f`: a declared
+            # default or fallback of one symbol, watched together.
+            declared = sum(kind != "constant" for kind in kinds) <= 1
+            self._alternatives[qname] = declared or self._shared_conditional(indexes)
             self.dirty = True
         return self._alternatives[qname]
 

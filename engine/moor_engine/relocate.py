@@ -11,19 +11,51 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import TypeVar
 
 from moor_extractors.languages import language_for_path
 from moor_extractors.reference import Reference
+from moor_extractors.symbols import parse_source
 from moor_store.lockfile import LockedAnchor
 
 from moor_engine.observe import FileObserver, FileView, Found
 from moor_engine.workspace import Workspace
 
 _T = TypeVar("_T")
-# A body is evidence of identity only when there is some of it: a one- or two-line stub
-# (`pass`, `...`, `return None`) matches too many unrelated definitions.
-_MIN_BODY_MATCH_LINES = 3
+# A body is evidence of identity only when it says something: a stub (`pass`, `...`,
+# `return None`, `{}`) matches too many unrelated definitions to prove a rename.
+_STUBS: dict[str, tuple[str, ...]] = {
+    "python": tuple(
+        f"def f():\n    {body}\n"
+        for body in (
+            "pass",
+            "...",
+            "return",
+            "return None",
+            "raise NotImplementedError",
+            "raise NotImplementedError()",
+        )
+    ),
+    "javascript": ("function f() {}", "function f() { return; }"),
+    "typescript": ("function f() {}", "function f() { return; }"),
+    "tsx": ("function f() {}", "function f() { return; }"),
+    "go": ("package p\nfunc f() {}\n", "package p\nfunc f() { return }\n"),
+    "rust": ("fn f() {}", "fn f() { todo!() }", "fn f() { unimplemented!() }"),
+    "java": ("class C { void f() {} }", "class C { void f() { return; } }"),
+}
+
+
+@cache
+def stub_bodies(language: str | None) -> frozenset[str]:
+    """Body digests of the language's do-nothing definitions, normalised like any code."""
+    digests = set()
+    for snippet in _STUBS.get(language or "", ()):
+        parsed = parse_source(language or "", snippet.encode())
+        for site in parsed.sites():
+            if site.kind in ("function", "method"):
+                digests.add(parsed.facts(site).axes["body"])
+    return frozenset(digests)
 
 
 @dataclass(frozen=True)
@@ -132,7 +164,7 @@ def _body_matches(view: FileView, locked: LockedAnchor, exclude: str | None) -> 
         site.qname
         for index, site in enumerate(view.sites())
         if site.qname != exclude
-        and site.end_line - site.line >= _MIN_BODY_MATCH_LINES - 1
+        and body not in stub_bodies(view.language)
         and site.kind == locked.kind
         and not site.has_error
         and view.facts_at(index).axes.get("body") == body

@@ -205,3 +205,37 @@ def test_moved_code_is_never_looked_for_behind_a_symlink_leaving_the_workspace(
     # Control: the same code in a real file of the workspace is found.
     ws.write("pkg/real.py", HELPERS)
     assert ws.anchor("memories/sum.md")["moved_to"] == "pkg/real.py#checksum"
+
+
+def test_a_deleted_stub_is_gone_not_renamed_onto_another_stub(ws: Workspace) -> None:
+    ws.write("pkg/hooks.py", "def on_start():\n    pass\n\n\ndef on_stop():\n    pass\n")
+    ws.memory("start", "pkg/hooks.py#on_start")
+    ws.moor("bind", check=True)
+    ws.write("pkg/hooks.py", "def on_stop():\n    pass\n")
+    assert ws.anchor("memories/start.md")["state"] == "gone"
+    # Control: a short body that says something is evidence of a rename.
+    ws.write(
+        "pkg/wrap.py",
+        "class W:\n    def __getattr__(self, name):\n        return getattr(self._f, name)\n",
+    )
+    ws.memory("wrap", "pkg/wrap.py#W.__getattr__")
+    ws.moor("bind", "memories/wrap.md", check=True)
+    ws.write(
+        "pkg/wrap.py",
+        "class _W:\n    def __getattr__(self, name):\n        return getattr(self._f, name)\n",
+    )
+    assert ws.anchor("memories/wrap.md")["moved_to"] == "pkg/wrap.py#_W.__getattr__"
+
+
+def test_a_declared_default_beside_its_definition_is_one_symbol(ws: Workspace) -> None:
+    source = (
+        "wrap = None\n\ntry:\n    import colorama\nexcept ImportError:\n    pass\n"
+        "else:\n    def wrap(stream):\n        return colorama.wrap(stream)\n"
+    )
+    ws.write("pkg/ansi.py", source)
+    ws.memory("wrap", "pkg/ansi.py#wrap")
+    ws.moor("bind", check=True)
+    ws.write("pkg/ansi.py", source.replace("    def wrap", "    # wrap a stream\n    def wrap"))
+    assert ws.state("memories/wrap.md") == "current"
+    ws.write("pkg/ansi.py", source.replace("colorama.wrap(stream)", "colorama.wrap(stream, True)"))
+    assert ws.state("memories/wrap.md") == "drifted"

@@ -1,0 +1,275 @@
+"""Run the benchmarks and rewrite their two marked sections of README.md.
+
+Only the text between ``<!-- bench:drift:start -->`` … ``<!-- bench:drift:end -->`` and
+``<!-- bench:speed:start -->`` … ``<!-- bench:speed:end -->`` is rewritten; a README without
+the markers gets a ``## Benchmarks`` section appended (a missing README is created with just
+that). ``tests/bench/test_readme_numbers.py`` re-runs the benchmarks with the settings below
+and fails when the published numbers are not what it measures.
+
+    python bench/publish.py [--sizes 100,1000,10000] [--jobs N] [--readme PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import check_speed
+import drift_quality
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+DRIFT = ("<!-- bench:drift:start -->", "<!-- bench:drift:end -->")
+SPEED = ("<!-- bench:speed:start -->", "<!-- bench:speed:end -->")
+
+# What the README publishes, and so what the test re-runs.
+# Cases per category; None = the full run (every corpus case, 100 stdlib cases per category:
+# about 40 s on the 2-core machine when it is quiet, so the test can afford it).
+DRIFT_LIMIT: int | None = None
+SPEED_SIZES = check_speed.DEFAULT_SIZES
+TEST_SPEED_N = 100
+# Times on a shared 2-core machine are noisy: the test accepts ratios within this factor.
+SPEED_TOLERANCE = 3.0
+
+DriftRow = tuple[int, int, int, int]  # cases, moor, whole-file hash, raw symbol bytes
+
+
+# --------------------------------------------------------------------------------------------
+# Sections of the README
+
+
+def read_section(text: str, markers: tuple[str, str]) -> str | None:
+    start, end = markers
+    match = re.search(re.escape(start) + r"(.*?)" + re.escape(end), text, re.DOTALL)
+    return match.group(1) if match else None
+
+
+def write_sections(path: Path, sections: dict[tuple[str, str], str]) -> None:
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    missing = []
+    for (start, end), body in sections.items():
+        block = f"{start}\n{body.strip()}\n{end}"
+        pattern = re.escape(start) + r".*?" + re.escape(end)
+        match = re.search(pattern, text, re.DOTALL)
+        if match:
+            text = text[: match.start()] + block + text[match.end() :]
+        else:
+            missing.append(block)
+    if missing:
+        text = text.rstrip("\n") + ("\n\n" if text.strip() else "") + "## Benchmarks\n\n"
+        text += "\n\n".join(missing) + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------------
+# Drift quality
+
+
+def drift_rows(results: list[drift_quality.SourceResult]) -> dict[tuple[str, str], DriftRow]:
+    rows: dict[tuple[str, str], DriftRow] = {}
+    for result in results:
+        total = [0, 0, 0, 0]
+        for category, t in result.tallies.items():
+            row = (t.total, t.moor_correct, t.file_hash_correct, t.symbol_bytes_correct)
+            rows[(result.name, category)] = row
+            total = [a + b for a, b in zip(total, row, strict=True)]
+        rows[(result.name, "all")] = (total[0], total[1], total[2], total[3])
+    return rows
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part} ({drift_quality.percent(part, whole)})"
+
+
+def _drift_size(results: list[drift_quality.SourceResult], limit: int | None) -> str:
+    counts = {r.name: sum(t.total for t in r.tallies.values()) for r in results}
+    corpus = counts.get("corpus", 0)
+    whole = corpus == len(drift_quality.load_corpus(drift_quality.corpus_path()))
+    parts = [f"{corpus} corpus cases{' (the whole corpus)' if whole else ''}"]
+    per_category = drift_quality.STDLIB_PER_CATEGORY if limit is None else limit
+    parts.append(f"{counts.get('stdlib', 0)} stdlib cases ({per_category} per category)")
+    return " and ".join(parts)
+
+
+def render_drift(results: list[drift_quality.SourceResult], limit: int | None) -> str:
+    command = "python bench/drift_quality.py" + ("" if limit is None else f" --limit {limit}")
+    lines = [
+        "### Drift detection",
+        "",
+        f"`{command}` — {_drift_size(results, limit)}; stdlib cases from Python "
+        f"{platform.python_version()}, seed {drift_quality.SEED}. A case is right for moor when "
+        "a memory bound to the symbol before the change has the expected trust state after "
+        "it: `current` for unchanged, cosmetic and docstring edits and moves inside the file, "
+        "`drifted` for a changed code token, `gone` for a deletion, and `moved` naming the new "
+        "place for moves to another file and renames (two corpus `docstring` cases whose "
+        "symbol also moved to another file count as such moves). Baselines on the same cases: "
+        "*whole-file "
+        "hash* (`current` iff the file's bytes are unchanged, `gone` if it was deleted, else "
+        "`drifted`) and *raw symbol bytes* (`current` iff the symbol's text is byte-identical, "
+        "`gone` if its name is not found, else `drifted`); neither can follow a move.",
+        "",
+        "| source | category | cases | moor | whole-file hash | raw symbol bytes | target |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    rows = drift_rows(results)
+    for (source, category), (cases, moor, file_hash, symbol_bytes) in rows.items():
+        target = (
+            f"{drift_quality.TARGETS[category]:.0%}" if category in drift_quality.TARGETS else ""
+        )
+        label = f"**{category}**" if category == "all" else category
+        lines.append(
+            f"| {source} | {label} | {cases} | {_share(moor, cases)} | "
+            f"{_share(file_hash, cases)} | {_share(symbol_bytes, cases)} | {target} |"
+        )
+    lines += [
+        "",
+        "*corpus*: 300 labelled changes from the history of pallets/click and Textualize/rich "
+        "(`../shared/corpus/`). *stdlib*: functions and methods of the standard library "
+        "mutated with `ast`/`tokenize` (re-indented, commented, call re-wrapped; docstring "
+        "edited; one code token changed; cut into a new file; renamed; deleted) and verified "
+        "with `ast`. The benchmark prints every case moor gets wrong. "
+        "`tests/bench/test_readme_numbers.py` re-runs it and fails if this table differs.",
+    ]
+    return "\n".join(lines)
+
+
+_DRIFT_ROW = re.compile(
+    r"^\|[ \t]*(\w+)[ \t]*\|[ \t]*\**(\w+)\**[ \t]*\|[ \t]*(\d+)[ \t]*\|"
+    r"[ \t]*(\d+)\b[^|\n]*\|[ \t]*(\d+)\b[^|\n]*\|[ \t]*(\d+)\b",
+    re.MULTILINE,
+)
+
+
+def parse_drift(section: str) -> dict[tuple[str, str], DriftRow]:
+    return {
+        (m[1], m[2]): (int(m[3]), int(m[4]), int(m[5]), int(m[6]))
+        for m in _DRIFT_ROW.finditer(section)
+    }
+
+
+def published_python(section: str) -> str | None:
+    match = re.search(r"Python (\d+\.\d+\.\d+)", section)
+    return match.group(1) if match else None
+
+
+# --------------------------------------------------------------------------------------------
+# Check speed
+
+
+@dataclass(frozen=True)
+class SpeedRow:
+    n: int
+    files: int
+    cold_parse: float
+    warm_parse: float
+
+
+def speed_rows(runs: list[check_speed.Run]) -> dict[int, SpeedRow]:
+    return {
+        run.n: SpeedRow(run.n, run.files, run.cold_parse_ratio, run.warm_s / run.parse_s)
+        for run in runs
+    }
+
+
+def render_speed(runs: list[check_speed.Run]) -> str:
+    lines = [
+        "### Check speed",
+        "",
+        f"`python bench/check_speed.py` — Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs (a shared, noisy machine), median of {check_speed.ROUNDS}. "
+        "N memories, each about one symbol of standard-library files copied into a workspace "
+        "(the files with the most definitions first). *parse*: reading and tree-sitter-parsing "
+        "exactly those files once, in-process — the floor any checker must pay. *cold*: "
+        "`moor check` as a subprocess with no `.moor/` (no journal, no parse cache; the OS "
+        "file cache is warm). *warm*: `moor check` again right after. Both include starting "
+        "Python and importing moor.",
+        "",
+        "| N | files | MB | parse (s) | cold check (s) | warm check (s) | cold / parse "
+        "| warm / parse |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for run in runs:
+        lines.append(
+            f"| {run.n} | {run.files} | {run.mb:.2f} | {run.parse_s:.3f} | {run.cold_s:.3f} "
+            f"| {run.warm_s:.3f} | {run.cold_parse_ratio:.1f}x | {run.warm_s / run.parse_s:.1f}x |"
+        )
+    lines += ["", *_speed_targets(runs), ""]
+    lines.append(
+        f"`tests/bench/test_readme_numbers.py` re-measures N = {TEST_SPEED_N} and fails if its "
+        f"file count differs or its cold/parse or warm/parse ratio is more than "
+        f"{SPEED_TOLERANCE:g}x off the row above (times on this machine are noisy)."
+    )
+    return "\n".join(lines)
+
+
+def _speed_targets(runs: list[check_speed.Run]) -> list[str]:
+    lines = []
+    for run in runs:
+        if run.n == check_speed.WARM_TARGET_N:
+            met = "met" if run.warm_s <= check_speed.WARM_TARGET_S else "**not met**"
+            lines.append(
+                f"- Target: warm check of {run.n} memories ≤ {check_speed.WARM_TARGET_S} s — "
+                f"{met} ({run.warm_s:.3f} s)."
+            )
+    missed = [
+        f"N = {run.n}" for run in runs if run.cold_parse_ratio > check_speed.COLD_TARGET_RATIO
+    ]
+    lines.append(
+        f"- Target: cold check ≤ {check_speed.COLD_TARGET_RATIO}x parse time — "
+        + ("met at every N." if not missed else f"**not met** at {', '.join(missed)}.")
+    )
+    return lines
+
+
+_CELL = r"[^|\n]*\|"
+_SPEED_ROW = re.compile(
+    r"^\|[ \t]*(\d+)[ \t]*\|[ \t]*(\d+)[ \t]*\|"
+    + _CELL * 4
+    + r"[ \t]*([\d.]+)x?[ \t]*\|[ \t]*([\d.]+)x?[ \t]*\|",
+    re.MULTILINE,
+)
+
+
+def parse_speed(section: str) -> dict[int, SpeedRow]:
+    return {
+        int(m[1]): SpeedRow(int(m[1]), int(m[2]), float(m[3]), float(m[4]))
+        for m in _SPEED_ROW.finditer(section)
+    }
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--sizes", default=",".join(map(str, SPEED_SIZES)))
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--readme", type=Path, default=README)
+    args = parser.parse_args(argv)
+    sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
+
+    drift = drift_quality.run(["corpus", "stdlib"], DRIFT_LIMIT, args.jobs)
+    for result in drift:
+        drift_quality.print_table(f"{result.title}  [{result.seconds:.1f} s]", result.tallies)
+    runs = [check_speed.measure(n) for n in sizes]
+    print()
+    check_speed.print_table(runs)
+    failed = [run for run in runs if run.error]
+    if failed:
+        print(f"\nnot publishing: moor check failed at N={failed[0].n}: {failed[0].error}")
+        return 1
+    write_sections(
+        args.readme, {DRIFT: render_drift(drift, DRIFT_LIMIT), SPEED: render_speed(runs)}
+    )
+    print(f"\nrewrote the benchmark sections of {args.readme}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
