@@ -8,6 +8,8 @@ import pytest
 from moor_extractors.model import AXES, Facts
 from moor_extractors.symbols import parse_source
 
+from tests.extractors.axes import assert_only_text_moves_anywhere, tabs_for_spaces
+
 SOURCE = dedent(
     """
     /** A store. */
@@ -131,19 +133,7 @@ def test_reformatting_and_comments_leave_every_default_axis_unchanged() -> None:
 
 
 def test_reindenting_the_whole_file_moves_only_the_text_of_any_definition() -> None:
-    reindented = "\n".join(
-        "\t" * ((len(line) - len(line.lstrip(" "))) // 2) + line.lstrip(" ")
-        for line in SOURCE.split("\n")
-    )
-    before = parse_source("typescript", SOURCE.encode())
-    after = parse_source("typescript", reindented.encode())
-    texts_moved = 0
-    for old, new in zip(before.sites(), after.sites(), strict=True):
-        old_axes, new_axes = before.facts(old).axes, after.facts(new).axes
-        assert old.qname == new.qname
-        assert {axis for axis in AXES if old_axes[axis] != new_axes[axis]} <= {"text"}
-        texts_moved += old_axes["text"] != new_axes["text"]
-    assert texts_moved > 0  # positive control: the edit was seen
+    assert_only_text_moves_anywhere("typescript", SOURCE, tabs_for_spaces(SOURCE))
 
 
 def test_a_body_token_change_moves_only_the_body() -> None:
