@@ -272,3 +272,17 @@ def test_a_reader_closing_the_pipe_early_is_not_an_error(ws: Workspace) -> None:
     reader.stdout.close()
     reader.wait(timeout=60)
     assert "internal error" not in reader.stderr.read().decode()
+
+
+def test_check_narrows_to_memories_folders_or_the_code_they_are_about(ws: Workspace) -> None:
+    setup_retry(ws)
+    ws.write("src/other.py", "def stable():\n    return 1\n")
+    ws.memory("stable", "src/other.py#stable")
+    ws.moor("bind", check=True)
+    by_code = ws.moor("check", "--format", "json", "src/net/client.py").json()
+    assert [m["path"] for m in by_code["memories"]] == ["memories/retry.md"]  # type: ignore[index]
+    by_memory = ws.moor("check", "--format", "json", "memories/stable.md").json()
+    assert [m["path"] for m in by_memory["memories"]] == ["memories/stable.md"]  # type: ignore[index]
+    # Control: the folder holds both.
+    by_folder = ws.moor("check", "--format", "json", "memories").json()
+    assert len(by_folder["memories"]) == 2  # type: ignore[arg-type]
