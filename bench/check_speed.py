@@ -9,7 +9,8 @@ about one symbol. After an in-process `bind`, the real CLI runs as a subprocess:
 * parse — the baseline, in this process: read and tree-sitter-parse exactly the referenced
   files once each.
 
-Each figure is the median of three rounds. Nothing is asserted: this is a measurement.
+Each figure is the best (minimum) of several rounds: on a shared machine noise only ever adds
+time, so the minimum is the most repeatable estimate. Nothing is asserted: this is a measurement.
 
     python bench/check_speed.py [--sizes 100,1000,10000] [--json PATH]
 """
@@ -24,7 +25,6 @@ import os
 import platform
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -206,8 +206,8 @@ def parse_time(paths: list[Path]) -> float:
     return time.perf_counter() - started
 
 
-def median_of(measure: Callable[[], float], rounds: int = ROUNDS) -> float:
-    return statistics.median(measure() for _ in range(rounds))
+def best_of(measure: Callable[[], float], rounds: int = ROUNDS) -> float:
+    return min(measure() for _ in range(rounds))
 
 
 def measure(n: int) -> Run:
@@ -218,8 +218,9 @@ def measure(n: int) -> Run:
         bind_s, refused = bind_all(root)
         if refused:
             print(f"  N={n}: {len(refused)} memories could not be bound, e.g. {refused[0]}")
-        startup = median_of(lambda: moor(root, "--version")[0])
-        parse = median_of(lambda: parse_time(files))
+        startup = best_of(lambda: moor(root, "--version")[0])
+        # The parse of one small file lasts milliseconds: more rounds for a stable floor.
+        parse = best_of(lambda: parse_time(files), rounds=3 * ROUNDS)
         colds, warms = [], []
         states: dict[str, int] = {}
         error = ""
@@ -239,8 +240,8 @@ def measure(n: int) -> Run:
         files=len(files),
         bytes=total,
         parse_s=parse,
-        cold_s=statistics.median(colds) if not error else math.nan,
-        warm_s=statistics.median(warms) if not error else math.nan,
+        cold_s=min(colds) if not error else math.nan,
+        warm_s=min(warms) if not error else math.nan,
         startup_s=startup,
         bind_s=bind_s,
         states=states,
@@ -293,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     print(
         f"moor check speed — Python {platform.python_version()}, {os.cpu_count()} CPUs, "
-        f"median of {ROUNDS}; cold = no .moor/ (the OS file cache stays warm)"
+        f"best of {ROUNDS}; cold = no .moor/ (the OS file cache stays warm)"
     )
     runs = []
     for n in sizes:

@@ -182,7 +182,8 @@ def render_speed(runs: list[check_speed.Run]) -> str:
         "### Check speed",
         "",
         f"`python bench/check_speed.py` — Python {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs (a shared, noisy machine), median of {check_speed.ROUNDS}. "
+        f"{os.cpu_count()} CPUs (a shared, noisy machine), "
+        f"best of {check_speed.ROUNDS} rounds (noise only adds time). "
         "N memories, each about one symbol of standard-library files copied into a workspace "
         "(the files with the most definitions first). *parse*: reading and tree-sitter-parsing "
         "exactly those files once, in-process — the floor any checker must pay. *cold*: "
