@@ -145,7 +145,12 @@ class Checker:
     ) -> AnchorReport:
         entry = item.entry
         report = AnchorReport(
-            ref=entry.raw, state=State.CURRENT, line=entry.line, column=entry.column
+            ref=entry.raw,
+            state=State.CURRENT,
+            line=entry.line,
+            column=entry.column,
+            end_line=entry.end_line,
+            end_column=entry.end_column,
         )
         if item.ref is None:
             problem = item.problem

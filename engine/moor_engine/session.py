@@ -35,6 +35,7 @@ class Session:
     # Relative path arguments are relative to where the command was started (`-C DIR`
     # included), as in git; the language server starts at the workspace root.
     start: Path = field(default_factory=Path.cwd)
+    last_evaluation: Evaluation | None = None
 
     @classmethod
     def open(cls, start: Path, *, use_journal: bool = True) -> Session:
@@ -110,6 +111,7 @@ class Session:
         self, paths: list[str], progress: Progress | None = None, *, record: bool = True
     ) -> Report:
         evaluation = self.evaluate(paths, progress)
+        self.last_evaluation = evaluation  # observations and sites, for editors
         if record:
             new_lock, count = rebaseline(self.lock, evaluation)
             if self.journal is not None:

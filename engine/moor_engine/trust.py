@@ -37,6 +37,8 @@ class AnchorReport:
     canonical: str | None = None
     line: int = 0  # where the reference is written in the memory file (1-based)
     column: int = 0
+    end_line: int = 0  # where it ends (0 when unknown), for editors to underline it whole
+    end_column: int = 0
     axes: list[str] = field(default_factory=list)  # watched axes that moved
     reason: str | None = None  # failure class, for `unverified` and `invalid`
     code: str | None = None
