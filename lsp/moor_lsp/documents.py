@@ -38,14 +38,15 @@ def memory_text(server: MoorLanguageServer, uri: str) -> MemoryText | None:
     """The memory file at `uri` as the editor has it, parsed; None if it is no memory."""
     rel = server.relative(uri)
     snapshot = server.snapshot
-    if rel is None or snapshot is None or not _is_memory(server, rel):
+    if rel is None or snapshot is None or not is_memory(server, rel):
         return None
     text = server.workspace.get_text_document(uri).source
     parsed = parse_memory(rel, text.encode("utf-8", "surrogatepass"))
     return MemoryText(rel, split_lines(text), parsed.memory)
 
 
-def _is_memory(server: MoorLanguageServer, rel: str) -> bool:
+def is_memory(server: MoorLanguageServer, rel: str) -> bool:
+    """Whether workspace-relative `rel` is a memory file (checked or not yet)."""
     snapshot = server.snapshot
     if snapshot is not None and rel in snapshot.memories:
         return True

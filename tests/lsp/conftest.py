@@ -39,6 +39,7 @@ class RecordingClient(LanguageClient):
 
     published: list[tuple[str, int]]
     registrations: list[types.Registration]
+    lens_refreshes: int
 
 
 def _converter() -> Any:
@@ -63,6 +64,7 @@ def make_client() -> LanguageClient:
     client = RecordingClient(converter_factory=_converter)
     client.published = []
     client.registrations = []
+    client.lens_refreshes = 0
 
     def publish(client: RecordingClient, params: types.PublishDiagnosticsParams) -> None:
         client.diagnostics[params.uri] = params.diagnostics
@@ -71,8 +73,12 @@ def make_client() -> LanguageClient:
     def register(client: RecordingClient, params: types.RegistrationParams) -> None:
         client.registrations.extend(params.registrations)
 
+    def lens_refresh(client: RecordingClient, _params: None) -> None:
+        client.lens_refreshes += 1
+
     features = {
         **DEFAULT_CLIENT_FEATURES,
+        types.WORKSPACE_CODE_LENS_REFRESH: lens_refresh,
         types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish,
         types.CLIENT_REGISTER_CAPABILITY: register,
     }
@@ -202,6 +208,56 @@ class Editor:
                 position=types.Position(line=line, character=character),
             )
         )
+
+    def document(self, rel: str) -> types.TextDocumentIdentifier:
+        return types.TextDocumentIdentifier(uri=self.uri(rel))
+
+    def open(self, rel: str) -> None:
+        """Tell the server the editor opened a file (with its text on disk)."""
+        language = "markdown" if rel.endswith(".md") else "python"
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=self.uri(rel), language_id=language, version=1, text=self.ws.read(rel)
+                )
+            )
+        )
+
+    async def complete(self, rel: str, line: int, character: int) -> types.CompletionList | None:
+        result = await self.client.text_document_completion_async(
+            types.CompletionParams(
+                text_document=self.document(rel),
+                position=types.Position(line=line, character=character),
+            )
+        )
+        assert result is None or isinstance(result, types.CompletionList)
+        return result
+
+    async def definition(self, rel: str, line: int, character: int) -> Any:
+        return await self.client.text_document_definition_async(
+            types.DefinitionParams(
+                text_document=self.document(rel),
+                position=types.Position(line=line, character=character),
+            )
+        )
+
+    async def lenses(self, rel: str) -> list[types.CodeLens]:
+        result = await self.client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=self.document(rel))
+        )
+        return list(result or [])
+
+    async def until(self, what: Callable[[], Any], check: Callable[[Any], bool]) -> Any:
+        """Ask `what()` again every 0.1 s until `check` holds; fail after TIMEOUT."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + TIMEOUT
+        while True:
+            last = await what()
+            if check(last):
+                return last
+            if loop.time() > deadline:
+                raise AssertionError(f"never matched; last seen: {last}")
+            await asyncio.sleep(0.1)
 
 
 SERVER = ClientServerConfig(

@@ -4,8 +4,21 @@ from __future__ import annotations
 
 from moor_lsp.features import Feature
 from moor_lsp.features.code_actions import CodeActions
+from moor_lsp.features.code_lens import CodeLens
+from moor_lsp.features.completion import Completion
+from moor_lsp.features.definition import Definition
 from moor_lsp.features.diagnostics import Diagnostics
 from moor_lsp.features.hover import Hover
+from moor_lsp.features.symbols import WorkspaceSymbols
 from moor_lsp.features.watching import Watching
 
-FEATURES: tuple[type[Feature], ...] = (Diagnostics, CodeActions, Hover, Watching)
+FEATURES: tuple[type[Feature], ...] = (
+    Diagnostics,
+    CodeActions,
+    Hover,
+    Completion,
+    Definition,
+    CodeLens,
+    WorkspaceSymbols,
+    Watching,
+)

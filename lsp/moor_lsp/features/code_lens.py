@@ -1,0 +1,166 @@
+"""Code lenses on code: on each symbol (or whole file) that memories are about.
+
+A lens reads "2 memories · 1 drifted" (or "1 memory · current") and runs `moor.showMemory`
+with the memories' paths: one is opened with `window/showDocument`; among several the
+person picks one (`window/showMessageRequest`). The counts come from the last check
+(memory → anchors → canonical reference → `path#qname`; a moved anchor counts where its
+code is now); retired memories are left out. Symbols are found in the editor's copy of the
+file, parsed in the engine thread. After a check that changed any count, clients that
+support it are asked to `workspace/codeLens/refresh`. Code files get no diagnostics.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from moor_engine.trust import State
+from moor_extractors.model import Failure
+from moor_extractors.reference import normalise_path, parse_reference
+from pygls.exceptions import JsonRpcInvalidParams
+
+from moor_lsp.code import CodeFile, read_code
+from moor_lsp.documents import is_memory
+from moor_lsp.engine import Snapshot
+from moor_lsp.features import Feature
+from moor_lsp.features.diagnostics import to_range
+
+SHOW_MEMORY = "moor.showMemory"
+# Most pressing first: the order states are named in a lens title.
+ORDER = (
+    State.INVALID,
+    State.GONE,
+    State.DRIFTED,
+    State.MOVED,
+    State.REWRITTEN,
+    State.UNVERIFIED,
+    State.UNBOUND,
+)
+# path -> symbol (None: the whole file) -> memory path -> that anchor's state
+Index = dict[str, dict[str | None, dict[str, State]]]
+
+
+def build_index(snapshot: Snapshot) -> Index:
+    index: Index = {}
+    for memory in snapshot.memories.values():
+        if memory.report.state == State.RETIRED:
+            continue
+        for anchor in memory.report.anchors:
+            canonical = anchor.canonical
+            if anchor.state == State.MOVED and anchor.moved_to:
+                canonical = anchor.moved_to
+            if canonical is None:
+                continue
+            ref = parse_reference(canonical)
+            if isinstance(ref, Failure) or ref.path is None:
+                continue
+            states = index.setdefault(ref.path, {}).setdefault(ref.symbol, {})
+            previous = states.get(memory.path)
+            if previous is None or _rank(anchor.state) < _rank(previous):
+                states[memory.path] = anchor.state
+    return index
+
+
+def _rank(state: State) -> int:
+    return ORDER.index(state) if state in ORDER else len(ORDER)
+
+
+def lens_title(states: dict[str, State]) -> str:
+    count = len(states)
+    title = f"{count} memory" if count == 1 else f"{count} memories"
+    tally = Counter(s for s in states.values() if s in ORDER)
+    if not tally:
+        return f"{title} · current"
+    return f"{title} · " + ", ".join(f"{tally[s]} {s.value}" for s in ORDER if tally[s])
+
+
+class CodeLens(Feature):
+    name = "code_lens"
+
+    def __init__(self, server: Any) -> None:
+        super().__init__(server)
+        self.index: Index = {}
+
+    def register(self) -> None:
+        self.handle(
+            types.TEXT_DOCUMENT_CODE_LENS,
+            self.code_lens,
+            None,
+            types.CodeLensOptions(resolve_provider=False),
+        )
+        self.command(SHOW_MEMORY, self.show_memory)
+
+    async def on_snapshot(self, snapshot: Snapshot) -> None:
+        fresh = build_index(snapshot)
+        changed = fresh != self.index
+        self.index = fresh
+        if changed and self.server.capability("workspace.code_lens.refresh_support"):
+            self.server.workspace_code_lens_refresh(None)
+
+    async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        await self.server.ready()
+        root = self.server.root
+        uri = params.text_document.uri
+        rel = self.server.relative(uri)
+        if root is None or rel is None or is_memory(self.server, rel):
+            return None
+        about = self.index.get(rel)
+        if not about:
+            return []
+        code: CodeFile | None = None
+        if any(symbol is not None for symbol in about):
+            source = self.server.workspace.get_text_document(uri).source
+            code = await self.server.in_engine(_parse, root, rel, source)
+        encoding = self.server.position_encoding
+        lenses: list[types.CodeLens] = []
+        for symbol, states in sorted(about.items(), key=lambda item: item[0] or ""):
+            if symbol is None:
+                start = types.Position(line=0, character=0)
+                ranges = [types.Range(start=start, end=start)]
+            elif code is not None:
+                ranges = [to_range(code.head(site), encoding) for site in code.named(symbol)]
+            else:
+                ranges = []
+            title = lens_title(states)
+            for where in ranges:
+                lenses.append(
+                    types.CodeLens(
+                        range=where,
+                        command=types.Command(
+                            title=title, command=SHOW_MEMORY, arguments=sorted(states)
+                        ),
+                    )
+                )
+        return lenses
+
+    async def show_memory(self, *memories: object) -> object:
+        paths = [m for m in memories if isinstance(m, str) and m]
+        for path in paths:
+            if isinstance(normalise_path(path), Failure) or not is_memory(self.server, path):
+                raise JsonRpcInvalidParams(f"{SHOW_MEMORY}: {path!r} is not a memory file")
+        if self.server.root is None or not paths:
+            return {"shown": None}
+        chosen: str | None = paths[0]
+        if len(paths) > 1:
+            answer = await self.server.window_show_message_request_async(
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Info,
+                    message="moor: which memory?",
+                    actions=[types.MessageActionItem(title=p) for p in paths],
+                )
+            )
+            chosen = answer.title if answer is not None else None
+        if chosen is None:
+            return {"shown": None}
+        uri = self.server.uri(chosen)
+        if self.server.capability("window.show_document.support"):
+            await self.server.window_show_document_async(
+                types.ShowDocumentParams(uri=uri, take_focus=True)
+            )
+        return {"shown": uri}
+
+
+def _parse(root: Path, rel: str, source: str) -> CodeFile | None:
+    return read_code(root, rel, source.encode("utf-8", "surrogatepass"))

@@ -1,0 +1,248 @@
+"""Completion of `about:` references in a memory's frontmatter: paths, then symbols.
+
+Inside the `about:` list (block items `- …`, `- ref: …`, or a flow list `[…, …]`), a
+partial reference is completed one step at a time:
+
+* `src/ne` — the entries of the folder `src/` that start with `ne` (folders first, then
+  files), skipping `.git`, `.moor`, virtualenvs, `node_modules` and the engine's `ignore`
+  globs; the edit replaces the last path segment.
+* `src/net/client.py#Cl` — the file's qualified names (`Client`, `Client.send`, …;
+  heading breadcrumbs for Markdown) that start with `Cl`; the edit replaces what follows `#`.
+
+The editor's copy of the memory is read line by line (it is often not valid YAML while it
+is typed); folder listing and parsing run in the engine thread.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types
+from moor_engine.config import BUILTIN_IGNORES, ConfigError
+from moor_engine.workspace import Workspace
+from moor_extractors.languages import language_for_path
+from moor_extractors.model import Failure
+from moor_extractors.reference import normalise_path, resolve_path
+
+from moor_lsp.code import read_code, symbol_key
+from moor_lsp.documents import is_memory
+from moor_lsp.features import Feature
+from moor_lsp.positions import from_client_character, split_lines, to_client_character
+
+TRIGGERS = ["/", "#", "."]
+LIMIT = 500
+KINDS: dict[str, types.CompletionItemKind] = {
+    "class": types.CompletionItemKind.Class,
+    "struct": types.CompletionItemKind.Struct,
+    "record": types.CompletionItemKind.Struct,
+    "interface": types.CompletionItemKind.Interface,
+    "trait": types.CompletionItemKind.Interface,
+    "enum": types.CompletionItemKind.Enum,
+    "function": types.CompletionItemKind.Function,
+    "method": types.CompletionItemKind.Method,
+    "constructor": types.CompletionItemKind.Constructor,
+    "module": types.CompletionItemKind.Module,
+    "constant": types.CompletionItemKind.Constant,
+    "variable": types.CompletionItemKind.Variable,
+    "field": types.CompletionItemKind.Field,
+    "property": types.CompletionItemKind.Property,
+    "type": types.CompletionItemKind.TypeParameter,
+    "macro": types.CompletionItemKind.Function,
+    "section": types.CompletionItemKind.Reference,
+}
+
+_TOP_LEVEL_KEY = re.compile(r"^([^\s#\-][^:]*):")
+_OTHER_KEY = re.compile(r"^\s*(?:-\s+)?([A-Za-z_][\w-]*)\s*:(?:\s|$)")
+_PARTIAL = re.compile(
+    r"(?:^\s*-\s+(?:ref:\s+)?|^\s+ref:\s+|^about:\s*\[?\s*|[\[,]\s*)"
+    r"[\"']?(?P<token>[^\s\"',\[\]#]*(?:#[^\"',\[\]]*)?)$"
+)
+
+
+@dataclass(frozen=True)
+class Partial:
+    """The reference being typed: its text before the cursor and where it starts."""
+
+    start: int  # 0-based code-point column
+    text: str
+
+
+def partial_reference(lines: list[str], line: int, column: int) -> Partial | None:
+    """The partial `about:` reference ending at (line, column), if the cursor is in the
+    frontmatter's `about:` list at a place where a reference is written."""
+    if not lines or lines[0].rstrip() != "---" or not 0 < line < len(lines):
+        return None
+    for index in range(1, line + 1):
+        if lines[index].rstrip() in ("---", "..."):
+            return None  # the cursor is past the end of the frontmatter
+    if not _in_about(lines, line):
+        return None
+    before = lines[line][:column]
+    key = _OTHER_KEY.match(before)
+    if key is not None and key.group(1) not in ("about", "ref"):
+        return None  # `watch: [...]` inside an item, or another key
+    match = _PARTIAL.search(before)
+    if match is None:
+        return None
+    return Partial(match.start("token"), match.group("token"))
+
+
+def _in_about(lines: list[str], line: int) -> bool:
+    for index in range(line, 0, -1):
+        key = _TOP_LEVEL_KEY.match(lines[index])
+        if key is not None:
+            return key.group(1).strip() == "about"
+    return False
+
+
+# --- the engine-thread side ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    folder: bool
+
+
+def list_folder(root: Path, folder: str) -> list[Entry] | None:
+    """The entries of a workspace folder worth referencing, folders first, then by name."""
+    if folder:
+        normal = normalise_path(folder)
+        if isinstance(normal, Failure):
+            return None
+        base = resolve_path(root, normal)
+        if isinstance(base, Failure):
+            return None
+        prefix = normal + "/"
+    else:
+        base, prefix = root, ""
+    try:
+        workspace: Workspace | None = Workspace.open(root)
+    except ConfigError:
+        workspace = None
+    entries: list[Entry] = []
+    try:
+        scan = list(os.scandir(base))
+    except OSError:
+        return None
+    for item in scan:
+        name = item.name
+        if name in BUILTIN_IGNORES:
+            continue
+        try:
+            is_folder = item.is_dir()
+        except OSError:
+            continue
+        if is_folder and os.path.exists(os.path.join(item.path, "pyvenv.cfg")):
+            continue  # a virtualenv under another name
+        rel = prefix + name
+        if workspace is not None and workspace.is_ignored(rel):
+            continue
+        entries.append(Entry(name, is_folder))
+    entries.sort(key=lambda e: (not e.folder, e.name.lower(), e.name))
+    return entries
+
+
+def list_symbols(root: Path, rel: str) -> list[tuple[str, str]]:
+    """(qualified name as a reference spells it, kind) for each definition in the file."""
+    normal = normalise_path(rel)
+    if isinstance(normal, Failure):
+        return []
+    code = read_code(root, normal)
+    if code is None:
+        return []
+    seen: set[str] = set()
+    result = []
+    for site in code.sites:
+        name = symbol_key(normal, site.qname)
+        if name not in seen:
+            seen.add(name)
+            result.append((name, site.kind))
+    return result
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text).lower()
+
+
+class Completion(Feature):
+    name = "completion"
+
+    def register(self) -> None:
+        self.handle(
+            types.TEXT_DOCUMENT_COMPLETION,
+            self.completion,
+            None,
+            types.CompletionOptions(trigger_characters=TRIGGERS, resolve_provider=False),
+        )
+
+    async def completion(self, params: types.CompletionParams) -> types.CompletionList | None:
+        root = self.server.root
+        uri = params.text_document.uri
+        rel = self.server.relative(uri)
+        if root is None or rel is None or not is_memory(self.server, rel):
+            return None
+        lines = split_lines(self.server.workspace.get_text_document(uri).source)
+        line = params.position.line
+        if line >= len(lines):
+            return None
+        encoding = self.server.position_encoding
+        text = lines[line]
+        column = from_client_character(text, params.position.character, encoding)
+        partial = partial_reference(lines, line, column)
+        if partial is None:
+            return None
+
+        def edit_range(start: int) -> types.Range:
+            return types.Range(
+                start=types.Position(
+                    line=line, character=to_client_character(text, start, encoding)
+                ),
+                end=params.position,
+            )
+
+        items: list[types.CompletionItem] = []
+        if "#" in partial.text:
+            path, _, typed = partial.text.partition("#")
+            where = edit_range(partial.start + len(path) + 1)
+            wanted = _squash(typed)
+            for name, kind in await self.server.in_engine(list_symbols, root, path):
+                if _squash(name).startswith(wanted):
+                    items.append(
+                        types.CompletionItem(
+                            label=name,
+                            kind=KINDS.get(kind, types.CompletionItemKind.Reference),
+                            detail=kind,
+                            text_edit=types.TextEdit(range=where, new_text=name),
+                            filter_text=name,
+                        )
+                    )
+        else:
+            folder, slash, typed = partial.text.rpartition("/")
+            where = edit_range(partial.start + len(folder) + len(slash))
+            entries = await self.server.in_engine(list_folder, root, folder)
+            for entry in entries or []:
+                if entry.name.startswith(".") and not typed.startswith("."):
+                    continue
+                if not entry.name.lower().startswith(typed.lower()):
+                    continue
+                new_text = entry.name + "/" if entry.folder else entry.name
+                items.append(
+                    types.CompletionItem(
+                        label=new_text,
+                        kind=(
+                            types.CompletionItemKind.Folder
+                            if entry.folder
+                            else types.CompletionItemKind.File
+                        ),
+                        detail=None if entry.folder else language_for_path(entry.name),
+                        sort_text=f"{0 if entry.folder else 1}{len(items):05d}",
+                        text_edit=types.TextEdit(range=where, new_text=new_text),
+                        filter_text=new_text,
+                    )
+                )
+        incomplete = len(items) > LIMIT
+        return types.CompletionList(is_incomplete=incomplete, items=items[:LIMIT])

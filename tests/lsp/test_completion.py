@@ -1,0 +1,99 @@
+"""Completion of `about:` references: workspace paths, then a file's qualified names."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types
+
+from tests.lsp.conftest import Editor
+
+pytestmark = [
+    pytest.mark.asyncio,
+    pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning"),
+]
+CLIENT = "class Client:\n    def send(self):\n        pass\n\n\ndef connect():\n    pass\n"
+MEMORY = """---
+about:
+  - src/ne
+  - "src/net/client.py#"
+  - ref: src/net/client.py#Client.s
+    watch: [sig
+---
+# Completion
+
+src/
+"""
+
+
+def labels(result: types.CompletionList | None) -> list[str]:
+    assert result is not None
+    ordered = sorted(result.items, key=lambda item: item.sort_text or item.label)
+    return [item.label for item in ordered]
+
+
+async def test_paths_are_completed_folder_by_folder_folders_first(editor: Editor) -> None:
+    ws = editor.ws
+    ws.write("moor.toml", 'memory_roots = ["memories"]\nignore = ["build"]\n')
+    ws.write("src/net/client.py", CLIENT)
+    ws.write("src/netlib.py", "X = 1\n")
+    ws.write("src/zeta.py", "Y = 1\n")
+    ws.write("build/out.py", "Z = 1\n")
+    ws.write("node_modules/x/index.js", "\n")
+    ws.write(".moor/keep", "\n")
+    ws.write("memories/typing.md", MEMORY)
+    await editor.start()
+    editor.open("memories/typing.md")
+
+    partial = await editor.complete("memories/typing.md", 2, len("  - src/ne"))
+    at_root = await editor.complete("memories/typing.md", 2, len("  - "))
+    in_body = await editor.complete("memories/typing.md", 9, len("src/"))
+    in_watch = await editor.complete("memories/typing.md", 5, len("    watch: [sig"))
+
+    assert labels(partial) == ["net/", "netlib.py"]  # not zeta.py
+    assert partial is not None
+    folder = partial.items[0] if partial.items[0].label == "net/" else partial.items[1]
+    assert folder.kind == types.CompletionItemKind.Folder
+    assert isinstance(folder.text_edit, types.TextEdit)
+    assert folder.text_edit.new_text == "net/"
+    assert folder.text_edit.range == types.Range(  # replaces the segment being typed
+        start=types.Position(line=2, character=len("  - src/")),
+        end=types.Position(line=2, character=len("  - src/ne")),
+    )
+    root = labels(at_root)
+    assert root[:2] == ["memories/", "src/"]
+    assert "moor.toml" in root
+    for hidden in ("build/", "node_modules/", ".moor/"):
+        assert hidden not in root
+    assert in_body is None  # the body is no reference list
+    assert in_watch is None  # nor is a reference's watch list
+
+
+async def test_after_a_hash_the_files_qualified_names_are_offered(editor: Editor) -> None:
+    ws = editor.ws
+    ws.write("src/net/client.py", CLIENT)
+    ws.write("docs/guide.md", "# Storage\n\ntext\n\n## Journal  format\n\nmore\n")
+    ws.write("memories/typing.md", MEMORY.replace("src/ne\n", "docs/guide.md#Storage > J\n"))
+    await editor.start()
+    editor.open("memories/typing.md")
+    quoted = '  - "src/net/client.py#'
+
+    everything = await editor.complete("memories/typing.md", 3, len(quoted))
+    narrowed = await editor.complete(
+        "memories/typing.md", 4, len("  - ref: src/net/client.py#Client.s")
+    )
+    headings = await editor.complete("memories/typing.md", 2, len("  - docs/guide.md#Storage > J"))
+
+    assert everything is not None
+    by_label = {item.label: item for item in everything.items}
+    assert set(by_label) == {"Client", "Client.send", "connect"}
+    send = by_label["Client.send"]
+    assert send.kind == types.CompletionItemKind.Method
+    assert by_label["Client"].kind == types.CompletionItemKind.Class
+    assert by_label["connect"].kind == types.CompletionItemKind.Function
+    assert isinstance(send.text_edit, types.TextEdit)
+    cursor = types.Position(line=3, character=len(quoted))
+    assert send.text_edit.range == types.Range(start=cursor, end=cursor)
+    assert labels(narrowed) == ["Client.send"]
+    assert narrowed is not None and isinstance(narrowed.items[0].text_edit, types.TextEdit)
+    assert narrowed.items[0].text_edit.range.start.character == len("  - ref: src/net/client.py#")
+    assert labels(headings) == ["Storage > Journal format"]  # the breadcrumb as written
