@@ -37,3 +37,8 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) .moor .pytest_cache .mypy_cache .ruff_cache
+
+# `make vsix`: the VS Code extension, vscode-client/moor-<version>.vsix.
+.PHONY: vsix
+vsix:
+	cd vscode-client && npm ci && npm run package

@@ -1,0 +1,345 @@
+// The moor VS Code client: starts `<python> -m moor lsp`, contributes a few commands, and
+// asks the person for a reason before a reaffirm. Everything else is the server's work.
+
+import { spawn } from "node:child_process";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  type CloseHandlerResult,
+  type ErrorHandler,
+  type ErrorHandlerResult,
+  type Executable,
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+  State,
+} from "vscode-languageclient/node";
+
+import { findInterpreter, onInterpreterChange } from "./python";
+
+const CLIENT_ID = "moor"; // also makes the client follow the `moor.trace.server` setting
+const SERVER_REAFFIRM = "moor.reaffirm";
+/** Server commands that write moor.lock or the journal: not in an untrusted workspace. */
+const WRITING_COMMANDS = new Set(["moor.reaffirm", "moor.follow", "moor.bind"]);
+export const SEVERITY_STATES = [
+  "drifted",
+  "gone",
+  "invalid",
+  "moved",
+  "rewritten",
+  "unverified",
+  "unbound",
+  "ungrounded",
+] as const;
+const SEVERITIES = new Set(["error", "warning", "information", "hint", "off"]);
+const MAX_RESTARTS = 4;
+
+let log: vscode.LogOutputChannel;
+let client: LanguageClient | undefined;
+let starting: Promise<void> | undefined;
+let writeCommands: vscode.Disposable | undefined;
+
+function firstFolder(): vscode.WorkspaceFolder | undefined {
+  return vscode.workspace.workspaceFolders?.[0];
+}
+
+/** `moor.severity.<state>` values other than `default`, for initializationOptions. */
+export function severityOverrides(
+  config: Pick<vscode.WorkspaceConfiguration, "get">,
+): Record<string, string> {
+  const overrides: Record<string, string> = {};
+  for (const state of SEVERITY_STATES) {
+    const value = config.get<string>(`severity.${state}`, "default");
+    if (value && SEVERITIES.has(value)) {
+      overrides[state] = value;
+    }
+  }
+  return overrides;
+}
+
+async function serverCommand(trusted: boolean): Promise<Executable> {
+  const folder = firstFolder();
+  const config = vscode.workspace.getConfiguration("moor", folder);
+  const python = await findInterpreter(folder, trusted, log);
+  const extra = config.get<string[]>("server.args", []).filter((a) => typeof a === "string");
+  // -P (Python >= 3.11, as moor needs): do not put the working folder on sys.path, so a
+  // `moor` folder inside an untrusted workspace is never imported in place of the real one.
+  const args = [...(trusted ? [] : ["-P"]), "-m", "moor", "lsp", ...extra];
+  log.info(`starting the server: ${python.command} ${args.join(" ")} (interpreter from ${python.source})`);
+  return {
+    command: python.command,
+    args,
+    options: { cwd: folder?.uri.fsPath, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+  };
+}
+
+function errorHandler(): ErrorHandler {
+  // The client's own handler decides (restart up to MAX_RESTARTS times in 3 minutes);
+  // this wrapper only says so in the output channel.
+  let fallback: ErrorHandler | undefined;
+  const inner = (): ErrorHandler => {
+    if (!fallback) {
+      if (!client) {
+        throw new Error("no language client");
+      }
+      fallback = client.createDefaultErrorHandler(MAX_RESTARTS);
+    }
+    return fallback;
+  };
+  return {
+    async error(error, message, count): Promise<ErrorHandlerResult> {
+      log.error(`connection to the moor server: ${error.message}`);
+      return inner().error(error, message, count);
+    },
+    async closed(): Promise<CloseHandlerResult> {
+      const result = await inner().closed();
+      if (result.action === CloseAction.Restart) {
+        log.warn("the moor server stopped unexpectedly: restarting it");
+      } else {
+        log.error(result.message ?? "the moor server stopped unexpectedly and will not be restarted");
+      }
+      return result;
+    },
+  };
+}
+
+async function askReason(memory: unknown): Promise<string | undefined> {
+  const name = typeof memory === "string" ? path.basename(memory) : "the memory";
+  const reason = await vscode.window.showInputBox({
+    title: `moor: reaffirm ${name}`,
+    prompt: "Why does the memory still hold for the code as it is now?",
+    placeHolder: "e.g. the rename did not change the behaviour described",
+    ignoreFocusOut: true,
+    validateInput: (value) => (value.trim() ? undefined : "A reason is needed (it goes in the journal)."),
+  });
+  return reason?.trim() || undefined;
+}
+
+function report(command: string, result: unknown): void {
+  const done = (result as { done?: unknown } | undefined)?.done;
+  if (Array.isArray(done) && done.length > 0) {
+    vscode.window.showInformationMessage(`moor ${command.replace(/^moor\./, "")}: ${done.join("; ")}`);
+  }
+}
+
+function createClient(trusted: boolean, serverOptions: ServerOptions): LanguageClient {
+  const config = vscode.workspace.getConfiguration("moor", firstFolder());
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: "file", language: "markdown" },
+      { scheme: "file" }, // code lenses and hovers on the code that memories are about
+    ],
+    outputChannel: log,
+    traceOutputChannel: log,
+    // The server does not read these yet; see README.
+    initializationOptions: { trusted, severity: severityOverrides(config) },
+    errorHandler: errorHandler(),
+    middleware: {
+      async executeCommand(command, args, next) {
+        if (WRITING_COMMANDS.has(command) && !vscode.workspace.isTrusted) {
+          vscode.window.showWarningMessage(`moor: ${command} changes moor.lock; trust the workspace first.`);
+          return undefined;
+        }
+        if (command === SERVER_REAFFIRM && (typeof args[1] !== "string" || !args[1].trim())) {
+          const reason = await askReason(args[0]);
+          if (!reason) {
+            return undefined;
+          }
+          args = [args[0], reason];
+        }
+        const result = await next(command, args);
+        if (WRITING_COMMANDS.has(command)) {
+          report(command, result);
+        }
+        return result;
+      },
+      async provideCodeActions(document, range, context, token, next) {
+        const actions = await next(document, range, context, token);
+        if (!actions || vscode.workspace.isTrusted) {
+          return actions;
+        }
+        return actions.filter((action) => {
+          const command = action instanceof vscode.CodeAction ? action.command?.command : action.command;
+          return !(command && WRITING_COMMANDS.has(command));
+        });
+      },
+    },
+  };
+  const created = new LanguageClient(CLIENT_ID, "moor", serverOptions, clientOptions);
+  created.onDidChangeState((event) => {
+    const name = (state: State): string => State[state] ?? String(state);
+    log.info(`server ${name(event.oldState).toLowerCase()} -> ${name(event.newState).toLowerCase()}`);
+  });
+  return created;
+}
+
+async function startClient(): Promise<void> {
+  const trusted = vscode.workspace.isTrusted;
+  const executable = await serverCommand(trusted);
+  const created = createClient(trusted, { run: executable, debug: executable });
+  client = created;
+  try {
+    await created.start();
+  } catch (error) {
+    log.error(`the moor server did not start: ${String(error)}`);
+    const choice = await vscode.window.showErrorMessage(
+      `moor: the language server did not start with "${executable.command}". Is moor installed for that Python? Set "moor.python.interpreter" to one that has it.`,
+      "Show output",
+      "Open settings",
+    );
+    if (choice === "Show output") {
+      log.show(true);
+    } else if (choice === "Open settings") {
+      void vscode.commands.executeCommand("workbench.action.openSettings", "moor.python.interpreter");
+    }
+  }
+}
+
+async function stopClient(): Promise<void> {
+  const old = client;
+  client = undefined;
+  if (old) {
+    try {
+      await old.dispose(2000);
+    } catch (error) {
+      log.warn(`stopping the server: ${String(error)}`);
+    }
+  }
+}
+
+function restart(reason: string): Promise<void> {
+  const previous = starting ?? Promise.resolve();
+  starting = previous.then(async () => {
+    log.info(`restarting the server: ${reason}`);
+    await stopClient();
+    await startClient();
+  });
+  return starting;
+}
+
+async function pickMemory(): Promise<string | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  if (editor && editor.document.uri.scheme === "file" && editor.document.languageId === "markdown") {
+    return editor.document.uri.fsPath;
+  }
+  const files = await vscode.workspace.findFiles("**/memories/**/*.md", "**/node_modules/**", 500);
+  const items = files
+    .map((uri) => ({ label: vscode.workspace.asRelativePath(uri), uri }))
+    .sort((a, b) => a.label.localeCompare(b.label));
+  const picked = await vscode.window.showQuickPick(items, { title: "moor: reaffirm which memory?" });
+  return picked?.uri.fsPath;
+}
+
+async function reaffirmPrompt(memory?: unknown): Promise<unknown> {
+  if (!client || !client.isRunning()) {
+    vscode.window.showWarningMessage("moor: the language server is not running.");
+    return undefined;
+  }
+  let target: string | undefined;
+  if (memory instanceof vscode.Uri) {
+    target = memory.fsPath;
+  } else if (typeof memory === "string" && memory) {
+    target = memory;
+  } else {
+    target = await pickMemory();
+  }
+  if (!target) {
+    return undefined;
+  }
+  const reason = await askReason(target);
+  if (!reason) {
+    return undefined;
+  }
+  // Goes through the middleware above, which reports what was done.
+  return vscode.commands.executeCommand(SERVER_REAFFIRM, target, reason);
+}
+
+function registerWriteCommands(context: vscode.ExtensionContext): void {
+  if (writeCommands) {
+    return;
+  }
+  writeCommands = vscode.commands.registerCommand("moor.reaffirm.prompt", reaffirmPrompt);
+  context.subscriptions.push(writeCommands);
+}
+
+async function checkWorkspace(): Promise<void> {
+  const folder = firstFolder();
+  if (!folder) {
+    vscode.window.showWarningMessage("moor: open a folder to check.");
+    return;
+  }
+  const trusted = vscode.workspace.isTrusted;
+  const python = await findInterpreter(folder, trusted, log);
+  const args = [...(trusted ? [] : ["-P"]), "-m", "moor", "check"];
+  log.info(`${python.command} ${args.join(" ")} (in ${folder.uri.fsPath})`);
+  log.show(true);
+  const code = await new Promise<number | null>((resolve) => {
+    const child = spawn(python.command, args, { cwd: folder.uri.fsPath, env: process.env });
+    const forward = (data: Buffer): void => {
+      for (const line of data.toString("utf8").split(/\r?\n/)) {
+        if (line) {
+          log.appendLine(line);
+        }
+      }
+    };
+    child.stdout.on("data", forward);
+    child.stderr.on("data", forward);
+    child.on("error", (error) => {
+      log.error(`moor check could not run: ${error.message}`);
+      resolve(null);
+    });
+    child.on("close", (status) => resolve(status));
+  });
+  if (code === 0) {
+    vscode.window.showInformationMessage("moor check: every memory is current.");
+  } else if (code !== null) {
+    vscode.window.showWarningMessage(`moor check exited with status ${code}: see the moor output.`);
+  } else {
+    vscode.window.showErrorMessage("moor check could not run: see the moor output.");
+  }
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  log = vscode.window.createOutputChannel("moor", { log: true });
+  context.subscriptions.push(log);
+  context.subscriptions.push(
+    vscode.commands.registerCommand("moor.checkWorkspace", checkWorkspace),
+    vscode.commands.registerCommand("moor.restartServer", () => restart("asked for")),
+    vscode.commands.registerCommand("moor.showOutput", () => log.show()),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (
+        event.affectsConfiguration("moor.python.interpreter") ||
+        event.affectsConfiguration("moor.server.args") ||
+        event.affectsConfiguration("moor.severity")
+      ) {
+        void restart("settings changed");
+      }
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      registerWriteCommands(context);
+      void restart("the workspace is trusted now");
+    }),
+    { dispose: () => void stopClient() },
+  );
+  if (vscode.workspace.isTrusted) {
+    registerWriteCommands(context);
+  } else {
+    log.info("untrusted workspace: the server runs read-only (no reaffirm, follow or bind)");
+  }
+  const following = await onInterpreterChange(log, () => {
+    const configured = vscode.workspace.getConfiguration("moor", firstFolder()).get<string>("python.interpreter", "");
+    if (!configured.trim() && vscode.workspace.isTrusted) {
+      void restart("the Python interpreter changed");
+    }
+  });
+  if (following) {
+    context.subscriptions.push(following);
+  }
+  starting = startClient();
+  await starting;
+}
+
+export async function deactivate(): Promise<void> {
+  await stopClient();
+}
