@@ -96,8 +96,9 @@ def open_session(root: Path) -> Session:
         raise EngineProblem(str(error)) from error
 
 
-def evaluate(root: Path, generation: int) -> Snapshot:
-    """`moor check` of every memory, recorded in the journal, plus editor positions."""
+def evaluate(root: Path, generation: int, record: bool = True) -> Snapshot:
+    """`moor check` of every memory, plus editor positions; `record` journals the check
+    (and adopts re-derived addresses in moor.lock) as the CLI does, else nothing is written."""
     started = time.perf_counter()
     try:
         session = open_session(root)
@@ -105,7 +106,7 @@ def evaluate(root: Path, generation: int) -> Snapshot:
         return Snapshot(generation, root, problems=(("moor.toml", str(problem)),))
     with session:
         paths = session.select([])
-        report = session.check(paths, record=True)
+        report = session.check(paths, record=record)
         views: dict[str, MemoryView] = {}
         for memory in report.memories:
             views[memory.path] = _memory_view(session, memory)

@@ -7,6 +7,9 @@ calls `schedule`, which coalesces changes over a quiet window (200 ms) and then 
 in the engine worker thread, off the event loop. Each evaluation carries a generation
 number; a result that a newer change has overtaken is dropped, never published.
 
+The first scan shows `$/progress` when the client can create a progress token; it never
+waits for the client to agree (requests that need a snapshot wait for the scan itself).
+
 The engine thread is single: checks and actions (reaffirm, follow, bind) never run at once,
 so they never race on `moor.lock` or the journal.
 """
@@ -19,6 +22,7 @@ import functools
 import logging
 import os
 import sys
+import uuid
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -31,10 +35,12 @@ from moor_lsp import engine
 from moor_lsp.engine import Snapshot
 from moor_lsp.features import Feature
 from moor_lsp.positions import uri_to_path
+from moor_lsp.settings import Settings
 
 logger = logging.getLogger("moor_lsp")
 T = TypeVar("T")
 DEBOUNCE_SECONDS = 0.2
+PROGRESS_TIMEOUT = 5.0
 
 
 def _version() -> str:
@@ -59,6 +65,8 @@ class MoorLanguageServer(LanguageServer):
         )
         self.root: Path | None = None
         self.snapshot: Snapshot | None = None
+        self.settings = Settings()
+        self.initialization_options: Any = None
         self.debounce = debounce
         self.watch = watch
         self.engine_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="moor-engine")
@@ -161,7 +169,10 @@ class MoorLanguageServer(LanguageServer):
         if generation != self._generation or self.root is None:
             return  # overtaken while waiting for the quiet window
         try:
-            snapshot = await self.in_engine(engine.evaluate, self.root, generation)
+            # An untrusted workspace is only read: the check is not recorded.
+            snapshot = await self.in_engine(
+                engine.evaluate, self.root, generation, self.settings.trusted
+            )
         except Exception as error:
             self.show_once(f"moor could not check the workspace: {error}", types.MessageType.Error)
             logger.exception("evaluation #%d failed", generation)
@@ -186,6 +197,42 @@ class MoorLanguageServer(LanguageServer):
                 await feature.on_snapshot(snapshot)
             except Exception as error:
                 feature.report("updating after a check failed", error)
+
+    async def first_scan(self) -> None:
+        """The first evaluation, reported with `$/progress` when the client supports it."""
+        progress = None
+        if self.capability("window.work_done_progress"):
+            progress = self.spawn(self._begin_progress())
+        try:
+            await self.recompute("first scan")
+        finally:
+            token = await progress if progress is not None else None
+            if token is not None:
+                try:
+                    self.work_done_progress.end(
+                        token, types.WorkDoneProgressEnd(message=self._scanned())
+                    )
+                except Exception:
+                    logger.warning("could not end the progress report", exc_info=True)
+
+    async def _begin_progress(self) -> str | None:
+        """Create a progress token and begin; None when the client refuses or is silent."""
+        token = f"moor-first-scan-{uuid.uuid4().hex[:8]}"
+        try:
+            await asyncio.wait_for(self.work_done_progress.create_async(token), PROGRESS_TIMEOUT)
+            self.work_done_progress.begin(
+                token,
+                types.WorkDoneProgressBegin(title="moor: checking memories", cancellable=False),
+            )
+        except Exception as error:
+            logger.info("no progress report for the first scan: %r", error)
+            return None
+        return token
+
+    def _scanned(self) -> str:
+        if self.snapshot is None:
+            return "not checked"
+        return f"{len(self.snapshot.memories)} memories checked"
 
     def show_once(self, message: str, kind: types.MessageType) -> None:
         """`window/showMessage`, at most once per distinct message in a session."""
@@ -222,6 +269,7 @@ class _Core(Feature):
         self.handle(types.TEXT_DOCUMENT_DID_SAVE, self.saved, None)
 
     async def initialize(self, params: types.InitializeParams) -> None:
+        self.server.initialization_options = params.initialization_options
         folder: Path | None = None
         if params.workspace_folders:
             folder = uri_to_path(params.workspace_folders[0].uri)
@@ -244,7 +292,7 @@ class _Core(Feature):
                     await feature.on_initialized()
                 except Exception as error:
                     feature.report("starting failed", error)
-        self.server.spawn(self.server.recompute("first scan"))
+        self.server.spawn(self.server.first_scan())
 
     async def shutdown(self, _params: None) -> None:
         await self.server.shutting_down()

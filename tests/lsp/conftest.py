@@ -101,13 +101,15 @@ class Editor:
     result: types.InitializeResult | None = None
     _versions: dict[str, int] = field(default_factory=dict)
 
-    async def start(self) -> types.InitializeResult:
+    async def start(self, options: Any = None) -> types.InitializeResult:
+        """Initialize the server on the workspace (`options`: `initializationOptions`)."""
         uri = self.ws.root.as_uri()
         self.result = await self.client.initialize_session(
             types.InitializeParams(
                 capabilities=self.capabilities,
                 root_uri=uri,
                 workspace_folders=[types.WorkspaceFolder(uri=uri, name="ws")],
+                initialization_options=options,
             )
         )
         return self.result

@@ -19,6 +19,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 if TYPE_CHECKING:
     from moor_lsp.engine import Snapshot
     from moor_lsp.server import MoorLanguageServer
+    from moor_lsp.settings import Settings
 
 logger = logging.getLogger("moor_lsp")
 P = TypeVar("P")
@@ -40,6 +41,9 @@ class Feature:
 
     async def on_snapshot(self, snapshot: Snapshot) -> None:
         """A new evaluation of the workspace is available."""
+
+    async def on_settings(self, settings: Settings) -> None:
+        """The settings in effect changed (after `initialized`, or later)."""
 
     async def on_shutdown(self) -> None:
         """The client asked the server to shut down."""

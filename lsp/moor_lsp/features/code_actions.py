@@ -6,6 +6,9 @@
 * `moor.bind [memory]` — record the current address of the memory's unbound anchors.
 * `moor.showCode [uri, range]` — `window/showDocument` on the code a reference names.
 
+In an untrusted workspace (setting `trusted: false`) the server is read-only: the actions
+that write (reaffirm, follow, bind) are not offered and their commands answer an error.
+
 `memory` is a workspace-relative path, an absolute path or a `file:` URI. Each action runs
 in the engine thread, journals what it did like the CLI, re-checks the workspace (so the
 diagnostics are up to date when the command answers) and returns
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
 from moor_lsp import engine
 from moor_lsp.features import Feature
@@ -135,6 +138,8 @@ class CodeActions(Feature):
             )
         if state == "unbound":
             action(f"Bind {memory} to the code as it is now", BIND, [memory], preferred=True)
+        if not self.server.settings.trusted:
+            actions.clear()  # read-only: only what writes nothing is offered
         target = data.get("target")
         if isinstance(target, dict) and isinstance(target.get("uri"), str):
             where = data.get("moved_to") or data.get("canonical") or "the code"
@@ -162,6 +167,13 @@ class CodeActions(Feature):
             raise JsonRpcInvalidParams(f"{value} is not inside the workspace {root}")
         return rel
 
+    def _writable(self, command: str) -> None:
+        if not self.server.settings.trusted:
+            raise JsonRpcInvalidRequest(
+                f"{command} is not available: the workspace is not trusted, so moor is "
+                "read-only here (it would write moor.lock and the journal)"
+            )
+
     async def _act(self, action: str, memory: str, args: list[str]) -> dict[str, list[str]]:
         root = self.server.root
         assert root is not None
@@ -180,6 +192,7 @@ class CodeActions(Feature):
         return {"done": outcome.done, "refused": outcome.refused}
 
     async def reaffirm(self, memory: object = None, reason: object = None) -> object:
+        self._writable(REAFFIRM)
         path = self._memory(memory)
         if not isinstance(reason, str) or not reason.strip():
             raise JsonRpcInvalidParams(
@@ -189,9 +202,11 @@ class CodeActions(Feature):
         return await self._act("reaffirm", path, [reason.strip()])
 
     async def follow(self, memory: object = None) -> object:
+        self._writable(FOLLOW)
         return await self._act("follow", self._memory(memory), [])
 
     async def bind(self, memory: object = None) -> object:
+        self._writable(BIND)
         return await self._act("bind", self._memory(memory), [])
 
     async def show_code(self, uri: object = None, where: object = None) -> object:

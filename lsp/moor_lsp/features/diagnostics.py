@@ -8,7 +8,9 @@ for exactly the URIs whose diagnostics changed, including an empty list for a me
 became clean or was deleted.
 
 Each diagnostic's `code` is the trust state (DESIGN §6), its `source` is `moor`, and its
-`data` carries what a code action needs (see `DiagnosticData`).
+`data` carries what a code action needs (see `diagnostic_data`). Its severity comes from
+the settings (`moor.severity`, see `moor_lsp.settings`): a state set to `off` sends no
+diagnostic at all, and new settings re-grade what the client was sent.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from moor_engine.trust import State
 from moor_lsp.engine import QUIET_ANCHOR_STATES, AnchorView, MemoryView, Snapshot, Spot
 from moor_lsp.features import Feature
 from moor_lsp.positions import Span
+from moor_lsp.settings import Settings
 
 SOURCE = "moor"
+# The built-in severities; states the settings do not name (`retired`) keep theirs.
 SEVERITY: dict[State, types.DiagnosticSeverity] = {
     State.INVALID: types.DiagnosticSeverity.Error,
     State.GONE: types.DiagnosticSeverity.Error,
@@ -35,6 +39,21 @@ SEVERITY: dict[State, types.DiagnosticSeverity] = {
     State.UNGROUNDED: types.DiagnosticSeverity.Hint,
     State.RETIRED: types.DiagnosticSeverity.Hint,
 }
+LEVELS: dict[str, types.DiagnosticSeverity | None] = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+    "off": None,
+}
+
+
+def severity(settings: Settings, state: State) -> types.DiagnosticSeverity | None:
+    """The severity of a diagnostic for `state`, or None when it is turned off."""
+    level = settings.level(state.value)
+    if level is None:
+        return SEVERITY.get(state, types.DiagnosticSeverity.Information)
+    return LEVELS[level]
 
 
 def to_range(span: Span, encoding: str) -> types.Range:
@@ -157,15 +176,17 @@ class Diagnostics(Feature):
         self, memory: MemoryView, uri: str, encoding: str, related: bool
     ) -> list[types.Diagnostic]:
         report = memory.report
+        settings = self.server.settings
         items: list[types.Diagnostic] = []
         memory_state = self._memory_level_state(memory)
-        if memory_state is not None:
+        memory_severity = None if memory_state is None else severity(settings, memory_state)
+        if memory_state is not None and memory_severity is not None:
             message = "; ".join(report.notes) or memory_state.value
             items.append(
                 types.Diagnostic(
                     range=to_range(memory.span, encoding),
                     message=message,
-                    severity=SEVERITY[memory_state],
+                    severity=memory_severity,
                     code=memory_state.value,
                     source=SOURCE,
                     data={**diagnostic_data(memory, None, uri), "problem": report.code},
@@ -173,14 +194,15 @@ class Diagnostics(Feature):
             )
         for anchor in memory.anchors:
             state = anchor.report.state
-            if state in QUIET_ANCHOR_STATES:
+            anchor_severity = severity(settings, state)
+            if state in QUIET_ANCHOR_STATES or anchor_severity is None:
                 continue
             target = self._target(anchor.target, encoding)
             items.append(
                 types.Diagnostic(
                     range=to_range(anchor.span, encoding),
                     message=anchor_message(anchor),
-                    severity=SEVERITY.get(state, types.DiagnosticSeverity.Information),
+                    severity=anchor_severity,
                     code=state.value,
                     source=SOURCE,
                     data=diagnostic_data(memory, anchor, uri, target),
@@ -237,6 +259,10 @@ class Diagnostics(Feature):
                 self.published[uri] = items
             else:
                 self.published.pop(uri, None)
+
+    async def on_settings(self, settings: Settings) -> None:
+        if self.server.snapshot is not None:
+            await self.on_snapshot(self.server.snapshot)
 
     @staticmethod
     def result_id(uri: str, items: list[types.Diagnostic]) -> str:
