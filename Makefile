@@ -42,3 +42,9 @@ clean:
 .PHONY: vsix
 vsix:
 	cd vscode-client && npm ci && npm run package
+
+# `make e2e`: the real-VS-Code end-to-end test (code-server + Chromium; installs its tools
+# into tests/e2e/vscode/.tools/ the first time, builds the .vsix). Not part of `make test`.
+.PHONY: e2e
+e2e: setup-dev
+	MOOR_E2E=1 $(BIN)/pytest tests/e2e -q -s
