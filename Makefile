@@ -28,8 +28,9 @@ test: setup-dev
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/pytest
+	$(BIN)/pytest --ignore=tests/e2e
 	$(BIN)/moor check
+	$(MAKE) e2e
 
 bench: setup
 	$(BIN)/python bench/drift_quality.py
@@ -44,7 +45,8 @@ vsix:
 	cd vscode-client && npm ci && npm run package
 
 # `make e2e`: the real-VS-Code end-to-end test (code-server + Chromium; installs its tools
-# into tests/e2e/vscode/.tools/ the first time, builds the .vsix). Not part of `make test`.
+# into tests/e2e/vscode/.tools/ the first time, builds the .vsix). The last step of `make test`.
+# UI automation on a shared 2-core machine can stall once: one retry, never more.
 .PHONY: e2e
 e2e: setup-dev
-	MOOR_E2E=1 $(BIN)/pytest tests/e2e -q -s
+	MOOR_E2E=1 $(BIN)/pytest tests/e2e -q -s || MOOR_E2E=1 $(BIN)/pytest tests/e2e -q -s
