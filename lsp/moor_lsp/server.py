@@ -121,6 +121,25 @@ class MoorLanguageServer(LanguageServer):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.engine_pool, functools.partial(function, *args))
 
+    async def register_with_client(
+        self, registration_id: str, method: str, options: Any, what: str
+    ) -> bool:
+        """Dynamically register one capability; a refusal is logged, never raised."""
+        try:
+            await self.client_register_capability_async(
+                types.RegistrationParams(
+                    registrations=[
+                        types.Registration(
+                            id=registration_id, method=method, register_options=options
+                        )
+                    ]
+                )
+            )
+        except Exception as error:
+            logger.warning("the client refused to %s for moor: %s", what, error)
+            return False
+        return True
+
     def spawn(self, coroutine: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """Start a background task and keep a reference to it until it ends."""
         task = asyncio.get_running_loop().create_task(coroutine)

@@ -69,22 +69,12 @@ class Configuration(Feature):
         return self._read(values[0] if values else None, "workspace/configuration")
 
     async def _register_with_client(self) -> None:
-        try:
-            await self.server.client_register_capability_async(
-                types.RegistrationParams(
-                    registrations=[
-                        types.Registration(
-                            id=REGISTRATION_ID,
-                            method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
-                            register_options=types.DidChangeConfigurationRegistrationOptions(
-                                section=SECTION
-                            ),
-                        )
-                    ]
-                )
-            )
-        except Exception as error:
-            logger.warning("the client refused to report setting changes to moor: %s", error)
+        await self.server.register_with_client(
+            REGISTRATION_ID,
+            types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+            types.DidChangeConfigurationRegistrationOptions(section=SECTION),
+            "report setting changes",
+        )
 
     async def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
         if self.can_pull:

@@ -119,23 +119,14 @@ class Watching(Feature):
         self._task = self.server.spawn(self._watch(root, self.filter))
 
     async def _register_with_client(self) -> None:
-        options = types.DidChangeWatchedFilesRegistrationOptions(
-            watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+        await self.server.register_with_client(
+            REGISTRATION_ID,
+            types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            types.DidChangeWatchedFilesRegistrationOptions(
+                watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+            ),
+            "watch files",
         )
-        try:
-            await self.server.client_register_capability_async(
-                types.RegistrationParams(
-                    registrations=[
-                        types.Registration(
-                            id=REGISTRATION_ID,
-                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                            register_options=options,
-                        )
-                    ]
-                )
-            )
-        except Exception as error:
-            logger.warning("the client refused to watch files for moor: %s", error)
 
     async def _watch(self, root: Path, change_filter: ChangeFilter) -> None:
         from watchfiles import awatch
