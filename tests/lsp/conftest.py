@@ -92,6 +92,18 @@ def bind_all(ws: Workspace) -> None:
         assert not outcome.refused, outcome.refused
 
 
+G2 = "def g():\n    return 2\n"
+G3 = "def g():\n    return 3\n"
+
+
+def drifted_retry(ws: Workspace) -> None:
+    """memories/retry.md bound to src/a.py#g, whose body then changed on disk."""
+    ws.write("src/a.py", G2)
+    ws.memory("retry", "src/a.py#g")
+    bind_all(ws)
+    ws.write("src/a.py", G3)
+
+
 @dataclass
 class Editor:
     client: LanguageClient

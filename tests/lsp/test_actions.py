@@ -7,15 +7,12 @@ from lsprotocol import types
 from moor_store.journal import Journal
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.lsp.conftest import Editor, bind_all
+from tests.lsp.conftest import G2, G3, Editor, bind_all, drifted_retry
 
 pytestmark = [
     pytest.mark.asyncio,
     pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning"),
 ]
-
-G2 = "def g():\n    return 2\n"
-G3 = "def g():\n    return 3\n"
 
 
 def titled(actions: list[types.CodeAction], word: str) -> types.CodeAction:
@@ -26,10 +23,7 @@ def titled(actions: list[types.CodeAction], word: str) -> types.CodeAction:
 
 async def test_reaffirm_clears_the_drift_and_journals_the_reason(editor: Editor) -> None:
     ws = editor.ws
-    ws.write("src/a.py", G2)
-    ws.memory("retry", "src/a.py#g")
-    bind_all(ws)
-    ws.write("src/a.py", G3)
+    drifted_retry(ws)
     await editor.start()
     drifted = await editor.one("memories/retry.md", "drifted")
 
@@ -126,10 +120,7 @@ async def test_open_the_code_shows_the_symbol_in_the_editor(editor: Editor) -> N
 
 async def test_no_action_is_offered_away_from_a_diagnostic(editor: Editor) -> None:
     ws = editor.ws
-    ws.write("src/a.py", G2)
-    ws.memory("retry", "src/a.py#g")
-    bind_all(ws)
-    ws.write("src/a.py", G3)
+    drifted_retry(ws)
     await editor.start()
     drifted = await editor.one("memories/retry.md", "drifted")
     title_line = types.Position(line=drifted.range.start.line + 3, character=0)

@@ -15,14 +15,12 @@ from moor_lsp.server import MoorLanguageServer
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from tests.conftest import Workspace
-from tests.lsp.conftest import Editor, bind_all, make_client
+from tests.lsp.conftest import G2, G3, Editor, bind_all, make_client
 
 pytestmark = [
     pytest.mark.asyncio,
     pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning"),
 ]
-G2 = "def g():\n    return 2\n"
-G3 = "def g():\n    return 3\n"
 
 
 @pytest_lsp.fixture(

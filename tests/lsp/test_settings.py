@@ -9,12 +9,10 @@ from moor_store.journal import Entry, Journal
 from pygls.exceptions import JsonRpcInvalidRequest
 
 from tests.conftest import Workspace
-from tests.lsp.conftest import Editor, bind_all
+from tests.lsp.conftest import G2, G3, Editor, bind_all, drifted_retry
 
 pytestmark = [pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning")]
 
-G2 = "def g():\n    return 2\n"
-G3 = "def g():\n    return 3\n"
 K7 = "def k():\n    return 7\n"
 Severity = types.DiagnosticSeverity
 
@@ -110,10 +108,7 @@ async def _progress(editor: Editor) -> list[list[object]]:
 @pytest.mark.asyncio
 async def test_an_untrusted_workspace_is_checked_but_never_written(editor: Editor) -> None:
     ws = editor.ws
-    ws.write("src/a.py", G2)
-    ws.memory("retry", "src/a.py#g")
-    bind_all(ws)
-    ws.write("src/a.py", G3)
+    drifted_retry(ws)
     ws.memory("unbound", "src/a.py#g")
     lock = (ws.root / "moor.lock").read_bytes()
     journal = len(_journal(ws))
