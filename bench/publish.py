@@ -1,12 +1,13 @@
-"""Run the benchmarks and rewrite their two marked sections of README.md.
+"""Run the benchmarks and rewrite their marked sections of README.md.
 
-Only the text between ``<!-- bench:drift:start -->`` … ``<!-- bench:drift:end -->`` and
-``<!-- bench:speed:start -->`` … ``<!-- bench:speed:end -->`` is rewritten; a README without
-the markers gets a ``## Benchmarks`` section appended (a missing README is created with just
-that). ``tests/bench/test_readme_numbers.py`` re-runs the benchmarks with the settings below
-and fails when the published numbers are not what it measures.
+Only the text between ``<!-- bench:NAME:start -->`` … ``<!-- bench:NAME:end -->`` is
+rewritten, for NAME in drift, speed and lsp; a README without the markers gets a
+``## Benchmarks`` section appended (a missing README is created with just that).
+``tests/bench/test_readme_numbers.py`` re-runs the benchmarks with the settings below and
+fails when the published numbers are not what it measures.
 
-    python bench/publish.py [--sizes 100,1000,10000] [--jobs N] [--readme PATH]
+    python bench/publish.py [--only drift,speed,lsp] [--sizes 100,1000,10000]
+                            [--lsp-sizes 1000,10000] [--jobs N] [--readme PATH]
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import check_speed
 import drift_quality
+import lsp_latency
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DRIFT = ("<!-- bench:drift:start -->", "<!-- bench:drift:end -->")
 SPEED = ("<!-- bench:speed:start -->", "<!-- bench:speed:end -->")
+LSP = ("<!-- bench:lsp:start -->", "<!-- bench:lsp:end -->")
 
 # What the README publishes, and so what the test re-runs.
 # Cases per category; None = the full run (every corpus case, 100 stdlib cases per category:
@@ -36,6 +39,11 @@ SPEED_SIZES = check_speed.DEFAULT_SIZES
 TEST_SPEED_N = 100
 # Times on a shared 2-core machine are noisy: the test accepts ratios within this factor.
 SPEED_TOLERANCE = 3.0
+LSP_SIZES = (1000, 10000)
+LSP_ROUNDS = lsp_latency.DEFAULT_ROUNDS
+TEST_LSP_N, TEST_LSP_ROUNDS = 1000, 20
+LSP_TOLERANCE = 3.0  # latencies, as for speed
+RSS_TOLERANCE = 1.5  # memory is steadier
 
 DriftRow = tuple[int, int, int, int]  # cases, moor, whole-file hash, raw symbol bytes
 
@@ -245,30 +253,133 @@ def parse_speed(section: str) -> dict[int, SpeedRow]:
 
 
 # --------------------------------------------------------------------------------------------
+# Language server latency
+
+
+@dataclass(frozen=True)
+class LspRow:
+    n: int
+    files: int
+    drift_p50_ms: float  # write → drifted diagnostic, minus the debounce
+    drift_p95_ms: float
+    rss_mib: float  # after the first scan
+
+
+def lsp_rows(runs: list[lsp_latency.Run]) -> dict[int, LspRow]:
+    rows = {}
+    for run in runs:
+        drift = lsp_latency.stats([v - run.debounce_s for v in run.drift_s])
+        rows[run.n] = LspRow(
+            run.n, run.files, drift["p50"] * 1000, drift["p95"] * 1000, run.rss_mib
+        )
+    return rows
+
+
+def _ms(values: list[float], minus: float = 0.0) -> str:
+    s = lsp_latency.stats([v - minus for v in values])
+    return f"{s['p50'] * 1000:.1f} / {s['p95'] * 1000:.1f}"
+
+
+def render_lsp(runs: list[lsp_latency.Run]) -> str:
+    lines = [
+        "### Editor latency",
+        "",
+        f"`python bench/lsp_latency.py` — Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs (shared, noisy). The workspace of *Check speed* with N "
+        "memories; the real server (`moor lsp`) with VS Code's capabilities for pushed "
+        "diagnostics. Each round adds one statement to the end of a bound function's body "
+        "on disk (no editor notification: the server's own watcher must see it), waits for "
+        "the memory's `drifted` diagnostic, then restores the file and waits for it to "
+        f"clear. Times are p50 / p95 in ms over the rounds, minus the server's "
+        f"{lsp_latency.debounce_seconds() * 1000:.0f} ms debounce; *re-parse* is reading and "
+        "tree-sitter-parsing that one file in the benchmark's process, the floor; RSS is the "
+        "server's resident memory after the first scan and after all rounds.",
+        "",
+        "| N | files | rounds | write → drifted | write → cleared | noticed | server evaluation "
+        "| re-parse | RSS (MiB) | after rounds |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for run in runs:
+        lines.append(
+            f"| {run.n} | {run.files} | {run.rounds} | {_ms(run.drift_s, run.debounce_s)} "
+            f"| {_ms(run.clear_s, run.debounce_s)} | {_ms(run.notice_s)} "
+            f"| {_ms(run.evaluation_s)} | {_ms(run.floor_s)} | {run.rss_mib:.0f} "
+            f"| {run.rss_end_mib:.0f} |"
+        )
+    lines.append("")
+    target = lsp_latency.TARGET_P95_S * 1000
+    for n, row in lsp_rows(runs).items():
+        met = "met" if row.drift_p95_ms <= target else "**not met**"
+        lines.append(
+            f"- Target: p95 write → drifted ≤ {target:.0f} ms (minus the debounce) at "
+            f"N = {n} — {met} ({row.drift_p95_ms:.1f} ms)."
+        )
+    lines += [
+        "",
+        f"`tests/bench/test_readme_numbers.py` re-measures N = {TEST_LSP_N} over "
+        f"{TEST_LSP_ROUNDS} rounds and fails if its file count differs, its p50 or p95 "
+        f"write → drifted is more than {LSP_TOLERANCE:g}x off the row above, or its RSS more "
+        f"than {RSS_TOLERANCE:g}x.",
+    ]
+    return "\n".join(lines)
+
+
+_LSP_ROW = re.compile(
+    r"^\|[ \t]*(\d+)[ \t]*\|[ \t]*(\d+)[ \t]*\|[ \t]*\d+[ \t]*\|"
+    r"[ \t]*([\d.]+) / ([\d.]+)[ \t]*\|" + _CELL * 4 + r"[ \t]*(\d+)[ \t]*\|",
+    re.MULTILINE,
+)
+
+
+def parse_lsp(section: str) -> dict[int, LspRow]:
+    return {
+        int(m[1]): LspRow(int(m[1]), int(m[2]), float(m[3]), float(m[4]), float(m[5]))
+        for m in _LSP_ROW.finditer(section)
+    }
+
+
+# --------------------------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--only", default="drift,speed,lsp", help="sections to publish")
     parser.add_argument("--sizes", default=",".join(map(str, SPEED_SIZES)))
+    parser.add_argument("--lsp-sizes", default=",".join(map(str, LSP_SIZES)))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--readme", type=Path, default=README)
     args = parser.parse_args(argv)
+    only = {name.strip() for name in args.only.split(",") if name.strip()}
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
-
-    drift = drift_quality.run(["corpus", "stdlib"], DRIFT_LIMIT, args.jobs)
-    for result in drift:
-        drift_quality.print_table(f"{result.title}  [{result.seconds:.1f} s]", result.tallies)
-    runs = [check_speed.measure(n) for n in sizes]
-    print()
-    check_speed.print_table(runs)
-    failed = [run for run in runs if run.error]
-    if failed:
-        print(f"\nnot publishing: moor check failed at N={failed[0].n}: {failed[0].error}")
-        return 1
-    write_sections(
-        args.readme, {DRIFT: render_drift(drift, DRIFT_LIMIT), SPEED: render_speed(runs)}
-    )
-    print(f"\nrewrote the benchmark sections of {args.readme}")
+    lsp_sizes = [int(size) for size in args.lsp_sizes.split(",") if size.strip()]
+    sections: dict[tuple[str, str], str] = {}
+    if "drift" in only:
+        drift = drift_quality.run(["corpus", "stdlib"], DRIFT_LIMIT, args.jobs)
+        for result in drift:
+            drift_quality.print_table(f"{result.title}  [{result.seconds:.1f} s]", result.tallies)
+        sections[DRIFT] = render_drift(drift, DRIFT_LIMIT)
+    if "speed" in only:
+        runs = [check_speed.measure(n) for n in sizes]
+        print()
+        check_speed.print_table(runs)
+        failed = [run for run in runs if run.error]
+        if failed:
+            print(f"\nnot publishing: moor check failed at N={failed[0].n}: {failed[0].error}")
+            return 1
+        sections[SPEED] = render_speed(runs)
+    if "lsp" in only:
+        lsp_runs = [
+            lsp_latency.measure(n, LSP_ROUNDS, lsp_latency.DEFAULT_TIMEOUT_S) for n in lsp_sizes
+        ]
+        print()
+        lsp_latency.print_table(lsp_runs)
+        broken = [run for run in lsp_runs if run.error or run.timed_out or run.out_of_time]
+        if broken:
+            print(f"\nnot publishing: the latency run at N={broken[0].n} did not complete")
+            return 1
+        sections[LSP] = render_lsp(lsp_runs)
+    write_sections(args.readme, sections)
+    print(f"\nrewrote the benchmark sections {sorted(only)} of {args.readme}")
     return 0
 
 

@@ -72,13 +72,13 @@ class Checker:
         self.observer.preload(ref.path for ref in refs.values() if ref.path is not None)
         observations: dict[str, Observation] = {}
         for index, (canonical, ref) in enumerate(refs.items()):
-            observations[canonical] = self._observe(ref)
+            observations[canonical] = self.observe(ref)
             if progress is not None and index % 64 == 0:
                 progress(len(paths) + index * len(paths) // max(len(refs), 1), 2 * len(paths))
-        reports = [self._memory_report(loaded[path], observations) for path in paths]
+        reports = [self.memory_report(loaded[path], observations) for path in paths]
         return Evaluation(Report(reports), loaded, observations, self._relocations)
 
-    def _observe(self, ref: Reference) -> Observation:
+    def observe(self, ref: Reference) -> Observation:
         if ref.path is None:
             return Failure(
                 Reason.UNEVALUABLE,
@@ -88,13 +88,17 @@ class Checker:
             )
         return self.observer.observe(ref)
 
+    def forget_relocation(self, canonical: str) -> None:
+        """Look for this anchor's code elsewhere again on the next report (code changed)."""
+        self._relocations.pop(canonical, None)
+
     def relocation(self, ref: Reference, locked: LockedAnchor | None) -> Relocation | None:
         key = ref.canonical()
         if key not in self._relocations:
             self._relocations[key] = relocate(self.workspace, self.observer, ref, locked)
         return self._relocations[key]
 
-    def _memory_report(
+    def memory_report(
         self, loaded: LoadedMemory, observations: dict[str, Observation]
     ) -> MemoryReport:
         if loaded.memory is None:
@@ -339,8 +343,8 @@ def rebaseline(lock: Lock, evaluation: Evaluation) -> tuple[Lock, int]:
         anchors = dict(locked_memory.anchors)
         for anchor in rebased:
             assert anchor.canonical is not None
-            observation = evaluation.observations[anchor.canonical]
-            if isinstance(observation, Found):
+            observation = evaluation.observations.get(anchor.canonical)
+            if isinstance(observation, Found):  # (absent: seen in an unsaved buffer)
                 old = anchors[anchor.canonical]
                 anchors[anchor.canonical] = replace(
                     old,

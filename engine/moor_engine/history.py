@@ -93,8 +93,8 @@ def memory_diff(session: Session, path: str) -> tuple[str, list[AnchorDiff]]:
             continue
         diff = "".join(
             difflib.unified_diff(
-                before.splitlines(keepends=True),
-                after.splitlines(keepends=True),
+                _lines(before),
+                _lines(after),
                 fromfile=f"{canonical} (bound)",
                 tofile=f"{canonical} (now)",
             )
@@ -102,3 +102,12 @@ def memory_diff(session: Session, path: str) -> tuple[str, list[AnchorDiff]]:
         note = "" if diff else "only formatting differs"
         diffs.append(AnchorDiff(raw, bound.address, observation.address, diff, note))
     return path, diffs
+
+
+def _lines(text: str) -> list[str]:
+    """Lines for a diff, each ending in a newline: a definition's source does not end in
+    one, and without it the last line before and the first after run together."""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += "\n"
+    return lines

@@ -32,6 +32,8 @@ _CONDITIONALS = frozenset({"if_statement", "try_statement", "match_statement"})
 _CONTAINERS = frozenset({"module", "class_definition", "function_definition", "program"})
 # Files modified less than this long before their cache row is written are re-hashed later.
 _RACY_WINDOW_NS = 2_000_000_000
+# Addresses remembered by facts key, at most (then forgotten all at once).
+_ADDRESS_MEMO = 200_000
 # How much of a file is looked at for NUL bytes before calling it binary.
 _BINARY_SNIFF = 8192
 
@@ -86,6 +88,7 @@ class FileView:
         language: str | None,
         payload: dict[str, object] | None,
         source: bytes | None,
+        reuse: dict[str, Facts] | None = None,
     ) -> None:
         self.rel = rel
         self.absolute = absolute
@@ -97,9 +100,14 @@ class FileView:
         self._sites: tuple[DefinitionSite, ...] | None = None
         self._by_name: dict[str, list[int]] | None = None
         self._facts: dict[int, Facts] = {}
+        self._keys: dict[int, str] = {}  # site index -> `ParsedFile.facts_key`
+        self._reuse = reuse or {}  # facts_key -> facts, from an earlier version of the file
+        self._earlier: ParsedFile | None = None  # a parse of that version, to re-parse from
         self._file_facts: Facts | None = None
         self._alternatives: dict[str, bool] = {}
         self.parse_count = 0
+        self.normalised = 0  # definitions normalised here (not known from a cache)
+        self.overlay = False  # made from an editor's unsaved buffer: never cached
         self.dirty = payload is None
         if payload is not None:
             self._load(payload)
@@ -115,6 +123,9 @@ class FileView:
         if isinstance(facts, dict):
             for index, (kind, axes) in facts.items():
                 self._facts[int(index)] = Facts(kind=kind, axes=axes)
+        keys = payload.get("keys")
+        if isinstance(keys, dict):
+            self._keys = {int(index): str(key) for index, key in keys.items()}
         whole = payload.get("file")
         if isinstance(whole, list):
             self._file_facts = Facts(kind=whole[0], axes=whole[1])
@@ -132,6 +143,7 @@ class FileView:
                     for s in self._sites
                 ],
                 "facts": {str(i): [f.kind, dict(f.axes)] for i, f in self._facts.items()},
+                "keys": {str(i): key for i, key in self._keys.items()},
                 "file": None
                 if self._file_facts is None
                 else [self._file_facts.kind, dict(self._file_facts.axes)],
@@ -139,6 +151,13 @@ class FileView:
             },
             separators=(",", ":"),
         )
+
+    def adopt(self, stat_key: tuple[int, int], data: bytes) -> None:
+        """The file was read again and its bytes are the ones this view describes."""
+        self.stat_key = stat_key
+        self._source = data
+        self.overlay = False
+        self.dirty = True  # remember the new stat
 
     def source(self) -> bytes:
         if self._source is None:
@@ -149,7 +168,8 @@ class FileView:
         if self._parsed is None:
             if self.language is None:
                 raise KeyError(self.rel)
-            self._parsed = parse_source(self.language, self.source())
+            self._parsed = parse_source(self.language, self.source(), self._earlier)
+            self._earlier = None
             self.parse_count += 1
         return self._parsed
 
@@ -170,10 +190,39 @@ class FileView:
     def facts_at(self, index: int) -> Facts:
         cached = self._facts.get(index)
         if cached is None:
-            cached = self.parsed().facts(self.sites()[index])
+            site = self.sites()[index]
+            key = self.parsed().facts_key(site)
+            cached = self._reuse.get(key)
+            if cached is None:
+                cached = self.parsed().facts(site)
+                self.normalised += 1
             self._facts[index] = cached
+            self._keys[index] = key
             self.dirty = True
         return cached
+
+    def release_tree(self) -> None:
+        """Forget the parse (a later edit re-parses from scratch); sites and facts stay."""
+        if self._parsed is not None:
+            self._sites = self.sites()
+            self._parsed = None
+        self._earlier = None
+
+    def key_at(self, index: int) -> str | None:
+        """The `facts_key` of a site whose facts are known."""
+        return self._keys.get(index)
+
+    def follows(self, earlier: FileView) -> None:
+        """This view is a later version of `earlier`'s file: re-parse from its tree."""
+        if earlier.language == self.language:
+            self._earlier = earlier._parsed or earlier._earlier
+
+    def known_facts(self) -> dict[str, Facts]:
+        """The facts computed so far, by `facts_key`: what a later version of this file may
+        reuse for definitions that did not change."""
+        known = dict(self._reuse)
+        known.update((key, self._facts[index]) for index, key in self._keys.items())
+        return known
 
     def are_alternatives(self, indexes: list[int]) -> bool:
         """Whether same-named definitions are variants of one symbol, not an ambiguity:
@@ -233,7 +282,7 @@ class FileView:
         source = self.source()
         line_start = source.rfind(b"\n", 0, site.start_byte) + 1
         indent = source[line_start : site.start_byte].decode("utf-8", "replace")
-        text = self.parsed().source_text(site)
+        text = source[site.start_byte : site.end_byte].decode("utf-8", "replace")
         if indent.strip():
             return text  # the definition shares its line with other code: leave it be
         return textwrap.dedent(indent + text)
@@ -251,6 +300,21 @@ class FileObserver:
         self._cache: dict[str, CachedFile] = {}
         self.reread: set[str] = set()  # files whose bytes were read in this run
         self.changed: set[str] = set()  # files whose bytes differ from the cached ones
+        # Unsaved editor buffers, by workspace-relative path: observed instead of the file.
+        self.overlays: dict[str, bytes] = {}
+        # Files known to have changed since their view was made (see `forget`): their
+        # earlier view, whose facts the new one may reuse.
+        self._previous: dict[str, FileView | None] = {}
+        self._addresses: dict[tuple[str, str], str] = {}  # see `_address`
+
+    def forget(self, rels: Iterable[str]) -> None:
+        """Files that changed (an editor saw them change): observe them afresh, from their
+        bytes — never from a cached stat — reusing what is known of unchanged definitions."""
+        for rel in rels:
+            old = self._views.pop(rel, None)
+            self._cache.pop(rel, None)
+            if rel not in self._previous:
+                self._previous[rel] = old if isinstance(old, FileView) else None
 
     def preload(self, rels: Iterable[str]) -> None:
         """Fetch the cache rows of many files in one query."""
@@ -265,6 +329,8 @@ class FileObserver:
         return self._views[rel]
 
     def _make_view(self, rel: str) -> FileView | Failure | None:
+        fresh = rel in self._previous  # known to have changed: never trust a stat for it
+        previous = self._previous.pop(rel, None)
         absolute = self.root / rel
         try:
             info = absolute.stat()
@@ -284,6 +350,9 @@ class FileObserver:
         if not stat.S_ISREG(info.st_mode):
             what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
             return Failure(Reason.UNUSABLE, "not_a_file", f"{rel} is {what}")
+        language = language_for_path(rel)
+        if rel in self.overlays:
+            return self._overlay_view(rel, absolute, language, previous)
         if info.st_size > self.max_file_size:
             return Failure(
                 Reason.UNUSABLE,
@@ -291,14 +360,43 @@ class FileObserver:
                 f"{rel} is {info.st_size} bytes, over the {self.max_file_size}-byte cap",
             )
         stat_key = (info.st_size, info.st_mtime_ns)
-        language = language_for_path(rel)
         cached = self._cache.get(rel)
         if cached is None and self.journal is not None and rel not in self._cache:
             cached = self.journal.cached_file(rel)
         if cached is not None and cached.derivation != CACHE_DERIVATION:
             cached = None
-        if cached is not None and (cached.size, cached.mtime_ns) == stat_key:
+        if not fresh and cached is not None and (cached.size, cached.mtime_ns) == stat_key:
             return FileView(rel, absolute, stat_key, cached.sha, language, _loads(cached), None)
+        data = self._read(rel, absolute)
+        if isinstance(data, Failure):
+            return data
+        sha = digest_bytes(data)
+        if previous is not None and previous.sha == sha:
+            previous.adopt(stat_key, data)  # touched, not changed: all it knew still holds
+            return previous
+        if cached is not None and cached.sha == sha:
+            view = FileView(rel, absolute, stat_key, sha, language, _loads(cached), data)
+            view.dirty = True  # the stat moved: remember the new one
+            return view
+        if (previous is not None and previous.sha != sha) or (
+            cached is not None and cached.sha != sha
+        ):
+            self.changed.add(rel)
+        # What is known of the file's earlier version: its unchanged definitions' facts.
+        if previous is not None:
+            reuse = previous.known_facts()
+        elif cached is not None:
+            earlier = FileView(rel, absolute, stat_key, cached.sha, language, _loads(cached), None)
+            reuse = earlier.known_facts()
+        else:
+            reuse = None
+        view = FileView(rel, absolute, stat_key, sha, language, None, data, reuse)
+        if previous is not None:
+            view.follows(previous)
+        return view
+
+    def _read(self, rel: str, absolute: Path) -> bytes | Failure:
+        """A file's bytes, if they are text moor can observe."""
         try:
             data = absolute.read_bytes()
         except PermissionError as error:
@@ -308,23 +406,23 @@ class FileObserver:
         except OSError as error:
             return Failure(Reason.UNREACHABLE, "io_error", f"{rel}: {error.strerror}")
         self.reread.add(rel)
-        if len(data) > self.max_file_size:
-            return Failure(Reason.UNUSABLE, "too_large", f"{rel} grew over the size cap")
-        if b"\0" in data[:_BINARY_SNIFF]:
-            return Failure(Reason.UNUSABLE, "binary", f"{rel} holds NUL bytes: not text")
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            line = data[: error.start].count(b"\n") + 1
-            return Failure(Reason.UNUSABLE, "invalid_utf8", f"{rel}: invalid UTF-8 at line {line}")
-        sha = digest_bytes(data)
-        if cached is not None and cached.sha != sha:
-            self.changed.add(rel)
-        if cached is not None and cached.sha == sha:
-            view = FileView(rel, absolute, stat_key, sha, language, _loads(cached), data)
-            view.dirty = True  # the stat moved: remember the new one
-            return view
-        return FileView(rel, absolute, stat_key, sha, language, None, data)
+        return _usable(rel, data, self.max_file_size)
+
+    def _overlay_view(
+        self, rel: str, absolute: Path, language: str | None, previous: FileView | None
+    ) -> FileView | Failure:
+        """A view of an editor's unsaved buffer of `rel`: observed, never cached."""
+        data = _usable(rel, self.overlays[rel], self.max_file_size)
+        if isinstance(data, Failure):
+            return data
+        reuse = previous.known_facts() if previous is not None else None
+        view = FileView(
+            rel, absolute, (len(data), -1), digest_bytes(data), language, None, data, reuse
+        )
+        if previous is not None:
+            view.follows(previous)
+        view.overlay = True
+        return view
 
     def observe(self, ref: Reference) -> Observation:
         assert ref.path is not None
@@ -371,7 +469,29 @@ class FileObserver:
                 f"{ref.symbol} in {ref.path} (line {site.line}) does not parse",
             )
         facts = view.facts_at(matches[0])
-        return Found(ref.path, derivation, facts, found_address(derivation, facts), site)
+        return Found(ref.path, derivation, facts, self._address(derivation, view, matches[0]), site)
+
+    def trim(self, keep: set[str]) -> None:
+        """Let go of the syntax trees of every file but `keep` (a long-lived observer would
+        otherwise hold the tree of every file it ever parsed)."""
+        for rel, view in self._views.items():
+            if rel not in keep and isinstance(view, FileView):
+                view.release_tree()
+
+    def _address(self, derivation: str, view: FileView, index: int) -> str:
+        """`found_address` of a site, remembered by its facts key: an edit elsewhere in a
+        large file leaves hundreds of definitions whose address need not be hashed again."""
+        key = view.key_at(index)
+        if key is None:
+            return found_address(derivation, view.facts_at(index))
+        memo = (derivation, key)
+        address = self._addresses.get(memo)
+        if address is None:
+            address = found_address(derivation, view.facts_at(index))
+            if len(self._addresses) > _ADDRESS_MEMO:
+                self._addresses.clear()
+            self._addresses[memo] = address
+        return address
 
     @property
     def parse_count(self) -> int:
@@ -404,7 +524,7 @@ class FileObserver:
                 payload=view.payload(),
             )
             for view in self._views.values()
-            if isinstance(view, FileView) and view.dirty
+            if isinstance(view, FileView) and view.dirty and not view.overlay
         ]
         if rows:
             self.journal.store_files(rows)
@@ -425,6 +545,19 @@ def _loads(cached: CachedFile) -> dict[str, object] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def _usable(rel: str, data: bytes, max_file_size: int) -> bytes | Failure:
+    if len(data) > max_file_size:
+        return Failure(Reason.UNUSABLE, "too_large", f"{rel} grew over the size cap")
+    if b"\0" in data[:_BINARY_SNIFF]:
+        return Failure(Reason.UNUSABLE, "binary", f"{rel} holds NUL bytes: not text")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        return Failure(Reason.UNUSABLE, "invalid_utf8", f"{rel}: invalid UTF-8 at line {line}")
+    return data
 
 
 def file_exists(root: Path, rel: str) -> bool:

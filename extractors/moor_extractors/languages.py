@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path, PurePosixPath
 
 from tree_sitter import Language, Parser, Query
@@ -104,6 +104,7 @@ _SUPPLEMENTS: dict[str, str] = {
 }
 
 
+@lru_cache(maxsize=65536)
 def language_for_path(path: str) -> str | None:
     """The language moor parses a workspace path as, by extension; None if it has none."""
     return _EXTENSIONS.get(PurePosixPath(path).suffix.lower())

@@ -1,28 +1,28 @@
 """The server's only door into the engine. Everything here runs in the engine worker thread.
 
-Each call opens its own `Session` (so a lock rewritten by `moor reaffirm` in a terminal, a
-`git checkout` or an agent is always read fresh) and returns plain data: no protocol types,
-no event loop. `evaluate` is one `moor check` of the whole workspace (journal recorded),
-plus what the editor needs on top of the report: where each reference is written and where
-the code it names is now.
+`Evaluator` keeps the workspace checked between changes (`moor_engine.live.LiveCheck`: only
+what changed is read, observed and re-derived) and the editor's view of each memory: where
+each reference is written, and where the code it names is now. It returns plain data — no
+protocol types, no event loop. Actions and hovers open their own `Session` (so a lock
+rewritten by `moor reaffirm` in a terminal, a `git checkout` or an agent is read fresh).
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from moor_engine.actions import Outcome, bind, follow, reaffirm
 from moor_engine.config import ConfigError
 from moor_engine.history import AnchorDiff, memory_diff, memory_log
+from moor_engine.live import LiveCheck, Refreshed
 from moor_engine.observe import FileView, Found
 from moor_engine.session import Session, UsageError
 from moor_engine.trust import AnchorReport, MemoryReport, State
-from moor_extractors.memory import AboutEntry, parse_memory
 from moor_store.journal import Entry, JournalError
+from moor_store.lockfile import LockError
 
 from moor_lsp.positions import Span, span_in_lines, span_of_bytes, split_lines
 
@@ -32,10 +32,20 @@ logger = logging.getLogger(__name__)
 QUIET_ANCHOR_STATES = frozenset({State.CURRENT})
 # States a reaffirmation accepts: anything else blocks it (all or nothing, see actions.py).
 REAFFIRMABLE = frozenset({State.CURRENT, State.DRIFTED, State.UNBOUND})
+# Where a problem that stops the whole workspace from being checked is shown.
+PROBLEM_FILES: tuple[tuple[type[Exception], str], ...] = (
+    (LockError, "moor.lock"),
+    (JournalError, "moor.toml"),
+    (ConfigError, "moor.toml"),
+)
 
 
 class EngineProblem(Exception):
     """The workspace cannot be evaluated as it is (bad moor.toml, a newer journal, …)."""
+
+    def __init__(self, message: str, where: str = "moor.toml") -> None:
+        super().__init__(message)
+        self.where = where
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,7 @@ class AnchorView:
     report: AnchorReport
     span: Span  # where the reference is written in the memory file
     target: Spot | None  # where the code it names is now, when it can be found
+    preview: bool = False  # observed in an unsaved editor buffer, not in the file
 
 
 @dataclass(frozen=True)
@@ -66,12 +77,14 @@ class MemoryView:
         """Whether `reaffirm` would succeed now (it refuses when any anchor blocks it)."""
         if self.report.state == State.INVALID and not self.report.anchors:
             return False
+        if any(anchor.preview for anchor in self.anchors):
+            return False  # it would accept the file on disk, not what the editor shows
         return all(a.state in REAFFIRMABLE for a in self.report.anchors)
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One evaluation of the whole workspace."""
+    """The workspace as one evaluation left it."""
 
     generation: int
     root: Path
@@ -80,6 +93,11 @@ class Snapshot:
     problems: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
     seconds: float = 0.0
+    # Memories whose view may differ from the previous snapshot's (deleted ones included);
+    # None: any of them (a full check, or the first).
+    dirty: frozenset[str] | None = None
+    reobserved: int = 0  # anchors observed for this evaluation
+    overlaid: frozenset[str] = frozenset()  # code files seen in unsaved editor buffers
 
 
 def find_root(start: Path) -> Path:
@@ -89,34 +107,96 @@ def find_root(start: Path) -> Path:
     return engine_find_root(start)
 
 
+def problem(error: Exception) -> EngineProblem:
+    for kind, where in PROBLEM_FILES:
+        if isinstance(error, kind):
+            return EngineProblem(str(error), where)
+    return EngineProblem(str(error))
+
+
 def open_session(root: Path) -> Session:
     try:
         return Session.open(root)
-    except (ConfigError, JournalError, UsageError, OSError) as error:
-        raise EngineProblem(str(error)) from error
+    except (ConfigError, JournalError, LockError, UsageError, OSError) as error:
+        raise problem(error) from error
 
 
-def evaluate(root: Path, generation: int, record: bool = True) -> Snapshot:
-    """`moor check` of every memory, plus editor positions; `record` journals the check
-    (and adopts re-derived addresses in moor.lock) as the CLI does, else nothing is written."""
-    started = time.perf_counter()
-    try:
-        session = open_session(root)
-    except EngineProblem as problem:
-        return Snapshot(generation, root, problems=(("moor.toml", str(problem)),))
-    with session:
-        paths = session.select([])
-        report = session.check(paths, record=record)
-        views: dict[str, MemoryView] = {}
-        for memory in report.memories:
-            views[memory.path] = _memory_view(session, memory)
+class Evaluator:
+    """The engine thread's state for one workspace: a live check and the memory views."""
+
+    def __init__(self, root: Path, *, record: bool = True, paranoid: bool = False) -> None:
+        self.root = root
+        self.live = LiveCheck(root, record=record)
+        self.paranoid = paranoid  # verify every incremental check against a full one
+        self.views: dict[str, MemoryView] = {}
+        self.disagreements: list[str] = []  # what the last paranoid verification found
+
+    def evaluate(self, generation: int, changed: Iterable[str] | None) -> Snapshot:
+        """Bring the workspace up to date with `changed` (None: check everything)."""
+        before = frozenset(self.live.overlays)
+        try:
+            refreshed = self.live.refresh(changed)
+        except (ConfigError, JournalError, LockError, UsageError, OSError) as error:
+            self.views = {}
+            found = problem(error)
+            return Snapshot(generation, self.root, problems=((found.where, str(found)),))
+        session = self.live.session
+        assert session is not None
+        dirty = refreshed.dirty
+        if dirty is None:
+            self.views = {}
+            paths: Iterable[str] = self.live.reports
+        else:
+            # A buffer that began or stopped being a preview re-labels its memories.
+            flipped = self.live.memories_about(before ^ refreshed.overlaid)
+            dirty = dirty | flipped
+            paths = dirty
+        for path in paths:
+            report = self.live.reports.get(path)
+            if report is None:
+                self.views.pop(path, None)
+            else:
+                self.views[path] = _memory_view(session, report, refreshed.overlaid)
+        self.disagreements = self._verify(refreshed)
         return Snapshot(
             generation,
             session.workspace.root,
-            views,
-            warnings=tuple(session.warnings),
-            seconds=time.perf_counter() - started,
+            dict(self.views),
+            warnings=tuple(refreshed.warnings),
+            seconds=refreshed.seconds,
+            dirty=dirty,
+            reobserved=self.live.last_reobserved,
+            overlaid=refreshed.overlaid,
         )
+
+    def _verify(self, refreshed: Refreshed) -> list[str]:
+        if not self.paranoid or refreshed.full:
+            return []
+        found = self.live.verify()
+        for line in found:
+            logger.error("paranoid: incremental check differs from a full one: %s", line)
+        return found
+
+    def commit(self) -> None:
+        """Journal the last evaluation and persist the parse cache (after publishing)."""
+        self.live.commit()
+
+    def set_buffer(self, rel: str, text: str | None) -> bool:
+        """An editor buffer of code file `rel` (None: closed). It overlays the file while it
+        differs from it; True when that changes what is observed."""
+        if text is None:
+            return self.live.set_overlay(rel, None)
+        data = text.encode("utf-8", "surrogatepass")
+        if rel not in self.live.overlays and not self.live.watches(rel):
+            return False  # no anchor is in it: nothing to preview
+        try:
+            on_disk = (self.root / rel).read_bytes()
+        except OSError:
+            on_disk = None
+        return self.live.set_overlay(rel, None if data == on_disk else data)
+
+    def close(self) -> None:
+        self.live.close()
 
 
 def _needs_positions(memory: MemoryReport) -> bool:
@@ -125,30 +205,27 @@ def _needs_positions(memory: MemoryReport) -> bool:
     )
 
 
-def _memory_view(session: Session, memory: MemoryReport) -> MemoryView:
+def _memory_view(session: Session, memory: MemoryReport, overlaid: frozenset[str]) -> MemoryView:
     if not _needs_positions(memory):
         return MemoryView(memory.path, memory, Span(0, 0, 0, 0))
     try:
         data = (session.workspace.root / memory.path).read_bytes()
     except OSError:
         return MemoryView(memory.path, memory, Span(0, 0, 0, 0))
-    text = data.decode("utf-8", "replace")
-    lines = split_lines(text)
-    parsed = parse_memory(memory.path, data)
-    entries: dict[tuple[int, int], AboutEntry] = {}
-    if parsed.memory is not None:
-        entries = {(e.line, e.column): e for e in parsed.memory.about}
+    lines = split_lines(data.decode("utf-8", "replace"))
     anchors = []
     for anchor in memory.anchors:
-        entry = entries.get((anchor.line, anchor.column))
-        if entry is not None and entry.end_line:
-            span = span_in_lines(lines, entry.line, entry.column, entry.end_line, entry.end_column)
+        if anchor.end_line:
+            span = span_in_lines(
+                lines, anchor.line, anchor.column, anchor.end_line, anchor.end_column
+            )
         else:
             span = span_in_lines(lines, anchor.line, anchor.column)
         target = None
         if anchor.state not in QUIET_ANCHOR_STATES:
             target = _locate_quietly(session, anchor.moved_to or anchor.canonical)
-        anchors.append(AnchorView(anchor, span, target))
+        path = (anchor.canonical or "").split("#", 1)[0]
+        anchors.append(AnchorView(anchor, span, target, preview=path in overlaid))
     return MemoryView(
         memory.path,
         memory,

@@ -1,11 +1,14 @@
 """The moor language server: a small core, with one module per feature in `features/`.
 
-The core holds the workspace state: its root (from `initialize`), the latest `Snapshot`
-(one `moor check` of the whole workspace), and the machinery that keeps it fresh. Any
-change — a save, a file watcher event, `workspace/didChangeWatchedFiles`, an action —
-calls `schedule`, which coalesces changes over a quiet window (200 ms) and then evaluates
-in the engine worker thread, off the event loop. Each evaluation carries a generation
-number; a result that a newer change has overtaken is dropped, never published.
+The core holds the workspace state: its root (from `initialize`), the latest `Snapshot`,
+and the machinery that keeps it fresh. Any change — a save, a file watcher event,
+`workspace/didChangeWatchedFiles`, an edit in an open code buffer, an action — calls
+`schedule` with the paths that changed; changes are coalesced over a quiet window (200 ms)
+and then evaluated in the engine worker thread, off the event loop, by an `Evaluator` that
+re-reads and re-observes only what those paths touch (`moor_engine.live`). Each evaluation
+carries a generation number; a result that a newer change has overtaken is not published
+(the memories it changed are carried into the next one). Journal and cache writes run
+after the diagnostics are out.
 
 The first scan shows `$/progress` when the client can create a progress token; it never
 waits for the client to agree (requests that need a snapshot wait for the scan itself).
@@ -18,12 +21,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import functools
 import logging
 import os
 import sys
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -59,6 +63,7 @@ class MoorLanguageServer(LanguageServer):
         debounce: float = DEBOUNCE_SECONDS,
         watch: bool = True,
         exclude: frozenset[str] = frozenset(),
+        paranoid: bool = False,
     ) -> None:
         super().__init__(
             "moor", _version(), text_document_sync_kind=types.TextDocumentSyncKind.Full
@@ -69,7 +74,13 @@ class MoorLanguageServer(LanguageServer):
         self.initialization_options: Any = None
         self.debounce = debounce
         self.watch = watch
+        self.paranoid = paranoid
         self.engine_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="moor-engine")
+        self.evaluator: engine.Evaluator | None = None
+        # Paths changed since the last evaluation began (None: check everything).
+        self._changed: set[str] | None = None
+        # Memories changed by evaluations that were overtaken, for the next snapshot.
+        self._carried: frozenset[str] | None = frozenset()
         self._generation = 0
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -95,6 +106,18 @@ class MoorLanguageServer(LanguageServer):
             return path.resolve().relative_to(self.root).as_posix()
         except ValueError:
             return None
+
+    def relative_path(self, path: Path) -> str | None:
+        """A filesystem path inside the workspace as a workspace-relative one."""
+        if self.root is None:
+            return None
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            try:
+                return path.resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                return None
 
     def uri(self, rel: str) -> str:
         assert self.root is not None
@@ -147,10 +170,20 @@ class MoorLanguageServer(LanguageServer):
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def schedule(self, reason: str) -> None:
-        """Re-evaluate the workspace once changes have been quiet for `debounce` seconds."""
+    def _evaluator(self) -> engine.Evaluator:
+        assert self.root is not None
+        if self.evaluator is None:
+            self.evaluator = engine.Evaluator(self.root, paranoid=self.paranoid)
+        # An untrusted workspace is only read: checks are not recorded.
+        self.evaluator.live.record = self.settings.trusted
+        return self.evaluator
+
+    def schedule(self, reason: str, paths: Iterable[str] | None) -> None:
+        """Re-evaluate once changes have been quiet for `debounce` seconds; `paths` are the
+        workspace-relative paths that changed (None: anything may have)."""
         if self.root is None:
             return
+        self._note_changed(paths)
         self._generation += 1
         generation = self._generation
         logger.debug("change #%d: %s", generation, reason)
@@ -159,13 +192,20 @@ class MoorLanguageServer(LanguageServer):
         loop = asyncio.get_running_loop()
         self._timer = loop.call_later(self.debounce, lambda: self.spawn(self._evaluate(generation)))
 
-    async def recompute(self, reason: str) -> Snapshot | None:
+    def _note_changed(self, paths: Iterable[str] | None) -> None:
+        if paths is None or self._changed is None:
+            self._changed = None
+        else:
+            self._changed.update(paths)
+
+    async def recompute(self, reason: str, paths: Iterable[str] | None) -> Snapshot | None:
         """Evaluate now (after an action), and return the snapshot if it was published."""
         if self.root is None:
             return None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._note_changed(paths)
         self._generation += 1
         logger.debug("change #%d: %s (now)", self._generation, reason)
         await self._evaluate(self._generation)
@@ -184,26 +224,53 @@ class MoorLanguageServer(LanguageServer):
                 logger.warning("no evaluation finished within %.0f s", timeout)
         return self.snapshot
 
+    async def settled(self, timeout: float = 60.0) -> Snapshot | None:
+        """The snapshot once every change seen so far is in it (a result overtaken by a
+        newer change is not published: wait for the newer one)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            snapshot = self.snapshot
+            if snapshot is not None and snapshot.generation == self._generation:
+                return snapshot
+            await asyncio.sleep(0.02)
+        logger.warning("changes did not settle within %.0f s", timeout)
+        return self.snapshot
+
+    async def buffer_changed(self, uri: str, closed: bool = False) -> None:
+        """An open code buffer changed (or closed): preview the drift its unsaved edits
+        would cause, without writing the journal or the lock."""
+        rel = self.relative(uri)
+        if rel is None:
+            return
+        text = None if closed else self.workspace.get_text_document(uri).source
+        if await self.in_engine(self._evaluator().set_buffer, rel, text):
+            self.schedule(f"{'closed' if closed else 'edited'} the buffer of {rel}", [rel])
+
     async def _evaluate(self, generation: int) -> None:
         if generation != self._generation or self.root is None:
             return  # overtaken while waiting for the quiet window
+        changed, self._changed = self._changed, set()
+        evaluator = self._evaluator()
         try:
-            # An untrusted workspace is only read: the check is not recorded.
-            snapshot = await self.in_engine(
-                engine.evaluate, self.root, generation, self.settings.trusted
-            )
+            snapshot = await self.in_engine(evaluator.evaluate, generation, changed)
         except Exception as error:
+            self._note_changed(None)  # the engine's state is unknown: check everything next
             self.show_once(f"moor could not check the workspace: {error}", types.MessageType.Error)
             logger.exception("evaluation #%d failed", generation)
             return
         if generation != self._generation:
             logger.debug("evaluation #%d dropped: a newer change is pending", generation)
+            self._carried = _union(self._carried, snapshot.dirty)
             return
+        snapshot = dataclasses.replace(snapshot, dirty=_union(self._carried, snapshot.dirty))
+        self._carried = frozenset()
         logger.info(
-            "evaluation #%d: %d memories in %.3f s",
+            "evaluation #%d: %d memories in %.3f s (%d anchors observed)",
             generation,
             len(snapshot.memories),
             snapshot.seconds,
+            snapshot.reobserved,
         )
         self.snapshot = snapshot
         self._ready.set()
@@ -211,11 +278,24 @@ class MoorLanguageServer(LanguageServer):
             self.show_once(f"moor: {warning}", types.MessageType.Warning)
         for problem in snapshot.problems:
             self.show_once(f"moor: {problem[0]}: {problem[1]}", types.MessageType.Error)
+        for disagreement in evaluator.disagreements:
+            self.show_once(
+                f"moor (paranoid): the incremental check differs from a full one: {disagreement}",
+                types.MessageType.Error,
+            )
         for feature in self.features:
             try:
                 await feature.on_snapshot(snapshot)
             except Exception as error:
                 feature.report("updating after a check failed", error)
+        self.spawn(self._commit(evaluator))
+
+    async def _commit(self, evaluator: engine.Evaluator) -> None:
+        try:
+            await self.in_engine(evaluator.commit)
+        except Exception as error:
+            self.show_once(f"moor could not write its journal: {error}", types.MessageType.Error)
+            logger.exception("journalling a check failed")
 
     async def first_scan(self) -> None:
         """The first evaluation, reported with `$/progress` when the client supports it."""
@@ -223,7 +303,7 @@ class MoorLanguageServer(LanguageServer):
         if self.capability("window.work_done_progress"):
             progress = self.spawn(self._begin_progress())
         try:
-            await self.recompute("first scan")
+            await self.recompute("first scan", None)
         finally:
             token = await progress if progress is not None else None
             if token is not None:
@@ -269,6 +349,11 @@ class MoorLanguageServer(LanguageServer):
                 await feature.on_shutdown()
             except Exception as error:
                 feature.report("shutting down failed", error)
+        if self.evaluator is not None:
+            try:  # what the last check learnt goes to the journal before the end
+                await asyncio.wait_for(self.in_engine(self.evaluator.close), 5)
+            except Exception:
+                logger.warning("could not close the journal cleanly", exc_info=True)
         self.engine_pool.shutdown(wait=False, cancel_futures=True)
 
 
@@ -282,9 +367,9 @@ class _Core(Feature):
         self.handle(types.INITIALIZE, self.initialize, None)
         self.handle(types.INITIALIZED, self.initialized, None)
         self.handle(types.SHUTDOWN, self.shutdown, None)
-        self.handle(types.TEXT_DOCUMENT_DID_OPEN, self.nothing, None)
-        self.handle(types.TEXT_DOCUMENT_DID_CHANGE, self.nothing, None)
-        self.handle(types.TEXT_DOCUMENT_DID_CLOSE, self.nothing, None)
+        self.handle(types.TEXT_DOCUMENT_DID_OPEN, self.opened, None)
+        self.handle(types.TEXT_DOCUMENT_DID_CHANGE, self.changed, None)
+        self.handle(types.TEXT_DOCUMENT_DID_CLOSE, self.closed, None)
         self.handle(types.TEXT_DOCUMENT_DID_SAVE, self.saved, None)
 
     async def initialize(self, params: types.InitializeParams) -> None:
@@ -316,11 +401,27 @@ class _Core(Feature):
     async def shutdown(self, _params: None) -> None:
         await self.server.shutting_down()
 
-    async def nothing(self, _params: object) -> None:
-        """Documents are kept by pygls; moor reads files from disk (saved state)."""
+    # Documents are kept by pygls. Memories are read from disk (their saved state); an
+    # unsaved code buffer previews the drift it would cause (see `buffer_changed`).
+
+    async def opened(self, params: types.DidOpenTextDocumentParams) -> None:
+        await self.server.buffer_changed(params.text_document.uri)
+
+    async def changed(self, params: types.DidChangeTextDocumentParams) -> None:
+        await self.server.buffer_changed(params.text_document.uri)
+
+    async def closed(self, params: types.DidCloseTextDocumentParams) -> None:
+        await self.server.buffer_changed(params.text_document.uri, closed=True)
 
     async def saved(self, params: types.DidSaveTextDocumentParams) -> None:
-        self.server.schedule(f"saved {params.text_document.uri}")
+        uri = params.text_document.uri
+        await self.server.buffer_changed(uri)  # saved: the buffer is the file again
+        rel = self.server.relative(uri)
+        self.server.schedule(f"saved {uri}", None if rel is None else [rel])
+
+
+def _union(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    return None if a is None or b is None else a | b
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -334,6 +435,13 @@ def main(argv: list[str] | None = None) -> int:
         help="what to log on stderr (also: MOOR_LSP_LOG)",
     )
     parser.add_argument(
+        "--paranoid",
+        action="store_true",
+        default=os.environ.get("MOOR_LSP_PARANOID") == "1",
+        help="after every incremental check, check everything from scratch and report any "
+        "difference as an error (slow; for tests; also: MOOR_LSP_PARANOID=1)",
+    )
+    parser.add_argument(
         "--no-watch",
         action="store_true",
         help="do not watch the workspace (rely on the client's didChangeWatchedFiles)",
@@ -345,6 +453,6 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     logger.setLevel(options.log_level.upper())
-    server = MoorLanguageServer(watch=not options.no_watch)
+    server = MoorLanguageServer(watch=not options.no_watch, paranoid=options.paranoid)
     server.start_io()
     return 0

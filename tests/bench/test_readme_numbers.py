@@ -2,7 +2,8 @@
 
 Drift quality is deterministic, so its table must match exactly (the stdlib rows only under
 the Python version they were published for: another standard library gives other cases).
-Speed is noisy, so N = 100 is re-measured and its ratios compared within a tolerance.
+Speed is noisy, so N = 100 is re-measured and its ratios compared within a tolerance; so is
+the editor latency at N = 1,000 (fewer rounds), with the server's memory.
 """
 
 from __future__ import annotations
@@ -77,3 +78,27 @@ def test_speed_numbers_match_readme_within_tolerance() -> None:
         assert then / tolerance <= now <= then * tolerance, (
             f"{name} ratio {now:.1f}x is more than {tolerance:g}x off the published {then:.1f}x"
         )
+
+
+def test_editor_latency_numbers_match_readme_within_tolerance() -> None:
+    import lsp_latency
+
+    published = publish.parse_lsp(section(publish.LSP)).get(publish.TEST_LSP_N)
+    assert published is not None, f"README.md publishes no N = {publish.TEST_LSP_N} row"
+    run = lsp_latency.measure(
+        publish.TEST_LSP_N, publish.TEST_LSP_ROUNDS, lsp_latency.DEFAULT_TIMEOUT_S
+    )
+    assert not run.error and not run.timed_out, (run.error, run.timed_out)
+    measured = publish.lsp_rows([run])[run.n]
+    if publish.published_python(section(publish.LSP)) == platform.python_version():
+        assert measured.files == published.files
+    tolerance = publish.LSP_TOLERANCE
+    for name in ("drift_p50_ms", "drift_p95_ms"):
+        now, then = getattr(measured, name), getattr(published, name)
+        assert then / tolerance <= now <= then * tolerance, (
+            f"{name} {now:.1f} ms is more than {tolerance:g}x off the published {then:.1f} ms"
+        )
+    rss = publish.RSS_TOLERANCE
+    assert published.rss_mib / rss <= measured.rss_mib <= published.rss_mib * rss, (
+        f"RSS {measured.rss_mib:.0f} MiB is more than {rss:g}x off {published.rss_mib:.0f} MiB"
+    )

@@ -286,3 +286,16 @@ def test_check_narrows_to_memories_folders_or_the_code_they_are_about(ws: Worksp
     # Control: the folder holds both.
     by_folder = ws.moor("check", "--format", "json", "memories").json()
     assert len(by_folder["memories"]) == 2  # type: ignore[arg-type]
+
+
+def test_diff_keeps_a_changed_last_line_before_and_after_on_lines_of_their_own(
+    ws: Workspace,
+) -> None:
+    ws.write("src/g.py", "def g():\n    return 2\n")
+    ws.memory("g", "src/g.py#g")
+    ws.moor("bind", check=True)
+    ws.write("src/g.py", "def g():\n    return 3\n")
+    lines = ws.moor("diff", "memories/g.md").out.splitlines()
+    assert "-    return 2" in lines and "+    return 3" in lines
+    # Control: the glued form the bug produced is absent, whatever the rendering.
+    assert not any("return 2+" in line for line in lines)

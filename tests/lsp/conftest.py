@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -274,9 +275,14 @@ class Editor:
             await asyncio.sleep(0.1)
 
 
+# Paranoid: after every incremental check the server checks everything from scratch and
+# shows an error when the two differ; every test then also asserts that none was shown.
 SERVER = ClientServerConfig(
-    server_command=[sys.executable, "-m", "moor_lsp"], client_factory=make_client
+    server_command=[sys.executable, "-m", "moor_lsp"],
+    client_factory=make_client,
+    server_env={**os.environ, "MOOR_LSP_PARANOID": "1"},
 )
+PARANOID = "moor (paranoid)"
 
 
 @pytest_lsp.fixture(config=SERVER, params=CLIENTS)
@@ -289,6 +295,8 @@ async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest) -> 
         server = lsp_client._server
         if server is not None and server.returncode is None:
             server.kill()  # never initialized (the test failed first) or stuck
+    disagreements = [m.message for m in lsp_client.messages if m.message.startswith(PARANOID)]
+    assert not disagreements, disagreements
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Quick fixes: reaffirm, follow, bind and open the code, run by the real server."""
+"""Quick fixes: reaffirm, follow, bind, open the code and show the diff since bound, run by
+the real server."""
 
 from __future__ import annotations
 
@@ -141,3 +142,105 @@ async def test_no_action_is_offered_away_from_a_diagnostic(editor: Editor) -> No
     )
     assert away is None
     assert on_it is not None and any("Reaffirm" in a.title for a in on_it)
+
+
+DIFF_FILE = ".moor/diffs/memories__retry.md.diff"
+
+
+async def test_show_diff_since_bound_opens_the_unified_diff_of_the_drifted_symbol(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    drifted_retry(ws)
+    await editor.start()
+    drifted = await editor.one("memories/retry.md", "drifted")
+
+    show = titled(await editor.actions("memories/retry.md", drifted), "Show diff since bound")
+    assert show.kind == types.CodeActionKind.QuickFix
+    assert show.command is not None
+    assert show.command.command == "moor.showDiff"
+    assert list(show.command.arguments or []) == ["memories/retry.md", "src/a.py#g"]
+    result = await editor.execute(show.command.command, *(show.command.arguments or []))
+
+    diff = result["diff"]
+    assert diff.startswith("# memories/retry.md — src/a.py#g: bound ")
+    assert "-    return 2\n" in diff and "+    return 3\n" in diff
+    saved = ws.root / DIFF_FILE
+    assert saved.read_text(encoding="utf-8") == diff
+    assert result["uri"] == saved.as_uri()
+    assert [d.uri for d in editor.client.shown_documents] == [saved.as_uri()]
+    assert editor.client.shown_documents[0].take_focus is True
+    # Only read: the memory is still drifted, the lock untouched.
+    assert [d.code for d in await editor.now("memories/retry.md")] == ["drifted"]
+
+
+async def test_show_diff_is_not_offered_on_a_current_memory_but_is_once_it_drifts(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", G2)
+    ws.memory("retry", "src/a.py#g")
+    bind_all(ws)
+    await editor.start()
+    reference = types.Range(  # the line `  - "src/a.py#g"` of the memory
+        start=types.Position(line=2, character=0), end=types.Position(line=2, character=16)
+    )
+
+    async def offered() -> list[str]:
+        result = await editor.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=editor.document("memories/retry.md"),
+                range=reference,
+                context=types.CodeActionContext(diagnostics=[]),
+            )
+        )
+        return [a.title for a in result or []]
+
+    assert await offered() == []  # current: no diagnostic, so no diff
+    ws.write("src/a.py", G3)  # the same setup, drifted on disk
+    await editor.one("memories/retry.md", "drifted")
+    assert "Show diff since bound" in await offered()
+
+
+async def test_show_diff_in_an_untrusted_workspace_answers_the_text_and_writes_no_file(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    drifted_retry(ws)
+    lock = (ws.root / "moor.lock").read_bytes()
+    await editor.start({"trusted": False})
+    drifted = await editor.one("memories/retry.md", "drifted")
+
+    titles = [a.title for a in await editor.actions("memories/retry.md", drifted)]
+    assert not any("Reaffirm" in t for t in titles), titles  # read-only …
+    show = titled(await editor.actions("memories/retry.md", drifted), "Show diff")  # … reads
+    assert show.command is not None
+    result = await editor.execute(show.command.command, *(show.command.arguments or []))
+
+    assert result["uri"] is None
+    assert "-    return 2\n" in result["diff"] and "+    return 3\n" in result["diff"]
+    assert not (ws.root / ".moor/diffs").exists()
+    assert editor.client.shown_documents == []
+    assert (ws.root / "moor.lock").read_bytes() == lock
+
+
+async def test_show_diff_of_an_unchanged_anchor_says_so_rather_than_nothing(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", G2 + "\n\n" + "def h():\n    return 2\n")
+    ws.memory("retry", ["src/a.py#g", "src/a.py#h"])
+    bind_all(ws)
+    ws.write("src/a.py", G3 + "\n\n" + "def h():\n    return 2\n")
+    await editor.start()
+    await editor.one("memories/retry.md", "drifted")
+
+    result = await editor.execute("moor.showDiff", "memories/retry.md")  # every anchor
+
+    diff = result["diff"]
+    assert "# memories/retry.md — src/a.py#g: bound " in diff
+    assert "+    return 3\n" in diff
+    assert "# memories/retry.md — src/a.py#h: bound " in diff
+    assert "# moor: src/a.py#h: unchanged since bound" in diff
+    with pytest.raises(JsonRpcInvalidParams, match="no reference"):
+        await editor.execute("moor.showDiff", "memories/retry.md", "src/a.py#nope")

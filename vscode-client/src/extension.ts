@@ -1,5 +1,6 @@
-// The moor VS Code client: starts `<python> -m moor lsp`, contributes a few commands, and
-// asks the person for a reason before a reaffirm. Everything else is the server's work.
+// The moor VS Code client: starts `<python> -m moor lsp`, contributes a few commands, asks
+// the person for a reason before a reaffirm, and shows a diff the server did not save.
+// Everything else is the server's work.
 
 import { spawn } from "node:child_process";
 import * as path from "node:path";
@@ -10,6 +11,7 @@ import {
   type ErrorHandler,
   type ErrorHandlerResult,
   type Executable,
+  ExecuteCommandRequest,
   LanguageClient,
   type LanguageClientOptions,
   type ServerOptions,
@@ -20,6 +22,8 @@ import { findInterpreter, onInterpreterChange } from "./python";
 
 const CLIENT_ID = "moor"; // also makes the client follow the `moor.trace.server` setting
 const SERVER_REAFFIRM = "moor.reaffirm";
+const SERVER_CHECK = "moor.check";
+const SERVER_SHOW_DIFF = "moor.showDiff";
 /** Server commands that write moor.lock or the journal: not in an untrusted workspace. */
 const WRITING_COMMANDS = new Set(["moor.reaffirm", "moor.follow", "moor.bind"]);
 export const SEVERITY_STATES = [
@@ -123,6 +127,17 @@ function report(command: string, result: unknown): void {
   }
 }
 
+/** `moor.showDiff` answers `{diff, uri}`; the server has already shown the file at `uri`.
+ * Without one (an untrusted workspace: it writes nothing), the text opens untitled. */
+async function showUnsavedDiff(result: unknown): Promise<void> {
+  const answer = result as { diff?: unknown; uri?: unknown } | undefined;
+  if (answer?.uri !== null || typeof answer.diff !== "string") {
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument({ content: answer.diff, language: "diff" });
+  await vscode.window.showTextDocument(doc, { preview: true });
+}
+
 function createClient(trusted: boolean, serverOptions: ServerOptions): LanguageClient {
   const config = vscode.workspace.getConfiguration("moor", firstFolder());
   const clientOptions: LanguageClientOptions = {
@@ -132,7 +147,7 @@ function createClient(trusted: boolean, serverOptions: ServerOptions): LanguageC
     ],
     outputChannel: log,
     traceOutputChannel: log,
-    // The server does not read these yet; see README.
+    // Read by the server at initialize; they win over its workspace/configuration.
     initializationOptions: { trusted, severity: severityOverrides(config) },
     errorHandler: errorHandler(),
     middleware: {
@@ -151,6 +166,9 @@ function createClient(trusted: boolean, serverOptions: ServerOptions): LanguageC
         const result = await next(command, args);
         if (WRITING_COMMANDS.has(command)) {
           report(command, result);
+        }
+        if (command === SERVER_SHOW_DIFF) {
+          await showUnsavedDiff(result);
         }
         return result;
       },
@@ -263,7 +281,52 @@ function registerWriteCommands(context: vscode.ExtensionContext): void {
   context.subscriptions.push(writeCommands);
 }
 
+/** "moor: 4 memories checked: 3 current, 1 drifted" from the answer of `moor.check`. */
+export function checkSummary(result: unknown): { message: string; attention: number } | undefined {
+  const answer = result as { memories?: unknown; summary?: unknown; attention?: unknown } | undefined;
+  if (typeof answer?.memories !== "number") {
+    return undefined;
+  }
+  const counts = Object.entries(
+    answer.summary && typeof answer.summary === "object" ? (answer.summary as Record<string, unknown>) : {},
+  )
+    .filter((entry): entry is [string, number] => typeof entry[1] === "number" && entry[1] > 0)
+    .map(([state, count]) => `${count} ${state}`);
+  const noun = answer.memories === 1 ? "memory" : "memories";
+  const message = `moor: ${answer.memories} ${noun} checked${counts.length ? `: ${counts.join(", ")}` : ""}`;
+  return { message, attention: typeof answer.attention === "number" ? answer.attention : 0 };
+}
+
+/** Check workspace through the running server: a full re-check, its diagnostics updated. */
+async function checkThroughServer(running: LanguageClient): Promise<void> {
+  let result: unknown;
+  try {
+    result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: "moor: checking memories" },
+      () => running.sendRequest(ExecuteCommandRequest.type, { command: SERVER_CHECK, arguments: [] }),
+    );
+  } catch (error) {
+    log.error(`${SERVER_CHECK}: ${String(error)}`);
+    vscode.window.showErrorMessage(`moor: the check failed: ${String(error)}`);
+    return;
+  }
+  const summary = checkSummary(result);
+  if (!summary) {
+    log.warn(`${SERVER_CHECK} answered ${JSON.stringify(result)}`);
+    vscode.window.showWarningMessage("moor: the server's check answered nothing readable; see the moor output.");
+    return;
+  }
+  vscode.window.showInformationMessage(summary.message);
+  if (summary.attention > 0) {
+    await vscode.commands.executeCommand("workbench.actions.view.problems");
+  }
+}
+
 async function checkWorkspace(): Promise<void> {
+  if (client?.isRunning()) {
+    return checkThroughServer(client);
+  }
+  // No server (it did not start): the CLI, its report in the output channel.
   const folder = firstFolder();
   if (!folder) {
     vscode.window.showWarningMessage("moor: open a folder to check.");

@@ -5,9 +5,17 @@
 * `moor.follow [memory]` — rewrite moved/renamed references in the memory, re-bind them.
 * `moor.bind [memory]` — record the current address of the memory's unbound anchors.
 * `moor.showCode [uri, range]` — `window/showDocument` on the code a reference names.
+* `moor.showDiff [memory, ref]` — the unified diff of the code of the reference (as
+  written in `about:`; every anchor of the memory without one) between bound and now.
+  It is saved as `.moor/diffs/<memory path, / as __>.diff`, shown with
+  `window/showDocument` when the client can, and answered as
+  `{"diff": text, "uri": file URI}`. Offered on drifted and moved references that were
+  bound.
 
 In an untrusted workspace (setting `trusted: false`) the server is read-only: the actions
-that write (reaffirm, follow, bind) are not offered and their commands answer an error.
+that write (reaffirm, follow, bind) are not offered and their commands answer an error;
+`moor.showDiff` saves no file there and answers `{"diff": text, "uri": null}` (the
+client shows the text itself).
 
 `memory` is a workspace-relative path, an absolute path or a `file:` URI. Each action runs
 in the engine thread, journals what it did like the CLI, re-checks the workspace (so the
@@ -27,7 +35,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
-from moor_lsp import engine
+from moor_lsp import diffs, engine
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import SOURCE, Diagnostics
 
@@ -35,7 +43,9 @@ REAFFIRM = "moor.reaffirm"
 FOLLOW = "moor.follow"
 BIND = "moor.bind"
 SHOW_CODE = "moor.showCode"
+SHOW_DIFF = "moor.showDiff"
 REAFFIRM_STATES = frozenset({"drifted", "rewritten"})
+DIFF_STATES = frozenset({"drifted", "moved"})
 
 
 def overlaps(a: types.Range, b: types.Range) -> bool:
@@ -71,6 +81,7 @@ class CodeActions(Feature):
         self.command(FOLLOW, self.follow)
         self.command(BIND, self.bind)
         self.command(SHOW_CODE, self.show_code)
+        self.command(SHOW_DIFF, self.show_diff)
 
     # --- offering ----------------------------------------------------------------------
 
@@ -138,8 +149,13 @@ class CodeActions(Feature):
             )
         if state == "unbound":
             action(f"Bind {memory} to the code as it is now", BIND, [memory], preferred=True)
-        if not self.server.settings.trusted:
-            actions.clear()  # read-only: only what writes nothing is offered
+        if not self.server.settings.trusted or data.get("preview"):
+            # Read-only, or seen in an unsaved buffer (an action would judge the file on
+            # disk, not what the editor shows): only what writes nothing is offered.
+            actions.clear()
+        ref = data.get("ref")
+        if state in DIFF_STATES and isinstance(ref, str) and data.get("bound_address"):
+            action("Show diff since bound", SHOW_DIFF, [memory, ref])
         target = data.get("target")
         if isinstance(target, dict) and isinstance(target.get("uri"), str):
             where = data.get("moved_to") or data.get("canonical") or "the code"
@@ -188,7 +204,9 @@ class CodeActions(Feature):
                     message=f"moor {action} refused: " + "; ".join(outcome.refused),
                 )
             )
-        await self.server.recompute(f"{action} {memory}")
+        # An action writes the memory (follow), moor.lock and the journal, nothing else.
+        if await self.server.recompute(f"{action} {memory}", [memory, "moor.lock"]) is None:
+            await self.server.settled()  # overtaken by a change that came meanwhile
         return {"done": outcome.done, "refused": outcome.refused}
 
     async def reaffirm(self, memory: object = None, reason: object = None) -> object:
@@ -219,3 +237,25 @@ class CodeActions(Feature):
             types.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)
         )
         return {"success": result.success}
+
+    async def show_diff(self, memory: object = None, ref: object = None) -> object:
+        path = self._memory(memory)
+        if ref is not None and not isinstance(ref, str):
+            raise JsonRpcInvalidParams(
+                f"{SHOW_DIFF} needs [memory, ref]: ref is a reference as written in about:"
+            )
+        root = self.server.root
+        assert root is not None
+        save = self.server.settings.trusted
+        try:
+            found = await self.server.in_engine(diffs.diff_since_bound, root, path, ref, save)
+        except engine.EngineProblem as problem:
+            raise JsonRpcInvalidParams(str(problem)) from problem
+        if found.file is None:
+            return {"diff": found.text, "uri": None}
+        uri = found.file.as_uri()
+        if self.server.capability("window.show_document.support"):
+            await self.server.window_show_document_async(
+                types.ShowDocumentParams(uri=uri, take_focus=True)
+            )
+        return {"diff": found.text, "uri": uri}

@@ -23,7 +23,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from moor_lsp.code import CodeFile, read_code
 from moor_lsp.documents import is_memory
-from moor_lsp.engine import Snapshot
+from moor_lsp.engine import MemoryView, Snapshot
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import to_range
 
@@ -42,25 +42,64 @@ ORDER = (
 Index = dict[str, dict[str | None, dict[str, State]]]
 
 
-def build_index(snapshot: Snapshot) -> Index:
-    index: Index = {}
-    for memory in snapshot.memories.values():
-        if memory.report.state == State.RETIRED:
+def about(memory: MemoryView) -> dict[tuple[str, str | None], State]:
+    """What one memory adds to the index: (path, symbol) -> its worst anchor state there."""
+    found: dict[tuple[str, str | None], State] = {}
+    if memory.report.state == State.RETIRED:
+        return found
+    for anchor in memory.report.anchors:
+        canonical = anchor.canonical
+        if anchor.state == State.MOVED and anchor.moved_to:
+            canonical = anchor.moved_to
+        if canonical is None:
             continue
-        for anchor in memory.report.anchors:
-            canonical = anchor.canonical
-            if anchor.state == State.MOVED and anchor.moved_to:
-                canonical = anchor.moved_to
-            if canonical is None:
+        ref = parse_reference(canonical)
+        if isinstance(ref, Failure) or ref.path is None:
+            continue
+        key = (ref.path, ref.symbol)
+        previous = found.get(key)
+        if previous is None or _rank(anchor.state) < _rank(previous):
+            found[key] = anchor.state
+    return found
+
+
+class LensIndex:
+    """path -> symbol -> memory -> state, kept up to date one memory at a time."""
+
+    def __init__(self) -> None:
+        self.index: Index = {}
+        self._about: dict[str, dict[tuple[str, str | None], State]] = {}
+
+    def update(self, snapshot: Snapshot) -> bool:
+        """Take in a snapshot; True when any lens would read differently."""
+        paths = set(self._about) | set(snapshot.memories) if snapshot.dirty is None else None
+        changed = False
+        for path in paths if paths is not None else snapshot.dirty or ():
+            memory = snapshot.memories.get(path)
+            fresh = about(memory) if memory is not None else {}
+            old = self._about.get(path, {})
+            if fresh == old:
                 continue
-            ref = parse_reference(canonical)
-            if isinstance(ref, Failure) or ref.path is None:
-                continue
-            states = index.setdefault(ref.path, {}).setdefault(ref.symbol, {})
-            previous = states.get(memory.path)
-            if previous is None or _rank(anchor.state) < _rank(previous):
-                states[memory.path] = anchor.state
-    return index
+            changed = True
+            for path_symbol in old:
+                self._remove(path, path_symbol)
+            for (code, symbol), state in fresh.items():
+                self.index.setdefault(code, {}).setdefault(symbol, {})[path] = state
+            if fresh:
+                self._about[path] = fresh
+            else:
+                self._about.pop(path, None)
+        return changed
+
+    def _remove(self, memory: str, path_symbol: tuple[str, str | None]) -> None:
+        code, symbol = path_symbol
+        symbols = self.index.get(code, {})
+        states = symbols.get(symbol, {})
+        states.pop(memory, None)
+        if not states:
+            symbols.pop(symbol, None)
+        if not symbols:
+            self.index.pop(code, None)
 
 
 def _rank(state: State) -> int:
@@ -81,7 +120,11 @@ class CodeLens(Feature):
 
     def __init__(self, server: Any) -> None:
         super().__init__(server)
-        self.index: Index = {}
+        self.lenses = LensIndex()
+
+    @property
+    def index(self) -> Index:
+        return self.lenses.index
 
     def register(self) -> None:
         self.handle(
@@ -93,9 +136,7 @@ class CodeLens(Feature):
         self.command(SHOW_MEMORY, self.show_memory)
 
     async def on_snapshot(self, snapshot: Snapshot) -> None:
-        fresh = build_index(snapshot)
-        changed = fresh != self.index
-        self.index = fresh
+        changed = self.lenses.update(snapshot)
         if changed and self.server.capability("workspace.code_lens.refresh_support"):
             self.server.workspace_code_lens_refresh(None)
 

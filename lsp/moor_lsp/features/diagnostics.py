@@ -1,6 +1,7 @@
 """Diagnostics on memory files: one per anchor at fault, on the exact `about:` reference.
 
-Every memory file gets diagnostics whether it is open or not. Clients that can pull
+Every memory file gets diagnostics whether it is open or not. After an incremental check
+only the memories it names as changed (`Snapshot.dirty`) are rebuilt. Clients that can pull
 (`textDocument.diagnostic`) are answered on `textDocument/diagnostic` and
 `workspace/diagnostic` and told `workspace/diagnostic/refresh` after a re-check (when they
 support it); nothing is pushed to them. Other clients get `textDocument/publishDiagnostics`
@@ -11,10 +12,14 @@ Each diagnostic's `code` is the trust state (DESIGN §6), its `source` is `moor`
 `data` carries what a code action needs (see `diagnostic_data`). Its severity comes from
 the settings (`moor.severity`, see `moor_lsp.settings`): a state set to `off` sends no
 diagnostic at all, and new settings re-grade what the client was sent.
+
+An anchor observed in an unsaved editor buffer (a *preview*) says so in its message and
+carries `"preview": true` in its data: nothing that writes is offered on it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from typing import Any
 
@@ -64,7 +69,15 @@ def to_range(span: Span, encoding: str) -> types.Range:
     )
 
 
+PREVIEW_NOTE = " (unsaved changes in the editor)"
+
+
 def anchor_message(view: AnchorView) -> str:
+    message = _anchor_message(view)
+    return message + PREVIEW_NOTE if view.preview else message
+
+
+def _anchor_message(view: AnchorView) -> str:
     anchor = view.report
     ref = anchor.canonical or anchor.ref
     if anchor.state == State.DRIFTED:
@@ -111,6 +124,8 @@ def diagnostic_data(
             bound_address=anchor.report.bound_address,
             address=anchor.report.address,
         )
+        if anchor.preview:
+            data["preview"] = True
     if target is not None:
         data["target"] = {"uri": target.uri, "range": range_json(target.range)}
     return data
@@ -123,6 +138,7 @@ class Diagnostics(Feature):
         super().__init__(server)
         self.current: dict[str, list[types.Diagnostic]] = {}  # by URI, non-empty lists
         self.published: dict[str, list[types.Diagnostic]] = {}  # what the client was sent
+        self._problem_uris: set[str] = set()  # URIs with workspace-level problems
 
     def register(self) -> None:
         self.handle(
@@ -145,19 +161,24 @@ class Diagnostics(Feature):
 
     # --- building ----------------------------------------------------------------------
 
-    def build(self, snapshot: Snapshot) -> dict[str, list[types.Diagnostic]]:
-        encoding = self.server.position_encoding
-        related = bool(
+    @property
+    def _related(self) -> bool:
+        return bool(
             self.server.capability("text_document.publish_diagnostics.related_information")
             or self.server.capability("text_document.diagnostic.related_information")
         )
+
+    def build(self, snapshot: Snapshot) -> dict[str, list[types.Diagnostic]]:
+        encoding, related = self.server.position_encoding, self._related
         by_uri: dict[str, list[types.Diagnostic]] = {}
         for memory in snapshot.memories.values():
             uri = self.server.uri(memory.path)
             items = self.for_memory(memory, uri, encoding, related)
             if items:
                 by_uri[uri] = items
+        self._problem_uris = set()
         for rel, message in snapshot.problems:
+            self._problem_uris.add(self.server.uri(rel))
             by_uri.setdefault(self.server.uri(rel), []).append(
                 types.Diagnostic(
                     range=types.Range(
@@ -206,7 +227,7 @@ class Diagnostics(Feature):
                     code=state.value,
                     source=SOURCE,
                     data=diagnostic_data(memory, anchor, uri, target),
-                    related_information=self._related(anchor, target) if related else None,
+                    related_information=self._related_to(anchor, target) if related else None,
                 )
             )
         return items
@@ -230,7 +251,7 @@ class Diagnostics(Feature):
         return types.Location(uri=self.server.uri(spot.path), range=to_range(spot.span, encoding))
 
     @staticmethod
-    def _related(
+    def _related_to(
         anchor: AnchorView, target: types.Location | None
     ) -> list[types.DiagnosticRelatedInformation] | None:
         if target is None:
@@ -240,15 +261,34 @@ class Diagnostics(Feature):
 
     # --- delivering --------------------------------------------------------------------
 
+    def update(self, snapshot: Snapshot) -> tuple[dict[str, list[types.Diagnostic]], set[str]]:
+        """The diagnostics after `snapshot`, and the URIs whose diagnostics may differ."""
+        if snapshot.dirty is None or snapshot.problems or self._problem_uris:
+            fresh = self.build(snapshot)
+            return fresh, set(self.current) | set(fresh)
+        encoding, related = self.server.position_encoding, self._related
+        fresh = dict(self.current)
+        touched = set()
+        for path in snapshot.dirty:
+            uri = self.server.uri(path)
+            touched.add(uri)
+            memory = snapshot.memories.get(path)
+            items = [] if memory is None else self.for_memory(memory, uri, encoding, related)
+            if items:
+                fresh[uri] = items
+            else:
+                fresh.pop(uri, None)
+        return fresh, touched
+
     async def on_snapshot(self, snapshot: Snapshot) -> None:
-        fresh = self.build(snapshot)
-        changed = fresh != self.current
+        fresh, touched = self.update(snapshot)
+        changed = any(fresh.get(uri) != self.current.get(uri) for uri in touched)
         self.current = fresh
         if self.pull:
             if changed and self.server.capability("workspace.diagnostics.refresh_support"):
                 self.server.workspace_diagnostic_refresh(None)
             return
-        for uri in sorted(set(self.published) | set(fresh)):
+        for uri in sorted(touched | (set(self.published) - set(fresh))):
             items = fresh.get(uri, [])
             if self.published.get(uri, []) == items:
                 continue
@@ -261,8 +301,8 @@ class Diagnostics(Feature):
                 self.published.pop(uri, None)
 
     async def on_settings(self, settings: Settings) -> None:
-        if self.server.snapshot is not None:
-            await self.on_snapshot(self.server.snapshot)
+        if self.server.snapshot is not None:  # re-grade everything
+            await self.on_snapshot(dataclasses.replace(self.server.snapshot, dirty=None))
 
     @staticmethod
     def result_id(uri: str, items: list[types.Diagnostic]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from moor_lsp.features import Feature
+from moor_lsp.features.check import CheckWorkspace
 from moor_lsp.features.code_actions import CodeActions
 from moor_lsp.features.code_lens import CodeLens
 from moor_lsp.features.completion import Completion
@@ -17,6 +18,7 @@ FEATURES: tuple[type[Feature], ...] = (
     Configuration,  # first: the others start with the settings in effect
     Diagnostics,
     CodeActions,
+    CheckWorkspace,
     Hover,
     Completion,
     Definition,

@@ -1,0 +1,397 @@
+"""A workspace kept checked while an editor watches it (DESIGN §8).
+
+`Session.check` reads the lock and every memory and observes every anchor: right for a CLI
+run, far too slow to answer each save in an editor. `LiveCheck` keeps one session open and,
+told which paths changed, re-reads only those memory files (and the lock, if it changed),
+re-observes only the anchors in the changed code files — plus the anchors whose code is
+gone, since any change to code may be where it went — and re-derives only the reports of
+the memories that use an anchor whose observation changed. What it journals for those
+anchors is what `moor check` would have journalled. `refresh(None)` is a full check, and
+`verify()` compares the live reports with a check from scratch (the "paranoid" mode).
+
+Unsaved editor buffers are *overlays*: observed instead of the file, and never journalled,
+cached or written to moor.lock — a preview of the drift that saving them would cause.
+
+Journalling and the parse cache are written by `commit()`, which an editor may run after
+it has shown the result; the next `refresh` commits first, so nothing is lost or reordered.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from moor_extractors.model import Failure
+from moor_extractors.reference import Reference
+from moor_store.lockfile import Lock, read_lock
+
+from moor_engine.check import Checker, Evaluation, journal_observations, rebaseline
+from moor_engine.memories import LoadedMemory, load_memories
+from moor_engine.observe import Found, NotFound, Observation
+from moor_engine.session import Session
+from moor_engine.trust import MemoryReport, Report, State
+from moor_engine.workspace import LOCK_FILE
+
+# Changes that can change what every memory means or where code may be: check everything.
+# (`.git/HEAD` moves on a branch switch, which can rewrite any number of files at once.)
+RESCAN_FILES = frozenset({"moor.toml", "pyproject.toml", ".gitignore", ".git/HEAD"})
+# Syntax trees kept between checks: those of the files edited last, which are the likeliest
+# to be edited again (and then re-parse incrementally). Others are let go after a check.
+KEEP_TREES = 8
+
+
+@dataclass
+class Refreshed:
+    """What one refresh found."""
+
+    report: Report  # every memory, in path order
+    # Memory paths whose report may differ from the previous refresh's (deleted memories
+    # included); None after a full check: all of them.
+    dirty: frozenset[str] | None
+    observations: dict[str, Observation]
+    overlaid: frozenset[str]  # code paths observed from unsaved editor buffers
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def full(self) -> bool:
+        return self.dirty is None
+
+
+@dataclass
+class _Pending:
+    """What a refresh learnt that `commit` writes: journal entries, lock, parse cache."""
+
+    evaluation: Evaluation
+    changed: set[str]
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_size, info.st_mtime_ns)
+
+
+def _same(old: Observation | None, new: Observation) -> bool:
+    """Whether a report built on `new` says what one built on `old` said (positions aside)."""
+    if old is None or type(old) is not type(new):
+        return False
+    if isinstance(new, Failure):
+        assert isinstance(old, Failure)
+        return (old.reason, old.code, old.detail) == (new.reason, new.code, new.detail)
+    assert isinstance(old, Found | NotFound)
+    return old.address == new.address and old.path == new.path
+
+
+class LiveCheck:
+    """One workspace, checked incrementally. Not thread-safe: use it from one thread."""
+
+    def __init__(self, root: Path, *, record: bool = True) -> None:
+        self.root = root
+        self.record = record  # journal checks and adopt re-derived addresses (moor check)
+        self.overlays: dict[str, bytes] = {}
+        self.session: Session | None = None
+        self._checker: Checker | None = None
+        self._lock_stat: tuple[int, int] | None = None
+        self._loaded: dict[str, LoadedMemory] = {}
+        self._reports: dict[str, MemoryReport] = {}
+        self._observations: dict[str, Observation] = {}
+        self._refs: dict[str, Reference] = {}
+        self._users: dict[str, set[str]] = {}  # canonical -> memory paths
+        self._uses: dict[str, set[str]] = {}  # memory path -> canonicals
+        self._by_path: dict[str, set[str]] = {}  # code path -> canonicals in it
+        self._pending: _Pending | None = None
+        self._stale: set[str] = set()  # memories whose report a commit made out of date
+        self.last_reobserved = 0  # anchors the last refresh observed (for tests, benchmarks)
+        self._recent: list[str] = []  # code files edited lately, whose trees are kept
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.commit()
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    def set_overlay(self, rel: str, data: bytes | None) -> bool:
+        """Observe `rel` from `data` (an unsaved buffer) instead of the file; None: from the
+        file again. True when this changes what is observed (the caller refreshes `rel`)."""
+        if data is None:
+            return self.overlays.pop(rel, None) is not None
+        if self.overlays.get(rel) == data:
+            return False
+        self.overlays[rel] = data
+        return True
+
+    def watches(self, rel: str) -> bool:
+        """Whether some memory's anchor is in code file `rel`."""
+        return bool(self._by_path.get(rel))
+
+    def memories_about(self, rels: Iterable[str]) -> set[str]:
+        """The memories with an anchor in any of these code files."""
+        return {
+            memory
+            for rel in rels
+            for canonical in self._by_path.get(rel, ())
+            for memory in self._users.get(canonical, ())
+        }
+
+    @property
+    def reports(self) -> Mapping[str, MemoryReport]:
+        """The latest report of every memory, by path."""
+        return MappingProxyType(self._reports)
+
+    # --- refreshing --------------------------------------------------------------------
+
+    def refresh(self, changed: Iterable[str] | None = None) -> Refreshed:
+        """Bring every report up to date with the paths in `changed` (workspace-relative);
+        None (or a change to a file in RESCAN_FILES) checks everything."""
+        self.commit()
+        started = time.perf_counter()
+        paths = None if changed is None else set(changed)
+        dirty: frozenset[str] | None
+        try:
+            if self.session is None or paths is None or paths & RESCAN_FILES:
+                self._full()
+                dirty = None
+            else:
+                dirty = frozenset(self._incremental(paths))
+        except BaseException:
+            self._drop()  # half-updated state is never served: the next refresh is full
+            raise
+        assert self.session is not None
+        report = Report([self._reports[path] for path in sorted(self._reports)])
+        return Refreshed(
+            report,
+            dirty,
+            self._observations,
+            frozenset(self.overlays),
+            list(self.session.warnings),
+            time.perf_counter() - started,
+        )
+
+    def _drop(self) -> None:
+        old, self.session, self._pending = self.session, None, None
+        if old is not None:
+            old.close()
+
+    def _full(self) -> None:
+        self._drop()
+        session = Session.open(self.root)  # raises when the workspace cannot be checked
+        session.observer.overlays = self.overlays
+        self.session = session
+        self._checker = Checker(session.workspace, session.lock, session.journal, session.observer)
+        self._lock_stat = _stat(session.workspace.lock_path)
+        evaluation = self._checker.evaluate(session.select([]))
+        self._loaded = dict(evaluation.loaded)
+        self._observations = dict(evaluation.observations)
+        self._reports = {report.path: report for report in evaluation.report.memories}
+        self._refs, self._users, self._uses, self._by_path = {}, {}, {}, {}
+        for path in self._loaded:
+            self._index(path)
+        self._stale.clear()
+        self.last_reobserved = len(self._observations)
+        self._pending = _Pending(evaluation, set(session.observer.changed))
+
+    def _incremental(self, changed: set[str]) -> set[str]:
+        session, checker = self.session, self._checker
+        assert session is not None and checker is not None
+        workspace, observer = session.workspace, session.observer
+        observer.changed = set()
+        dirty = set(self._stale)
+        self._stale.clear()
+        if LOCK_FILE in changed and _stat(workspace.lock_path) != self._lock_stat:
+            dirty |= self._reload_lock(read_lock(workspace.lock_path))
+        roots = tuple(root.rstrip("/") for root in workspace.config.memory_roots)
+        in_memories = {
+            rel for rel in changed if any(rel == r or rel.startswith(r + "/") for r in roots)
+        }
+        code = self._with_contents({rel for rel in changed - in_memories if rel != LOCK_FILE})
+        if in_memories:
+            dirty |= self._reload_memories(in_memories)
+        if code:
+            observer.forget(code)
+            self._forget_code_paths(code)
+            self._recent = [*[r for r in self._recent if r not in code], *sorted(code)][
+                -KEEP_TREES:
+            ]
+        again = {canonical for rel in code for canonical in self._by_path.get(rel, ())}
+        again |= {canonical for canonical in self._refs if canonical not in self._observations}
+        if code:
+            # Gone code may have gone to any changed file: look for it again.
+            again |= {c for c, o in self._observations.items() if isinstance(o, NotFound)}
+        for canonical in again:
+            checker.forget_relocation(canonical)
+            new = checker.observe(self._refs[canonical])
+            old = self._observations.get(canonical)
+            self._observations[canonical] = new
+            if isinstance(new, NotFound) or not _same(old, new):
+                dirty |= self._users.get(canonical, set())
+        # Memories that show where their code is now: the code moved within its file.
+        for path, report in self._reports.items():
+            if path not in dirty and report.state != State.CURRENT and _touches(report, code):
+                dirty.add(path)
+        for path in dirty:
+            loaded = self._loaded.get(path)
+            if loaded is None:
+                self._reports.pop(path, None)
+            else:
+                self._reports[path] = checker.memory_report(loaded, self._observations)
+        self.last_reobserved = len(again)
+        keys = again | {c for path in dirty for c in self._uses.get(path, ())}
+        evaluation = Evaluation(
+            Report([self._reports[p] for p in sorted(dirty) if p in self._reports]),
+            {p: self._loaded[p] for p in dirty if p in self._loaded},
+            {c: self._observations[c] for c in keys if c in self._observations},
+        )
+        self._pending = _Pending(evaluation, set(observer.changed))
+        return dirty
+
+    def _with_contents(self, code: set[str]) -> set[str]:
+        """A folder that changed (deleted, renamed) stands for every watched file in it."""
+        folders = [rel.rstrip("/") + "/" for rel in code if rel not in self._by_path]
+        if folders:
+            code |= {path for path in self._by_path if path.startswith(tuple(folders))}
+        return code
+
+    def _reload_lock(self, lock: Lock) -> set[str]:
+        session, checker = self.session, self._checker
+        assert session is not None and checker is not None
+        old = session.lock
+        session.lock = checker.lock = lock
+        self._lock_stat = _stat(session.workspace.lock_path)
+        return {
+            path
+            for path in set(old.memories) | set(lock.memories)
+            if old.memories.get(path) != lock.memories.get(path)
+        }
+
+    def _reload_memories(self, changed: set[str]) -> set[str]:
+        """Memory files created, edited or deleted (or whole folders of them)."""
+        assert self.session is not None
+        workspace = self.session.workspace
+        listed = set(workspace.memory_paths())
+        gone = set(self._loaded) - listed
+        again = (listed - set(self._loaded)) | (changed & listed)
+        for path in gone:
+            self._unindex(path)
+            del self._loaded[path]
+        # Never from the stat-keyed cache: these files are known to have changed, maybe
+        # within one timestamp tick.
+        for path, loaded in load_memories(workspace, sorted(again), None).items():
+            self._unindex(path)
+            self._loaded[path] = loaded
+            self._index(path)
+        return gone | again
+
+    def _forget_code_paths(self, code: set[str]) -> None:
+        """A created or deleted file changes where moved code may be found."""
+        assert self.session is not None
+        workspace = self.session.workspace
+        known = workspace.__dict__.get("code_paths")
+        if known is None:
+            return
+        listed = set(known)
+        if any((rel in listed) != os.path.isfile(self.root / rel) for rel in code):
+            del workspace.__dict__["code_paths"]
+
+    def _index(self, path: str) -> None:
+        uses: set[str] = set()
+        for item in self._loaded[path].entries:
+            if item.ref is None:
+                continue
+            canonical = item.ref.canonical()
+            uses.add(canonical)
+            self._refs.setdefault(canonical, item.ref)
+            self._users.setdefault(canonical, set()).add(path)
+            if item.ref.path is not None:
+                self._by_path.setdefault(item.ref.path, set()).add(canonical)
+        self._uses[path] = uses
+
+    def _unindex(self, path: str) -> None:
+        for canonical in self._uses.pop(path, set()):
+            users = self._users.get(canonical)
+            if users is None:
+                continue
+            users.discard(path)
+            if users:
+                continue
+            del self._users[canonical]
+            ref = self._refs.pop(canonical)
+            self._observations.pop(canonical, None)
+            if ref.path is not None and ref.path in self._by_path:
+                self._by_path[ref.path].discard(canonical)
+                if not self._by_path[ref.path]:
+                    del self._by_path[ref.path]
+
+    # --- writing -----------------------------------------------------------------------
+
+    def commit(self) -> None:
+        """Journal what the last refresh saw and persist the parse cache (`moor check`'s
+        writes). Observations of unsaved buffers are never written anywhere."""
+        pending, self._pending = self._pending, None
+        session, checker = self.session, self._checker
+        if pending is None or session is None or checker is None:
+            return
+        if self.record:
+            evaluation = pending.evaluation
+            if self.overlays:
+                kept = {
+                    canonical: observation
+                    for canonical, observation in evaluation.observations.items()
+                    if not self._overlaid(canonical)
+                }
+                evaluation = Evaluation(evaluation.report, evaluation.loaded, kept)
+            new_lock, count = rebaseline(session.lock, evaluation)
+            if session.journal is not None:
+                journal_observations(session.journal, evaluation, session.lock, pending.changed)
+            if count:
+                session.save_lock(new_lock)
+                checker.lock = new_lock
+                self._lock_stat = _stat(session.workspace.lock_path)
+                self._stale |= {m.path for m in evaluation.report.memories}
+        session.observer.flush()
+        session.observer.trim(set(self._recent))
+
+    def _overlaid(self, canonical: str) -> bool:
+        ref = self._refs.get(canonical)
+        return ref is not None and ref.path in self.overlays
+
+    # --- checking the checker ----------------------------------------------------------
+
+    def verify(self) -> list[str]:
+        """Differences between the live reports and a check from scratch (no journal, no
+        parse cache, the same overlays): empty when the incremental path is right."""
+        with Session.open(self.root, use_journal=False) as session:
+            session.observer.overlays = dict(self.overlays)
+            fresh = {
+                report.path: report
+                for report in session.checker.evaluate(session.select([])).report.memories
+            }
+        problems = []
+        for path in sorted(set(fresh) | set(self._reports)):
+            live, scratch = self._reports.get(path), fresh.get(path)
+            if live != scratch:
+                problems.append(f"{path}: live {_brief(live)} != from scratch {_brief(scratch)}")
+        return problems
+
+
+def _touches(report: MemoryReport, code: set[str]) -> bool:
+    for anchor in report.anchors:
+        for canonical in (anchor.canonical, anchor.moved_to):
+            if canonical and canonical.split("#", 1)[0] in code:
+                return True
+    return False
+
+
+def _brief(report: MemoryReport | None) -> str:
+    if report is None:
+        return "(none)"
+    anchors = ", ".join(f"{a.ref}={a.state.value}/{a.code}" for a in report.anchors)
+    return f"{report.state.value} [{anchors}]"

@@ -1,0 +1,219 @@
+"""LiveCheck: an editor's incremental check must say what a full check says, cheaper."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+from moor_engine.actions import bind, reaffirm
+from moor_engine.live import LiveCheck
+from moor_engine.observe import FileView
+from moor_engine.session import Session
+from moor_store.journal import Journal
+
+from tests.conftest import Workspace
+
+CODE = "def f():\n    return 1\n\n\ndef g():\n    return 2\n\n\ndef h():\n    return 3\n"
+
+
+def age(root: Path) -> None:
+    """Files written long ago, as in a real repository (fresh ones are re-hashed)."""
+    for path in root.rglob("*"):
+        if path.is_file() and ".moor" not in path.parts:
+            os.utime(path, ns=(10**18, 10**18))
+
+
+def setup(ws: Workspace) -> None:
+    ws.write("src/a.py", CODE)
+    ws.write("src/b.py", "def k():\n    return 4\n")
+    for name in ("f", "g", "h"):
+        ws.memory(name, f"src/a.py#{name}")
+    ws.memory("k", "src/b.py#k")
+    age(ws.root)
+    with Session.open(ws.root) as session:
+        assert not bind(session, []).refused
+
+
+def states(live: LiveCheck, changed: set[str] | None) -> dict[str, str]:
+    refreshed = live.refresh(changed)
+    return {m.path: m.state.value for m in refreshed.report.memories}
+
+
+def journal_kinds(ws: Workspace, anchor: str) -> list[str]:
+    with Journal(ws.root / ".moor/journal.sqlite") as journal:
+        return [e.kind for e in journal.entries() if e.anchor == anchor]
+
+
+def test_an_edited_code_file_re_observes_only_its_anchors_and_agrees_with_a_full_check(
+    ws: Workspace,
+) -> None:
+    setup(ws)
+    live = LiveCheck(ws.root)
+    assert set(states(live, None).values()) == {"current"}
+    assert live.last_reobserved == 4  # the first refresh is a full check
+    ws.write("src/a.py", CODE.replace("return 2", "return 20"))
+    now = states(live, {"src/a.py"})
+    assert now["memories/g.md"] == "drifted"
+    assert now["memories/f.md"] == now["memories/h.md"] == now["memories/k.md"] == "current"
+    assert live.last_reobserved == 3  # f, g, h: not k, whose file did not change
+    assert live.verify() == []
+    live.close()
+
+
+def test_verify_catches_a_live_check_that_was_not_told_of_a_change(ws: Workspace) -> None:
+    setup(ws)
+    live = LiveCheck(ws.root)
+    states(live, None)
+    ws.write("src/b.py", "def k():\n    return 40\n")
+    states(live, {"src/a.py"})  # told of the wrong file
+    problems = live.verify()
+    assert len(problems) == 1 and problems[0].startswith("memories/k.md: live current")
+    # Told of the right file, it agrees again.
+    assert states(live, {"src/b.py"})["memories/k.md"] == "drifted"
+    assert live.verify() == []
+    live.close()
+
+
+def test_only_the_edited_definition_is_normalised_again(ws: Workspace) -> None:
+    setup(ws)
+    live = LiveCheck(ws.root)
+    states(live, None)
+    ws.write("src/a.py", CODE.replace("return 3", "return 30"))
+    states(live, {"src/a.py"})
+    assert live.session is not None
+    view = live.session.observer.view("src/a.py")
+    assert isinstance(view, FileView)
+    assert view.normalised == 1  # h; f and g are known by their unchanged bytes
+    # Control: with nothing known of the file, all three are normalised.
+    (ws.root / ".moor/journal.sqlite").unlink()
+    fresh = LiveCheck(ws.root)
+    states(fresh, None)
+    assert fresh.session is not None
+    cold = fresh.session.observer.view("src/a.py")
+    assert isinstance(cold, FileView) and cold.normalised == 3
+    live.close()
+    fresh.close()
+
+
+def test_an_edit_above_a_definition_that_shifts_it_reuses_its_facts_and_keeps_it_current(
+    ws: Workspace,
+) -> None:
+    setup(ws)
+    live = LiveCheck(ws.root)
+    states(live, None)
+    ws.write("src/a.py", "import os\n\n\n" + CODE)
+    assert set(states(live, {"src/a.py"}).values()) == {"current"}
+    assert live.verify() == []
+    # Control: a comment moved into a docstring position would change g's doc, not body:
+    # still current; a change of g's code drifts it.
+    ws.write("src/a.py", "import os\n\n\n" + CODE.replace("return 2", "return 2 + 0"))
+    assert states(live, {"src/a.py"})["memories/g.md"] == "drifted"
+    assert live.verify() == []
+    live.close()
+
+
+def test_memory_files_created_edited_and_deleted_are_picked_up(ws: Workspace) -> None:
+    setup(ws)
+    live = LiveCheck(ws.root)
+    states(live, None)
+    ws.memory("new", "src/b.py#k")
+    assert states(live, {"memories/new.md"})["memories/new.md"] == "unbound"
+    ws.memory("f", "src/a.py#missing")
+    assert states(live, {"memories/f.md"})["memories/f.md"] == "gone"
+    (ws.root / "memories/h.md").unlink()
+    assert "memories/h.md" not in states(live, {"memories/h.md"})
+    assert live.verify() == []
+    live.close()
+
+
+def test_a_lock_rewritten_by_another_process_is_read_again(ws: Workspace) -> None:
+    setup(ws)
+    live = LiveCheck(ws.root)
+    states(live, None)
+    ws.write("src/b.py", "def k():\n    return 40\n")
+    assert states(live, {"src/b.py"})["memories/k.md"] == "drifted"
+    with Session.open(ws.root) as session:  # `moor reaffirm` in a terminal
+        assert not reaffirm(session, str(ws.root / "memories/k.md"), "fine").refused
+    assert states(live, {"moor.lock"})["memories/k.md"] == "current"
+    assert live.verify() == []
+    live.close()
+
+
+def test_gone_code_is_found_again_when_another_file_gains_it(ws: Workspace) -> None:
+    setup(ws)
+    live = LiveCheck(ws.root)
+    states(live, None)
+    ws.write("src/b.py", "")
+    assert states(live, {"src/b.py"})["memories/k.md"] == "gone"
+    ws.write("src/c.py", "def k():\n    return 4\n")
+    assert states(live, {"src/c.py"})["memories/k.md"] == "moved"
+    assert live.verify() == []
+    live.close()
+
+
+def test_drift_is_journalled_as_moor_check_would(ws: Workspace) -> None:
+    setup(ws)
+    live = LiveCheck(ws.root)
+    states(live, None)
+    live.commit()
+    before = journal_kinds(ws, "src/a.py#g")
+    ws.write("src/a.py", CODE.replace("return 2", "return 20"))
+    states(live, {"src/a.py"})
+    live.commit()
+    assert journal_kinds(ws, "src/a.py#g") == [*before, "transition"]
+    assert journal_kinds(ws, "src/a.py#f")[-1] == "still"  # its file changed, it held
+    live.close()
+
+
+def test_an_unsaved_buffer_previews_drift_without_writing_the_journal_or_the_lock(
+    ws: Workspace,
+) -> None:
+    setup(ws)
+    live = LiveCheck(ws.root)
+    states(live, None)
+    live.commit()
+    lock = (ws.root / "moor.lock").read_bytes()
+    before = journal_kinds(ws, "src/a.py#g")
+    edited = CODE.replace("return 2", "return 20").encode()
+    assert live.set_overlay("src/a.py", edited)
+    refreshed = live.refresh({"src/a.py"})
+    assert {m.path: m.state.value for m in refreshed.report.memories}["memories/g.md"] == (
+        "drifted"
+    )
+    assert refreshed.overlaid == {"src/a.py"}
+    assert live.verify() == []
+    live.commit()
+    assert journal_kinds(ws, "src/a.py#g") == before
+    assert (ws.root / "moor.lock").read_bytes() == lock
+    # Closing the buffer unsaved: the file on disk holds again.
+    assert live.set_overlay("src/a.py", None)
+    assert states(live, {"src/a.py"})["memories/g.md"] == "current"
+    # Control: the same edit saved is journalled.
+    (ws.root / "src/a.py").write_bytes(edited)
+    states(live, {"src/a.py"})
+    live.commit()
+    assert journal_kinds(ws, "src/a.py#g") == [*before, "transition"]
+    live.close()
+
+
+def test_random_edits_keep_the_live_check_equal_to_a_full_one(ws: Workspace) -> None:
+    setup(ws)
+    live = LiveCheck(ws.root)
+    states(live, None)
+    rng = random.Random(20261201)
+    edits = [
+        ("src/a.py", lambda: CODE.replace("return 1", f"return {rng.randint(0, 3)}")),
+        ("src/a.py", lambda: "# header\n" * rng.randint(0, 3) + CODE),
+        ("src/a.py", lambda: CODE.replace("def h", "def h2")),
+        ("src/b.py", lambda: f"def k():\n    return {rng.randint(3, 5)}\n"),
+        ("src/b.py", lambda: ""),
+        ("src/c.py", lambda: "def k():\n    return 4\n" if rng.random() < 0.5 else ""),
+        ("memories/g.md", lambda: f"---\nabout: src/a.py#{rng.choice('fgh')}\n---\n# g\n"),
+    ]
+    for _ in range(25):
+        rel, text = rng.choice(edits)
+        ws.write(rel, text())
+        live.refresh({rel})
+        assert live.verify() == []
+    live.close()
