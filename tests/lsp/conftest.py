@@ -97,11 +97,16 @@ G2 = "def g():\n    return 2\n"
 G3 = "def g():\n    return 3\n"
 
 
-def drifted_retry(ws: Workspace) -> None:
-    """memories/retry.md bound to src/a.py#g, whose body then changed on disk."""
+def bound_retry(ws: Workspace) -> None:
+    """memories/retry.md bound to src/a.py#g (`G2`)."""
     ws.write("src/a.py", G2)
     ws.memory("retry", "src/a.py#g")
     bind_all(ws)
+
+
+def drifted_retry(ws: Workspace) -> None:
+    """memories/retry.md bound to src/a.py#g, whose body then changed on disk."""
+    bound_retry(ws)
     ws.write("src/a.py", G3)
 
 

@@ -8,7 +8,7 @@ from lsprotocol import types
 from moor_store.journal import Journal
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.lsp.conftest import G2, G3, Editor, bind_all, drifted_retry
+from tests.lsp.conftest import G2, G3, Editor, bind_all, bound_retry, drifted_retry
 
 pytestmark = [
     pytest.mark.asyncio,
@@ -54,9 +54,7 @@ async def test_reaffirm_clears_the_drift_and_journals_the_reason(editor: Editor)
 
 async def test_follow_rewrites_the_moved_reference(editor: Editor) -> None:
     ws = editor.ws
-    ws.write("src/a.py", G2)
-    ws.memory("retry", "src/a.py#g")
-    bind_all(ws)
+    bound_retry(ws)
     ws.write("src/a.py", "def other():\n    return 1\n")
     ws.write("src/b.py", G2)
     await editor.start()
@@ -178,9 +176,7 @@ async def test_show_diff_is_not_offered_on_a_current_memory_but_is_once_it_drift
     editor: Editor,
 ) -> None:
     ws = editor.ws
-    ws.write("src/a.py", G2)
-    ws.memory("retry", "src/a.py#g")
-    bind_all(ws)
+    bound_retry(ws)
     await editor.start()
     reference = types.Range(  # the line `  - "src/a.py#g"` of the memory
         start=types.Position(line=2, character=0), end=types.Position(line=2, character=16)

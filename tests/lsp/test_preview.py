@@ -7,7 +7,7 @@ import pytest
 from lsprotocol import types
 from moor_store.journal import Journal
 
-from tests.lsp.conftest import G2, G3, Editor, bind_all, drifted_retry
+from tests.lsp.conftest import G2, G3, Editor, bind_all, bound_retry, drifted_retry
 
 pytestmark = [
     pytest.mark.asyncio,
@@ -36,9 +36,7 @@ async def test_an_unsaved_edit_previews_drift_without_touching_the_journal_or_th
     editor: Editor,
 ) -> None:
     ws = editor.ws
-    ws.write("src/a.py", G2)
-    ws.memory("retry", "src/a.py#g")
-    bind_all(ws)
+    bound_retry(ws)
     lock = ws.read("moor.lock")
     await editor.start()
     await editor.execute("moor.check")  # answers once the workspace is checked
