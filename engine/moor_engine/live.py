@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 
 from moor_extractors.model import Failure
 from moor_extractors.reference import Reference
@@ -48,11 +47,10 @@ KEEP_TREES = 8
 class Refreshed:
     """What one refresh found."""
 
-    report: Report  # every memory, in path order
+    reports: dict[str, MemoryReport]  # every memory's, by path
     # Memory paths whose report may differ from the previous refresh's (deleted memories
     # included); None after a full check: all of them.
     dirty: frozenset[str] | None
-    observations: dict[str, Observation]
     overlaid: frozenset[str]  # code paths observed from unsaved editor buffers
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -60,6 +58,11 @@ class Refreshed:
     @property
     def full(self) -> bool:
         return self.dirty is None
+
+    @property
+    def report(self) -> Report:
+        """Every memory's report, in path order (sorted only when asked for)."""
+        return Report([self.reports[path] for path in sorted(self.reports)])
 
 
 @dataclass
@@ -142,11 +145,6 @@ class LiveCheck:
             for memory in self._users.get(canonical, ())
         }
 
-    @property
-    def reports(self) -> Mapping[str, MemoryReport]:
-        """The latest report of every memory, by path."""
-        return MappingProxyType(self._reports)
-
     # --- refreshing --------------------------------------------------------------------
 
     def refresh(self, changed: Iterable[str] | None = None) -> Refreshed:
@@ -166,11 +164,9 @@ class LiveCheck:
             self._drop()  # half-updated state is never served: the next refresh is full
             raise
         assert self.session is not None
-        report = Report([self._reports[path] for path in sorted(self._reports)])
         return Refreshed(
-            report,
+            dict(self._reports),
             dirty,
-            self._observations,
             frozenset(self.overlays),
             list(self.session.warnings),
             time.perf_counter() - started,

@@ -145,14 +145,14 @@ class Evaluator:
         dirty = refreshed.dirty
         if dirty is None:
             self.views = {}
-            paths: Iterable[str] = self.live.reports
+            paths: Iterable[str] = refreshed.reports
         else:
             # A buffer that began or stopped being a preview re-labels its memories.
             flipped = self.live.memories_about(before ^ refreshed.overlaid)
             dirty = dirty | flipped
             paths = dirty
         for path in paths:
-            report = self.live.reports.get(path)
+            report = refreshed.reports.get(path)
             if report is None:
                 self.views.pop(path, None)
             else:

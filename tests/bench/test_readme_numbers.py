@@ -43,6 +43,17 @@ def published_drift(source: str) -> dict[tuple[str, str], publish.DriftRow]:
     return {key: row for key, row in rows.items() if key[0] == source}
 
 
+def assert_within(
+    measured: object, published: object, names: tuple[str, ...], factor: float
+) -> None:
+    """Each named figure of `measured` is within `factor` of the published one."""
+    for name in names:
+        now, then = getattr(measured, name), getattr(published, name)
+        assert then / factor <= now <= then * factor, (
+            f"{name} {now:.1f} is more than {factor:g}x off the published {then:.1f}"
+        )
+
+
 def test_drift_corpus_numbers_match_readme() -> None:
     assert drift_quality.corpus_path().exists(), (
         f"{drift_quality.corpus_path()} not found: set MOOR_SHARED to the shared folder"
@@ -72,12 +83,7 @@ def test_speed_numbers_match_readme_within_tolerance() -> None:
     assert run.states == {"current": run.n}, f"not every memory is current: {run.states}"
     if publish.published_python(section(publish.SPEED)) == platform.python_version():
         assert measured.files == published.files
-    tolerance = publish.SPEED_TOLERANCE
-    for name in ("cold_parse", "warm_parse"):
-        now, then = getattr(measured, name), getattr(published, name)
-        assert then / tolerance <= now <= then * tolerance, (
-            f"{name} ratio {now:.1f}x is more than {tolerance:g}x off the published {then:.1f}x"
-        )
+    assert_within(measured, published, ("cold_parse", "warm_parse"), publish.SPEED_TOLERANCE)
 
 
 def test_editor_latency_numbers_match_readme_within_tolerance() -> None:
@@ -92,13 +98,5 @@ def test_editor_latency_numbers_match_readme_within_tolerance() -> None:
     measured = publish.lsp_rows([run])[run.n]
     if publish.published_python(section(publish.LSP)) == platform.python_version():
         assert measured.files == published.files
-    tolerance = publish.LSP_TOLERANCE
-    for name in ("drift_p50_ms", "drift_p95_ms"):
-        now, then = getattr(measured, name), getattr(published, name)
-        assert then / tolerance <= now <= then * tolerance, (
-            f"{name} {now:.1f} ms is more than {tolerance:g}x off the published {then:.1f} ms"
-        )
-    rss = publish.RSS_TOLERANCE
-    assert published.rss_mib / rss <= measured.rss_mib <= published.rss_mib * rss, (
-        f"RSS {measured.rss_mib:.0f} MiB is more than {rss:g}x off {published.rss_mib:.0f} MiB"
-    )
+    assert_within(measured, published, ("drift_p50_ms", "drift_p95_ms"), publish.LSP_TOLERANCE)
+    assert_within(measured, published, ("rss_mib",), publish.RSS_TOLERANCE)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from moor_engine.actions import bind, reaffirm
 from moor_engine.live import LiveCheck
 from moor_engine.observe import FileView
@@ -35,6 +37,16 @@ def setup(ws: Workspace) -> None:
         assert not bind(session, []).refused
 
 
+@pytest.fixture
+def live(ws: Workspace) -> Iterator[LiveCheck]:
+    """A live check of the `setup` workspace, after its first (full) refresh."""
+    setup(ws)
+    check = LiveCheck(ws.root)
+    states(check, None)
+    yield check
+    check.close()
+
+
 def states(live: LiveCheck, changed: set[str] | None) -> dict[str, str]:
     refreshed = live.refresh(changed)
     return {m.path: m.state.value for m in refreshed.report.memories}
@@ -61,10 +73,9 @@ def test_an_edited_code_file_re_observes_only_its_anchors_and_agrees_with_a_full
     live.close()
 
 
-def test_verify_catches_a_live_check_that_was_not_told_of_a_change(ws: Workspace) -> None:
-    setup(ws)
-    live = LiveCheck(ws.root)
-    states(live, None)
+def test_verify_catches_a_live_check_that_was_not_told_of_a_change(
+    ws: Workspace, live: LiveCheck
+) -> None:
     ws.write("src/b.py", "def k():\n    return 40\n")
     states(live, {"src/a.py"})  # told of the wrong file
     problems = live.verify()
@@ -72,13 +83,9 @@ def test_verify_catches_a_live_check_that_was_not_told_of_a_change(ws: Workspace
     # Told of the right file, it agrees again.
     assert states(live, {"src/b.py"})["memories/k.md"] == "drifted"
     assert live.verify() == []
-    live.close()
 
 
-def test_only_the_edited_definition_is_normalised_again(ws: Workspace) -> None:
-    setup(ws)
-    live = LiveCheck(ws.root)
-    states(live, None)
+def test_only_the_edited_definition_is_normalised_again(ws: Workspace, live: LiveCheck) -> None:
     ws.write("src/a.py", CODE.replace("return 3", "return 30"))
     states(live, {"src/a.py"})
     assert live.session is not None
@@ -92,16 +99,12 @@ def test_only_the_edited_definition_is_normalised_again(ws: Workspace) -> None:
     assert fresh.session is not None
     cold = fresh.session.observer.view("src/a.py")
     assert isinstance(cold, FileView) and cold.normalised == 3
-    live.close()
     fresh.close()
 
 
 def test_an_edit_above_a_definition_that_shifts_it_reuses_its_facts_and_keeps_it_current(
-    ws: Workspace,
+    ws: Workspace, live: LiveCheck
 ) -> None:
-    setup(ws)
-    live = LiveCheck(ws.root)
-    states(live, None)
     ws.write("src/a.py", "import os\n\n\n" + CODE)
     assert set(states(live, {"src/a.py"}).values()) == {"current"}
     assert live.verify() == []
@@ -110,13 +113,11 @@ def test_an_edit_above_a_definition_that_shifts_it_reuses_its_facts_and_keeps_it
     ws.write("src/a.py", "import os\n\n\n" + CODE.replace("return 2", "return 2 + 0"))
     assert states(live, {"src/a.py"})["memories/g.md"] == "drifted"
     assert live.verify() == []
-    live.close()
 
 
-def test_memory_files_created_edited_and_deleted_are_picked_up(ws: Workspace) -> None:
-    setup(ws)
-    live = LiveCheck(ws.root)
-    states(live, None)
+def test_memory_files_created_edited_and_deleted_are_picked_up(
+    ws: Workspace, live: LiveCheck
+) -> None:
     ws.memory("new", "src/b.py#k")
     assert states(live, {"memories/new.md"})["memories/new.md"] == "unbound"
     ws.memory("f", "src/a.py#missing")
@@ -124,38 +125,28 @@ def test_memory_files_created_edited_and_deleted_are_picked_up(ws: Workspace) ->
     (ws.root / "memories/h.md").unlink()
     assert "memories/h.md" not in states(live, {"memories/h.md"})
     assert live.verify() == []
-    live.close()
 
 
-def test_a_lock_rewritten_by_another_process_is_read_again(ws: Workspace) -> None:
-    setup(ws)
-    live = LiveCheck(ws.root)
-    states(live, None)
+def test_a_lock_rewritten_by_another_process_is_read_again(ws: Workspace, live: LiveCheck) -> None:
     ws.write("src/b.py", "def k():\n    return 40\n")
     assert states(live, {"src/b.py"})["memories/k.md"] == "drifted"
     with Session.open(ws.root) as session:  # `moor reaffirm` in a terminal
         assert not reaffirm(session, str(ws.root / "memories/k.md"), "fine").refused
     assert states(live, {"moor.lock"})["memories/k.md"] == "current"
     assert live.verify() == []
-    live.close()
 
 
-def test_gone_code_is_found_again_when_another_file_gains_it(ws: Workspace) -> None:
-    setup(ws)
-    live = LiveCheck(ws.root)
-    states(live, None)
+def test_gone_code_is_found_again_when_another_file_gains_it(
+    ws: Workspace, live: LiveCheck
+) -> None:
     ws.write("src/b.py", "")
     assert states(live, {"src/b.py"})["memories/k.md"] == "gone"
     ws.write("src/c.py", "def k():\n    return 4\n")
     assert states(live, {"src/c.py"})["memories/k.md"] == "moved"
     assert live.verify() == []
-    live.close()
 
 
-def test_drift_is_journalled_as_moor_check_would(ws: Workspace) -> None:
-    setup(ws)
-    live = LiveCheck(ws.root)
-    states(live, None)
+def test_drift_is_journalled_as_moor_check_would(ws: Workspace, live: LiveCheck) -> None:
     live.commit()
     before = journal_kinds(ws, "src/a.py#g")
     ws.write("src/a.py", CODE.replace("return 2", "return 20"))
@@ -163,15 +154,11 @@ def test_drift_is_journalled_as_moor_check_would(ws: Workspace) -> None:
     live.commit()
     assert journal_kinds(ws, "src/a.py#g") == [*before, "transition"]
     assert journal_kinds(ws, "src/a.py#f")[-1] == "still"  # its file changed, it held
-    live.close()
 
 
 def test_an_unsaved_buffer_previews_drift_without_writing_the_journal_or_the_lock(
-    ws: Workspace,
+    ws: Workspace, live: LiveCheck
 ) -> None:
-    setup(ws)
-    live = LiveCheck(ws.root)
-    states(live, None)
     live.commit()
     lock = (ws.root / "moor.lock").read_bytes()
     before = journal_kinds(ws, "src/a.py#g")
@@ -194,13 +181,11 @@ def test_an_unsaved_buffer_previews_drift_without_writing_the_journal_or_the_loc
     states(live, {"src/a.py"})
     live.commit()
     assert journal_kinds(ws, "src/a.py#g") == [*before, "transition"]
-    live.close()
 
 
-def test_random_edits_keep_the_live_check_equal_to_a_full_one(ws: Workspace) -> None:
-    setup(ws)
-    live = LiveCheck(ws.root)
-    states(live, None)
+def test_random_edits_keep_the_live_check_equal_to_a_full_one(
+    ws: Workspace, live: LiveCheck
+) -> None:
     rng = random.Random(20261201)
     edits = [
         ("src/a.py", lambda: CODE.replace("return 1", f"return {rng.randint(0, 3)}")),
@@ -216,4 +201,3 @@ def test_random_edits_keep_the_live_check_equal_to_a_full_one(ws: Workspace) -> 
         ws.write(rel, text())
         live.refresh({rel})
         assert live.verify() == []
-    live.close()
