@@ -291,9 +291,12 @@ def render_lsp(runs: list[lsp_latency.Run]) -> str:
         "on disk (no editor notification: the server's own watcher must see it), waits for "
         "the memory's `drifted` diagnostic, then restores the file and waits for it to "
         f"clear. Times are p50 / p95 in ms over the rounds, minus the server's "
-        f"{lsp_latency.debounce_seconds() * 1000:.0f} ms debounce; *re-parse* is reading and "
-        "tree-sitter-parsing that one file in the benchmark's process, the floor; RSS is the "
-        "server's resident memory after the first scan and after all rounds.",
+        f"{lsp_latency.debounce_seconds() * 1000:.0f} ms debounce. The server parses a changed "
+        "file, and normalises its changed definitions, as soon as it notices the change — "
+        "inside the debounce window — so *server evaluation* (the check after the window) "
+        "no longer includes them; *re-parse* is reading and tree-sitter-parsing that one "
+        "file from scratch in the benchmark's process; RSS is the server's resident memory "
+        "after the first scan and after all rounds.",
         "",
         "| N | files | rounds | write → drifted | write → cleared | noticed | server evaluation "
         "| re-parse | RSS (MiB) | after rounds |",

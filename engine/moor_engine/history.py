@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from moor_extractors.model import Failure
 from moor_store.journal import Entry
 
-from moor_engine.observe import Found
+from moor_engine.observe import FileView, Found
 from moor_engine.session import Session, UsageError
 
 
@@ -96,12 +96,17 @@ def memory_diff(session: Session, path: str) -> tuple[str, list[AnchorDiff]]:
                 _lines(before),
                 _lines(after),
                 fromfile=f"{canonical} (bound)",
-                tofile=f"{canonical} (now)",
+                tofile=f"{canonical} ({_now(view)})",
             )
         )
         note = "" if diff else "only formatting differs"
         diffs.append(AnchorDiff(raw, bound.address, observation.address, diff, note))
     return path, diffs
+
+
+def _now(view: object) -> str:
+    """How the diff names the code as it is now: from an editor's unsaved buffer, or not."""
+    return "unsaved, in the editor" if isinstance(view, FileView) and view.overlay else "now"
 
 
 def _lines(text: str) -> list[str]:

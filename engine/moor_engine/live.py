@@ -105,6 +105,8 @@ class LiveCheck:
         self._loaded: dict[str, LoadedMemory] = {}
         self._reports: dict[str, MemoryReport] = {}
         self._observations: dict[str, Observation] = {}
+        self._missing: set[str] = set()  # canonicals observed NotFound
+        self._unsettled: set[str] = set()  # memories whose report is not `current`
         self._refs: dict[str, Reference] = {}
         self._users: dict[str, set[str]] = {}  # canonical -> memory paths
         self._uses: dict[str, set[str]] = {}  # memory path -> canonicals
@@ -145,6 +147,21 @@ class LiveCheck:
             for memory in self._users.get(canonical, ())
         }
 
+    def prepare(self, changed: Iterable[str]) -> int:
+        """Parse the changed code files that anchors are in, as they are now, so that the
+        refresh for this change need not (an editor calls this while it waits for the
+        change to settle). Returns how many files were parsed."""
+        if self.session is None:
+            return 0
+        observer = self.session.observer
+        count = 0
+        for rel in changed:
+            canonicals = self._by_path.get(rel)
+            if canonicals:
+                symbols = {self._refs[c].symbol for c in canonicals}
+                count += observer.prepare(rel, {s for s in symbols if s is not None})
+        return count
+
     # --- refreshing --------------------------------------------------------------------
 
     def refresh(self, changed: Iterable[str] | None = None) -> Refreshed:
@@ -155,7 +172,7 @@ class LiveCheck:
         paths = None if changed is None else set(changed)
         dirty: frozenset[str] | None
         try:
-            if self.session is None or paths is None or paths & RESCAN_FILES:
+            if self.session is None or paths is None or _rescans(paths):
                 self._full()
                 dirty = None
             else:
@@ -187,7 +204,9 @@ class LiveCheck:
         evaluation = self._checker.evaluate(session.select([]))
         self._loaded = dict(evaluation.loaded)
         self._observations = dict(evaluation.observations)
+        self._missing = {c for c, o in self._observations.items() if isinstance(o, NotFound)}
         self._reports = {report.path: report for report in evaluation.report.memories}
+        self._unsettled = {p for p, r in self._reports.items() if r.state != State.CURRENT}
         self._refs, self._users, self._uses, self._by_path = {}, {}, {}, {}
         for path in self._loaded:
             self._index(path)
@@ -218,27 +237,37 @@ class LiveCheck:
                 -KEEP_TREES:
             ]
         again = {canonical for rel in code for canonical in self._by_path.get(rel, ())}
-        again |= {canonical for canonical in self._refs if canonical not in self._observations}
+        again |= self._refs.keys() - self._observations.keys()  # new references
         if code:
             # Gone code may have gone to any changed file: look for it again.
-            again |= {c for c, o in self._observations.items() if isinstance(o, NotFound)}
+            again |= self._missing
         for canonical in again:
             checker.forget_relocation(canonical)
             new = checker.observe(self._refs[canonical])
             old = self._observations.get(canonical)
             self._observations[canonical] = new
-            if isinstance(new, NotFound) or not _same(old, new):
+            if isinstance(new, NotFound):
+                self._missing.add(canonical)
                 dirty |= self._users.get(canonical, set())
+            else:
+                self._missing.discard(canonical)
+                if not _same(old, new):
+                    dirty |= self._users.get(canonical, set())
         # Memories that show where their code is now: the code moved within its file.
-        for path, report in self._reports.items():
-            if path not in dirty and report.state != State.CURRENT and _touches(report, code):
+        for path in self._unsettled - dirty:
+            if _touches(self._reports[path], code):
                 dirty.add(path)
         for path in dirty:
             loaded = self._loaded.get(path)
             if loaded is None:
                 self._reports.pop(path, None)
+                self._unsettled.discard(path)
+                continue
+            report = self._reports[path] = checker.memory_report(loaded, self._observations)
+            if report.state == State.CURRENT:
+                self._unsettled.discard(path)
             else:
-                self._reports[path] = checker.memory_report(loaded, self._observations)
+                self._unsettled.add(path)
         self.last_reobserved = len(again)
         keys = again | {c for path in dirty for c in self._uses.get(path, ())}
         evaluation = Evaluation(
@@ -321,6 +350,7 @@ class LiveCheck:
             del self._users[canonical]
             ref = self._refs.pop(canonical)
             self._observations.pop(canonical, None)
+            self._missing.discard(canonical)
             if ref.path is not None and ref.path in self._by_path:
                 self._by_path[ref.path].discard(canonical)
                 if not self._by_path[ref.path]:
@@ -376,6 +406,11 @@ class LiveCheck:
             if live != scratch:
                 problems.append(f"{path}: live {_brief(live)} != from scratch {_brief(scratch)}")
         return problems
+
+
+def _rescans(paths: set[str]) -> bool:
+    # (A nested .gitignore changes which files git lists, where moved code is looked for.)
+    return bool(paths & RESCAN_FILES) or any(p.endswith("/.gitignore") for p in paths)
 
 
 def _touches(report: MemoryReport, code: set[str]) -> bool:

@@ -215,7 +215,16 @@ class FileView:
     def follows(self, earlier: FileView) -> None:
         """This view is a later version of `earlier`'s file: re-parse from its tree."""
         if earlier.language == self.language:
-            self._earlier = earlier._parsed or earlier._earlier
+            self._earlier = earlier.latest_parse()
+
+    def latest_parse(self) -> ParsedFile | None:
+        return self._parsed or self._earlier
+
+    def use_parse(self, parsed: ParsedFile) -> None:
+        """A parse of exactly this view's bytes, made ahead of time (`FileObserver.prepare`)."""
+        if parsed.language == self.language:
+            self._parsed, self._earlier = parsed, None
+            self.parse_count += 1
 
     def known_facts(self) -> dict[str, Facts]:
         """The facts computed so far, by `facts_key`: what a later version of this file may
@@ -306,6 +315,7 @@ class FileObserver:
         # earlier view, whose facts the new one may reuse.
         self._previous: dict[str, FileView | None] = {}
         self._addresses: dict[tuple[str, str], str] = {}  # see `_address`
+        self._prepared: dict[str, ParsedFile] = {}  # see `prepare`
 
     def forget(self, rels: Iterable[str]) -> None:
         """Files that changed (an editor saw them change): observe them afresh, from their
@@ -315,6 +325,61 @@ class FileObserver:
             self._cache.pop(rel, None)
             if rel not in self._previous:
                 self._previous[rel] = old if isinstance(old, FileView) else None
+
+    def prepare(self, rel: str, symbols: Iterable[str] = ()) -> bool:
+        """Parse and list the definitions of `rel` as it is now (its unsaved buffer, if it
+        has one) ahead of its observation, and normalise those of the definitions named
+        `symbols` whose bytes are new. An editor sees a change and waits for others before
+        it checks: this is done while it waits, and the observation after it only compares
+        bytes (`_make_view`). True when a parse was prepared."""
+        language = language_for_path(rel)
+        if language is None:
+            return False
+        data = self.overlays.get(rel)
+        if data is None:
+            absolute = self.root / rel
+            try:
+                info = absolute.stat()
+                if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_file_size:
+                    return False
+                if not os.path.realpath(absolute).startswith(self._real_root):
+                    return False
+                data = absolute.read_bytes()
+            except OSError:
+                return False
+        if isinstance(_usable(rel, data, self.max_file_size), Failure):
+            return False
+        earlier = self._latest_parse(rel)
+        if earlier is not None and earlier.source == data:
+            return False
+        parsed = parse_source(language, data, earlier)
+        wanted = set(symbols)
+        known = self._latest_facts(rel)
+        for site in parsed.sites():
+            if site.qname in wanted and not site.has_error and parsed.facts_key(site) not in known:
+                parsed.facts(site)
+        self._prepared[rel] = parsed
+        return True
+
+    def _latest_facts(self, rel: str) -> dict[str, Facts]:
+        view = self._views.get(rel) if rel in self._views else self._previous.get(rel)
+        return view.known_facts() if isinstance(view, FileView) else {}
+
+    def _latest_parse(self, rel: str) -> ParsedFile | None:
+        """The newest parse of some version of `rel`, to re-parse a later one from."""
+        if rel in self._prepared:
+            return self._prepared[rel]
+        view = self._views.get(rel) if rel in self._views else self._previous.get(rel)
+        return view.latest_parse() if isinstance(view, FileView) else None
+
+    def _adopt_prepared(self, view: FileView, previous: FileView | None) -> None:
+        """Give a new view the parse `prepare` made of its bytes, or else the earlier
+        version's tree to re-parse from."""
+        prepared = self._prepared.pop(view.rel, None)
+        if prepared is not None and prepared.source == view.source():
+            view.use_parse(prepared)
+        elif previous is not None:
+            view.follows(previous)
 
     def preload(self, rels: Iterable[str]) -> None:
         """Fetch the cache rows of many files in one query."""
@@ -373,10 +438,12 @@ class FileObserver:
         sha = digest_bytes(data)
         if previous is not None and previous.sha == sha:
             previous.adopt(stat_key, data)  # touched, not changed: all it knew still holds
+            self._prepared.pop(rel, None)
             return previous
         if cached is not None and cached.sha == sha:
             view = FileView(rel, absolute, stat_key, sha, language, _loads(cached), data)
             view.dirty = True  # the stat moved: remember the new one
+            self._adopt_prepared(view, None)
             return view
         if (previous is not None and previous.sha != sha) or (
             cached is not None and cached.sha != sha
@@ -391,8 +458,7 @@ class FileObserver:
         else:
             reuse = None
         view = FileView(rel, absolute, stat_key, sha, language, None, data, reuse)
-        if previous is not None:
-            view.follows(previous)
+        self._adopt_prepared(view, previous)
         return view
 
     def _read(self, rel: str, absolute: Path) -> bytes | Failure:
@@ -419,8 +485,7 @@ class FileObserver:
         view = FileView(
             rel, absolute, (len(data), -1), digest_bytes(data), language, None, data, reuse
         )
-        if previous is not None:
-            view.follows(previous)
+        self._adopt_prepared(view, previous)
         view.overlay = True
         return view
 

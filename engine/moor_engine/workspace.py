@@ -10,6 +10,7 @@ from functools import cached_property
 from pathlib import Path
 
 from moor_engine.config import BUILTIN_IGNORES, Config, load_config
+from moor_engine.gitignore import GitIgnores
 
 STATE_DIR = ".moor"
 JOURNAL_FILE = "journal.sqlite"
@@ -109,7 +110,9 @@ class Workspace:
         return [p for p in result.stdout.decode("utf-8", "replace").split("\0") if p]
 
     def _walk_files(self) -> list[str]:
+        """Every file, when git cannot list them: skipping what a `.gitignore` would."""
         found: list[str] = []
+        ignores = GitIgnores(self.root)
         for folder, dirs, files in os.walk(self.root):
             rel_folder = Path(folder).relative_to(self.root).as_posix()
             prefix = "" if rel_folder == "." else rel_folder + "/"
@@ -119,6 +122,7 @@ class Workspace:
                 if not d.startswith(".")
                 and d not in BUILTIN_IGNORES
                 and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+                and not ignores.ignored(prefix + d, folder=True)
             ]
-            found.extend(prefix + name for name in files)
+            found.extend(prefix + name for name in files if not ignores.ignored(prefix + name))
         return found

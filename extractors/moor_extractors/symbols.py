@@ -43,13 +43,52 @@ def _spec(language: str) -> LanguageSpec:
     return spec
 
 
-@dataclass(frozen=True)
 class _Definition:
-    node: Node
-    span: Span
-    site: DefinitionSite
-    place: str
-    top: bool = False  # no definition contains it (its place is among the file's own)
+    """One listed definition. A definition carried over from an earlier parse (unchanged by
+    the edit) finds its node in the new tree only when its facts are wanted, and keeps its
+    facts key when the bytes that key reads did not move relative to it."""
+
+    __slots__ = (
+        "context",
+        "facts",
+        "key",
+        "kind_id",
+        "node",
+        "node_end",
+        "node_start",
+        "node_type",
+        "place",
+        "site",
+        "span",
+        "top",
+    )
+
+    def __init__(
+        self,
+        site: DefinitionSite,
+        place: str,
+        top: bool,  # no definition contains it (its place is among the file's own)
+        kind_id: int,
+        node_type: str,
+        node_start: int,
+        node_end: int,
+        node: Node | None = None,
+        span: Span | None = None,
+        key: str | None = None,
+        context: int = -1,
+    ) -> None:
+        self.site = site
+        self.place = place
+        self.top = top
+        self.kind_id = kind_id
+        self.node_type = node_type  # with its bytes: how to find the node in a new tree
+        self.node_start = node_start
+        self.node_end = node_end
+        self.node = node
+        self.span = span
+        self.key = key  # `ParsedFile.facts_key`, once computed (or carried)
+        self.facts: Facts | None = None  # `ParsedFile.facts`, once computed
+        self.context = context  # where the bytes the key reads start (with `key`)
 
 
 @dataclass(frozen=True)
@@ -92,14 +131,20 @@ class ParsedFile:
         return tuple(self._index())
 
     def facts(self, site: DefinitionSite) -> Facts:
-        """The digests of every axis for one definition listed by `sites()`."""
+        """The digests of every axis for one definition listed by `sites()` (computed once)."""
         definition = self._index()[site]
-        tokens = self._spec.axis_tokens(definition.node, definition.span, self._shared())
-        axes = {axis: digest_tokens(stream) for axis, stream in tokens.items()}
-        axes["kind"] = digest_tokens([site.kind])
-        axes["place"] = digest_tokens([definition.place])
-        axes["text"] = digest_bytes(self.source[site.start_byte : site.end_byte])
-        return Facts(kind=site.kind, axes={axis: axes.get(axis, _EMPTY) for axis in AXES})
+        if definition.facts is None:
+            node, span = self._located(site)
+            tokens = self._spec.axis_tokens(node, span, self._shared())
+            axes = {axis: digest_tokens(stream) for axis, stream in tokens.items()}
+            axes["kind"] = digest_tokens([site.kind])
+            axes["place"] = digest_tokens([self._index()[site].place])
+            axes["text"] = digest_bytes(self.source[site.start_byte : site.end_byte])
+            facts = Facts(kind=site.kind, axes={axis: axes.get(axis, _EMPTY) for axis in AXES})
+            # (`_located` may have listed everything again: remember it in today's listing.)
+            self._index()[site].facts = facts
+            return facts
+        return definition.facts
 
     def facts_key(self, site: DefinitionSite) -> str:
         """A digest of everything `facts(site)` reads: the language, the site's name, kind and
@@ -108,11 +153,17 @@ class ParsedFile:
         versions of one file, say — have equal facts, so an edit elsewhere in a file need not
         normalise its other definitions again."""
         definition = self._index()[site]
-        start = _context_start(definition.span.first, self._spec.comment_types)
-        head = "\0".join(
-            (self.language, site.qname, site.kind, definition.place, str(site.has_error))
-        )
-        return digest_bytes(head.encode() + b"\0" + self.source[start : site.end_byte])
+        if definition.key is None:
+            _node, span = self._located(site)
+            start = _context_start(span.first, self._spec.comment_types)
+            head = "\0".join(
+                (self.language, site.qname, site.kind, definition.place, str(site.has_error))
+            )
+            definition.key = digest_bytes(
+                head.encode() + b"\0" + self.source[start : site.end_byte]
+            )
+            definition.context = start
+        return definition.key
 
     def source_text(self, site: DefinitionSite) -> str:
         return self.source[site.start_byte : site.end_byte].decode("utf-8", "replace")
@@ -127,10 +178,32 @@ class ParsedFile:
                 self._definitions = _list_definitions(self._spec, self.language, self.tree)
         return self._definitions
 
+    def _located(self, site: DefinitionSite) -> tuple[Node, Span]:
+        """The definition's node and span in this tree (found now for a carried one)."""
+        definition = self._index()[site]
+        if definition.node is None or definition.span is None:
+            found = _find_node(self.tree, definition)
+            span = self._spec.span(found) if found is not None else None
+            if span is None or (span.first.start_byte, span.top.end_byte) != (
+                site.start_byte,
+                site.end_byte,
+            ):
+                # Never seen: the outline check in `_relist_definitions` rules it out. Were
+                # it to happen, a listing from scratch is right where the carried one is not.
+                fresh = _list_definitions(self._spec, self.language, self.tree)
+                if site not in fresh:
+                    raise LookupError(f"{site.qname}: not where the re-listing put it")
+                self._definitions, self.relisted = fresh, False
+                definition = fresh[site]
+            else:
+                definition.node, definition.span = found, span
+        assert definition.node is not None and definition.span is not None
+        return definition.node, definition.span
+
     def _shared(self) -> Streams:
         """The writers' shared state: what one `facts()` wrote, the next need not write."""
         if self._streams is None:
-            kinds = frozenset(definition.node.kind_id for definition in self._index().values())
+            kinds = frozenset(definition.kind_id for definition in self._index().values())
             before, self._streams_before = self._streams_before, None
             carried = before.carried() if before is not None else None
             self._streams = Streams(self.source, kinds, carried)
@@ -256,7 +329,18 @@ def _list_definitions(
         site = _site(qname, kind, span)
         key = container.id if container is not None else 0
         place = last_in.get(key, _ROOT_PLACE)
-        result[site] = _Definition(item.node, span, site, place, container is None)
+        node = item.node
+        result[site] = _Definition(
+            site,
+            place,
+            container is None,
+            node.kind_id,
+            node.type,
+            node.start_byte,
+            node.end_byte,
+            node,
+            span,
+        )
         last_in[key] = qname
     return result
 
@@ -307,10 +391,7 @@ def _relist_definitions(
     middle = _list_definitions(parsed._spec, parsed.language, parsed.tree, (start, end), place)
     result: dict[DefinitionSite, _Definition] = {}
     for definition in before:
-        moved = _found_again(parsed, definition, 0, 0, definition.place)
-        if moved is None:
-            return None
-        result[moved.site] = moved
+        result[definition.site] = _carried(definition, 0, 0, definition.place, -1)
     result.update(middle)
     tops = [d.site.qname for d in (*before, *middle.values()) if d.top]
     last_top = tops[-1] if tops else _ROOT_PLACE
@@ -318,9 +399,7 @@ def _relist_definitions(
         place = definition.place
         if definition.top:
             place, last_top = last_top, definition.site.qname
-        moved = _found_again(parsed, definition, shift, lines, place)
-        if moved is None:
-            return None
+        moved = _carried(definition, shift, lines, place, old_end)
         result[moved.site] = moved
     return result
 
@@ -338,22 +417,12 @@ def _outline(root: Node, start: int, end: int, shift: int) -> list[tuple[str, in
     return outline
 
 
-def _found_again(
-    parsed: ParsedFile, old: _Definition, shift: int, lines: int, place: str
-) -> _Definition | None:
-    """An unchanged definition of the earlier parse, in the new tree (`shift` bytes and
-    `lines` lines further on)."""
-    start, end = old.node.start_byte + shift, old.node.end_byte + shift
-    node: Node | None = parsed.tree.root_node.descendant_for_byte_range(start, end)
-    while node is not None and not (
-        node.type == old.node.type and node.start_byte == start and node.end_byte == end
-    ):
-        if node.start_byte < start or node.end_byte > end:
-            return None
-        node = node.parent
-    if node is None:
-        return None
-    span = parsed._spec.span(node)
+def _carried(old: _Definition, shift: int, lines: int, place: str, edge: int) -> _Definition:
+    """A definition the edit did not touch, `shift` bytes and `lines` lines further on. Its
+    node is found in the new tree when wanted (`ParsedFile._located`); its facts key stays
+    when its place did not change and the bytes the key reads start past `edge`: the end of
+    the re-listed region in the earlier source (-1 before it). (Starting right at the edge,
+    they start where a node of the region ends, which may not end there any more.)"""
     site = old.site
     if shift or lines:
         site = DefinitionSite(
@@ -365,9 +434,31 @@ def _found_again(
             site.end_byte + shift,
             site.has_error,
         )
-    if (span.first.start_byte, span.top.end_byte) != (site.start_byte, site.end_byte):
-        return None
-    return _Definition(node, span, site, place, old.top)
+    key = old.key if place == old.place and old.context > edge else None
+    return _Definition(
+        site,
+        place,
+        old.top,
+        old.kind_id,
+        old.node_type,
+        old.node_start + shift,
+        old.node_end + shift,
+        key=key,
+        context=old.context + shift if key is not None else -1,
+    )
+
+
+def _find_node(tree: Tree, definition: _Definition) -> Node | None:
+    """The node of this type and byte range in `tree`, if there is one."""
+    start, end = definition.node_start, definition.node_end
+    node: Node | None = tree.root_node.descendant_for_byte_range(start, end)
+    while node is not None and not (
+        node.type == definition.node_type and node.start_byte == start and node.end_byte == end
+    ):
+        if node.start_byte < start or node.end_byte > end:
+            return None
+        node = node.parent
+    return node
 
 
 def _query_definitions(

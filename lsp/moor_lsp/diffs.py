@@ -15,6 +15,7 @@ local state folder (`.moor/diffs/`) only when asked to.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,10 +56,17 @@ def render(memory_path: str, diffs: list[AnchorDiff]) -> str:
     return "\n".join(blocks)
 
 
-def diff_since_bound(root: Path, memory_path: str, ref: str | None, save: bool) -> DiffText:
-    """The diff of `ref` (every anchor when None) of the memory since it was bound; with
-    `save`, also written to `diff_file` (replacing an earlier one)."""
-    with open_session(root) as session:
+def diff_since_bound(
+    root: Path,
+    memory_path: str,
+    ref: str | None,
+    save: bool,
+    buffers: Mapping[str, bytes] | None = None,
+) -> DiffText:
+    """The diff of `ref` (every anchor when None) of the memory since it was bound, with
+    the code of unsaved editor `buffers` as the editor has it; with `save`, also written to
+    `diff_file` (replacing an earlier one)."""
+    with open_session(root, buffers) as session:
         try:
             path, diffs = memory_diff(session, str(root / memory_path))
         except UsageError as error:

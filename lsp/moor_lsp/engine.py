@@ -10,7 +10,8 @@ rewritten by `moor reaffirm` in a terminal, a `git checkout` or an agent is read
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,11 +115,16 @@ def problem(error: Exception) -> EngineProblem:
     return EngineProblem(str(error))
 
 
-def open_session(root: Path) -> Session:
+def open_session(root: Path, buffers: Mapping[str, bytes] | None = None) -> Session:
+    """A session of its own (for an action, a hover, a diff); `buffers`: the editor's
+    unsaved code buffers, observed instead of their files (as the live check does)."""
     try:
-        return Session.open(root)
+        session = Session.open(root)
     except (ConfigError, JournalError, LockError, UsageError, OSError) as error:
         raise problem(error) from error
+    if buffers:
+        session.observer.overlays = dict(buffers)
+    return session
 
 
 class Evaluator:
@@ -168,6 +174,18 @@ class Evaluator:
             reobserved=self.live.last_reobserved,
             overlaid=refreshed.overlaid,
         )
+
+    def prepare(self, changed: list[str]) -> None:
+        """Parse changed code files now, while the change settles, so that the evaluation
+        after it need not."""
+        started = time.perf_counter()
+        try:
+            count = self.live.prepare(changed)
+        except Exception:  # a head start is a nicety: the evaluation parses what it must
+            logger.exception("could not parse %s ahead of the check", ", ".join(changed))
+            return
+        if count:
+            logger.debug("parsed %d files ahead in %.3f s", count, time.perf_counter() - started)
 
     def _verify(self, refreshed: Refreshed) -> list[str]:
         if not self.paranoid or refreshed.full:
@@ -266,8 +284,14 @@ class History:
     diff: AnchorDiff | None
 
 
-def history(root: Path, memory_path: str, canonical: str | None, raw: str) -> History:
-    with open_session(root) as session:
+def history(
+    root: Path,
+    memory_path: str,
+    canonical: str | None,
+    raw: str,
+    buffers: Mapping[str, bytes] | None = None,
+) -> History:
+    with open_session(root, buffers) as session:
         absolute = str(root / memory_path)
         try:
             _path, entries = memory_log(session, absolute)

@@ -45,6 +45,8 @@ logger = logging.getLogger("moor_lsp")
 T = TypeVar("T")
 DEBOUNCE_SECONDS = 0.2
 PROGRESS_TIMEOUT = 5.0
+# A change of more files than this (a branch switch) is parsed by the evaluation only.
+PREPARE_AT_MOST = 16
 
 
 def _version() -> str:
@@ -119,6 +121,12 @@ class MoorLanguageServer(LanguageServer):
             except ValueError:
                 return None
 
+    @property
+    def buffers(self) -> dict[str, bytes]:
+        """The unsaved code buffers the live check observes (read it in the engine thread,
+        which is the only one that changes it)."""
+        return self.evaluator.live.overlays if self.evaluator is not None else {}
+
     def uri(self, rel: str) -> str:
         assert self.root is not None
         return (self.root / rel).as_uri()
@@ -183,6 +191,7 @@ class MoorLanguageServer(LanguageServer):
         workspace-relative paths that changed (None: anything may have)."""
         if self.root is None:
             return
+        paths = None if paths is None else list(paths)
         self._note_changed(paths)
         self._generation += 1
         generation = self._generation
@@ -191,6 +200,9 @@ class MoorLanguageServer(LanguageServer):
             self._timer.cancel()
         loop = asyncio.get_running_loop()
         self._timer = loop.call_later(self.debounce, lambda: self.spawn(self._evaluate(generation)))
+        if paths and len(paths) <= PREPARE_AT_MOST and self.evaluator is not None:
+            # The quiet window is for coalescing, not idling: parse what changed meanwhile.
+            self.spawn(self.in_engine(self.evaluator.prepare, paths))
 
     def _note_changed(self, paths: Iterable[str] | None) -> None:
         if paths is None or self._changed is None:

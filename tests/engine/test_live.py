@@ -6,6 +6,7 @@ import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from moor_engine.actions import bind, reaffirm
@@ -115,6 +116,46 @@ def test_an_edit_above_a_definition_that_shifts_it_reuses_its_facts_and_keeps_it
     assert live.verify() == []
 
 
+def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The languages of every tree-sitter parse the observer makes from now on."""
+    import moor_engine.observe
+
+    real = moor_engine.observe.parse_source
+    made: list[str] = []
+
+    def parse_source(language: str, *args: Any) -> Any:
+        made.append(language)
+        return real(language, *args)
+
+    monkeypatch.setattr(moor_engine.observe, "parse_source", parse_source)
+    return made
+
+
+def test_a_file_parsed_ahead_is_not_parsed_again_unless_it_changed_since(
+    ws: Workspace, live: LiveCheck, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parses = count_parses(monkeypatch)
+    ws.write("src/a.py", CODE.replace("return 2", "return 20"))
+    assert live.prepare({"src/a.py", "src/none.py", "memories/g.md"}) == 1
+    assert len(parses) == 1
+    assert states(live, {"src/a.py"})["memories/g.md"] == "drifted"
+    assert len(parses) == 1  # the refresh used the parse made ahead
+    # Parsed ahead, then written again before the refresh: the newer bytes are observed.
+    ws.write("src/a.py", CODE.replace("return 3", "return 30"))
+    assert live.prepare({"src/a.py"}) == 1
+    ws.write("src/a.py", CODE.replace("return 1", "return 10"))
+    now = states(live, {"src/a.py"})
+    assert (now["memories/f.md"], now["memories/g.md"], now["memories/h.md"]) == (
+        "drifted",
+        "current",
+        "current",
+    )
+    assert len(parses) == 3
+    assert live.verify() == []  # (which parses every file again, from scratch)
+    # Bytes already parsed are not parsed ahead again.
+    assert live.prepare({"src/a.py"}) == 0
+
+
 def test_memory_files_created_edited_and_deleted_are_picked_up(
     ws: Workspace, live: LiveCheck
 ) -> None:
@@ -196,8 +237,15 @@ def test_random_edits_keep_the_live_check_equal_to_a_full_one(
         ("src/c.py", lambda: "def k():\n    return 4\n" if rng.random() < 0.5 else ""),
         ("memories/g.md", lambda: f"---\nabout: src/a.py#{rng.choice('fgh')}\n---\n# g\n"),
     ]
-    for _ in range(25):
+    for _ in range(40):
         rel, text = rng.choice(edits)
         ws.write(rel, text())
-        live.refresh({rel})
+        changed = {rel}
+        if rng.random() < 0.5:  # as an editor does while the change settles
+            live.prepare(changed)
+            if rng.random() < 0.3:  # … and a file is written again meanwhile
+                rel, text = rng.choice(edits)
+                ws.write(rel, text())
+                changed.add(rel)
+        live.refresh(changed)
         assert live.verify() == []

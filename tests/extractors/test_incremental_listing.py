@@ -95,3 +95,27 @@ def test_a_re_parse_lists_only_the_edited_region_again() -> None:
     fresh = parse_source("python", source)
     fresh.sites()
     assert not fresh.relisted
+
+
+def test_a_definition_not_where_the_re_listing_carried_it_is_listed_again_from_scratch() -> None:
+    source = (STDLIB / "textwrap.py").read_bytes()
+    earlier = parse_source("python", source)
+    earlier.sites()
+    changed = source.replace(
+        b"def wrap(text, width=70, **kwargs):", b"def wrap(text, width=70, **kwargs):\n    pass", 1
+    )
+    assert changed != source
+    again = parse_source("python", changed, earlier)
+    sites = again.sites()
+    assert again.relisted
+    site = next(s for s in sites if s.qname == "indent")  # after the edit: carried
+    carried = again._index()[site]
+    assert carried.node is None  # found in the new tree only when wanted
+    carried.node_start += 1  # as if the carrying had gone wrong
+    fresh = parse_source("python", changed)
+    assert again.facts(site) == fresh.facts(site)
+    assert not again.relisted  # it listed everything again to find it
+    # Control: a carried definition where it should be is found without listing again.
+    other = parse_source("python", changed, earlier)
+    other.sites()
+    assert other.facts(site) == fresh.facts(site) and other.relisted

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from lsprotocol import types
 
-from tests.lsp.conftest import CODE, Editor, bind_all
+from tests.lsp.conftest import CODE, G2, G3, Editor, bind_all, bound_retry
 
 pytestmark = [
     pytest.mark.asyncio,
@@ -143,6 +145,28 @@ async def test_a_file_written_by_another_process_updates_diagnostics(editor: Edi
         assert published.count(editor.uri("memories/retry.md")) == 2
         assert published.count(editor.uri("memories/other.md")) == 1
         assert published.count(editor.uri("memories/fresh.md")) == 1
+
+
+async def test_a_file_written_again_while_the_change_settles_is_checked_as_last_written(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    bound_retry(ws)
+    await editor.start()
+    await editor.execute("moor.check")  # answers once the workspace is checked
+    assert await editor.now("memories/retry.md") == []
+    ws.write("src/a.py", G3)  # seen and parsed ahead while the server waits for more …
+    await asyncio.sleep(0.05)
+    ws.write("src/a.py", G2)  # … then written back before the check
+    ws.memory("later", "src/a.py#g")  # a change whose diagnostic shows the check is done
+    await editor.one("memories/later.md", "unbound")
+    assert await editor.now("memories/retry.md") == []
+    if not editor.pull:
+        published = editor.client.published  # type: ignore[attr-defined]
+        assert not [n for uri, n in published if uri == editor.uri("memories/retry.md") and n]
+    # Control: written once, the same edit is drift.
+    ws.write("src/a.py", G3)
+    await editor.one("memories/retry.md", "drifted")
 
 
 async def test_a_pulling_client_is_answered_and_never_pushed_to(editor: Editor) -> None:

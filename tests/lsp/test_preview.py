@@ -110,3 +110,28 @@ async def test_check_workspace_answers_the_counts_and_updates_diagnostics(
     answer = await editor.execute("moor.check")
     assert answer["summary"] == {"drifted": 2} and answer["attention"] == 2
     await editor.one("memories/retry.md", "drifted")
+
+
+async def test_the_hover_and_show_diff_show_the_code_as_the_unsaved_buffer_has_it(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    bound_retry(ws)
+    await editor.start()
+    await editor.execute("moor.check")
+    # Control: saved code unchanged, the hover says so.
+    hover = await editor.hover("memories/retry.md", 2, 6)
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert "unchanged since bound" in hover.contents.value
+    editor.open("src/a.py")
+    change(editor, "src/a.py", G3, 2)  # typed, not saved
+    drifted = await editor.one("memories/retry.md", "drifted")
+
+    hover = await editor.hover("memories/retry.md", drifted.range.start.line, 6)
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    diff = hover.contents.value[hover.contents.value.index("```diff") :]
+    assert "src/a.py#g (unsaved, in the editor)" in diff
+    assert "-    return 2" in diff and "+    return 3" in diff
+    shown = await editor.execute("moor.showDiff", "memories/retry.md", "src/a.py#g")
+    assert "(unsaved, in the editor)" in shown["diff"] and "+    return 3" in shown["diff"]
+    assert ws.read("src/a.py") == G2

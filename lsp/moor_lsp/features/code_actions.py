@@ -248,7 +248,9 @@ class CodeActions(Feature):
         assert root is not None
         save = self.server.settings.trusted
         try:
-            found = await self.server.in_engine(diffs.diff_since_bound, root, path, ref, save)
+            found = await self.server.in_engine(
+                diffs.diff_since_bound, root, path, ref, save, self.server.buffers
+            )
         except engine.EngineProblem as problem:
             raise JsonRpcInvalidParams(str(problem)) from problem
         if found.file is None:

@@ -101,7 +101,7 @@ class Hover(Feature):
             return None
         anchor = _anchor(snapshot, at)
         history = await self.server.in_engine(
-            engine.history, root, at.memory_path, at.canonical, at.entry.raw
+            engine.history, root, at.memory_path, at.canonical, at.entry.raw, self.server.buffers
         )
         formats = self.server.capability("text_document.hover.content_format") or []
         kind = (

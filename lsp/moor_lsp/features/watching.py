@@ -8,21 +8,23 @@ Two sources, both ending in the core's debounced re-check:
   client allows it (a refused registration is logged as a warning).
 
 Changes under `.git`, `.moor` (the journal moor itself writes), virtualenvs,
-`node_modules`, caches, the engine's configured `ignore` globs and, roughly, the root
-`.gitignore` are skipped — except `moor.toml`, `moor.lock` and memory files, which always
-count.
+`node_modules`, caches, the engine's configured `ignore` globs and whatever git ignores
+(every `.gitignore`, nested ones and negations included, and `.git/info/exclude`) are
+skipped — except `moor.toml`, `moor.lock`, `.gitignore` files, memory files and the files
+memories are about, which always count (a memory about generated code is still told).
 """
 
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from moor_engine.config import BUILTIN_IGNORES, ConfigError
+from moor_engine.gitignore import IGNORE_FILE, GitIgnores
 from moor_engine.workspace import Workspace
 
 from moor_lsp.features import Feature
@@ -41,8 +43,10 @@ WATCH_STEP_MS = 5
 class ChangeFilter:
     """Which workspace paths are worth a re-check."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, watched: Callable[[str], bool] = lambda _rel: False) -> None:
         self.root = root
+        self.watched = watched  # whether a memory is about this workspace-relative file
+        self.gitignores = GitIgnores(root)
         self.reload()
 
     def reload(self) -> None:
@@ -50,14 +54,14 @@ class ChangeFilter:
             self.workspace: Workspace | None = Workspace.open(self.root)
         except ConfigError:
             self.workspace = None
-        self.gitignore = _gitignore_patterns(self.root / ".gitignore")
+        self.gitignores.forget()
 
     def relevant(self, path: Path) -> bool:
         try:
             rel = path.relative_to(self.root).as_posix()
         except ValueError:
             return False
-        if rel in ALWAYS:
+        if rel in ALWAYS or path.name == IGNORE_FILE or self.watched(rel):
             return True
         parts = rel.split("/")
         if any(part in BUILTIN_IGNORES for part in parts):
@@ -69,33 +73,11 @@ class ChangeFilter:
                 return False
         if parts[-1].endswith(("~", ".swp", ".swx", ".tmp")) or parts[-1].startswith(".#"):
             return False
-        return not any(_ignored_by(pattern, rel, parts) for pattern in self.gitignore)
+        return not self.gitignores.ignored(rel, folder=path.is_dir())
 
     def __call__(self, _change: object, path: str) -> bool:
         """The `watch_filter` signature of `watchfiles`."""
         return self.relevant(Path(path))
-
-
-def _gitignore_patterns(path: Path) -> list[str]:
-    """The root .gitignore's plain patterns (negations and nested files are not honoured)."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    patterns = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith(("#", "!")):
-            patterns.append(line)
-    return patterns
-
-
-def _ignored_by(pattern: str, rel: str, parts: list[str]) -> bool:
-    anchored = pattern.startswith("/") or "/" in pattern.rstrip("/")
-    pattern = pattern.strip("/")
-    if anchored:
-        return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern + "/*")
-    return any(fnmatch.fnmatch(part, pattern) for part in parts)
 
 
 class Watching(Feature):
@@ -114,7 +96,7 @@ class Watching(Feature):
         root = self.server.root
         if root is None:
             return
-        self.filter = ChangeFilter(root)
+        self.filter = ChangeFilter(root, self._watched)
         if self.server.capability("workspace.did_change_watched_files.dynamic_registration"):
             self.server.spawn(self._register_with_client())
         if not self.server.watch:
@@ -123,6 +105,13 @@ class Watching(Feature):
             logger.warning("not watching %s: too broad a workspace root", root)
             return
         self._task = self.server.spawn(self._watch(root, self.filter))
+
+    def _watched(self, rel: str) -> bool:
+        # Read on the event loop while the engine thread may update it (a dict lookup is
+        # atomic). Until the first scan has indexed the anchors, an ignored file they are
+        # in counts as ignored: a change to it during that scan waits for the next one.
+        evaluator = self.server.evaluator
+        return evaluator is not None and evaluator.live.watches(rel)
 
     async def _register_with_client(self) -> None:
         await self.server.register_with_client(
@@ -156,7 +145,7 @@ class Watching(Feature):
         relevant = [p for p in paths if self.filter.relevant(p)]
         if not relevant:
             return
-        if any(p.name in {"moor.toml", "pyproject.toml", ".gitignore"} for p in relevant):
+        if any(p.name in {"moor.toml", "pyproject.toml", IGNORE_FILE} for p in relevant):
             self.filter.reload()
         rels = [rel for rel in map(self.server.relative_path, relevant) if rel is not None]
         self.server.schedule(f"{len(relevant)} file(s) changed {how}: {relevant[0]}", rels)
