@@ -24,6 +24,8 @@ SCREENSHOTS = [
     "03-hover-history.png",
     "04-reaffirm-reason.png",
     "05-reaffirmed.png",
+    "06-multi-root-problems.png",
+    "07-multi-root-reaffirmed.png",
 ]
 
 pytestmark = pytest.mark.skipif(

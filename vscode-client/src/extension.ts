@@ -1,6 +1,14 @@
-// The moor VS Code client: starts `<python> -m moor lsp`, contributes a few commands, asks
-// the person for a reason before a reaffirm, and shows a diff the server did not save.
+// The moor VS Code client: starts `<python> -m moor lsp` — one server per workspace folder
+// that holds moor.toml, moor.lock or memories/ — contributes a few commands, asks the
+// person for a reason before a reaffirm, and shows a diff the server did not save.
 // Everything else is the server's work.
+//
+// Several folders mean several servers naming the same commands, and VS Code refuses a
+// second registration of a command id: each client declines the library's command feature
+// (`FolderClient`), the extension registers every server command once, and a call is sent
+// to the server of the folder it is about (`route`). Commands in code actions and code
+// lenses are wrapped with their folder (`IN_FOLDER`), so they reach the server that made
+// them whichever editor is active.
 
 import { spawn } from "node:child_process";
 import * as path from "node:path";
@@ -8,6 +16,7 @@ import * as vscode from "vscode";
 import {
   CloseAction,
   type CloseHandlerResult,
+  type DynamicFeature,
   type ErrorHandler,
   type ErrorHandlerResult,
   type Executable,
@@ -16,6 +25,7 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
   State,
+  type StaticFeature,
 } from "vscode-languageclient/node";
 
 import { findInterpreter, onInterpreterChange } from "./python";
@@ -24,6 +34,10 @@ const CLIENT_ID = "moor"; // also makes the client follow the `moor.trace.server
 const SERVER_REAFFIRM = "moor.reaffirm";
 const SERVER_CHECK = "moor.check";
 const SERVER_SHOW_DIFF = "moor.showDiff";
+/** `[folder uri, command, ...arguments]`: a server command bound to its folder's server. */
+const IN_FOLDER = "moor.inFolder";
+/** What makes a workspace folder moor's (as the activation events say). */
+const MARKERS = ["moor.toml", "moor.lock", "memories"];
 /** Server commands that write moor.lock or the journal: not in an untrusted workspace. */
 const WRITING_COMMANDS = new Set(["moor.reaffirm", "moor.follow", "moor.bind"]);
 export const SEVERITY_STATES = [
@@ -40,12 +54,86 @@ const SEVERITIES = new Set(["error", "warning", "information", "hint", "off"]);
 const MAX_RESTARTS = 4;
 
 let log: vscode.LogOutputChannel;
-let client: LanguageClient | undefined;
+let extension: vscode.ExtensionContext;
+/** The running clients, by the URI of the workspace folder each serves. */
+const clients = new Map<string, LanguageClient>();
+/** Server commands registered with VS Code (once, for every folder's server). */
+const registered = new Set<string>();
 let starting: Promise<void> | undefined;
 let writeCommands: vscode.Disposable | undefined;
 
 function firstFolder(): vscode.WorkspaceFolder | undefined {
   return vscode.workspace.workspaceFolders?.[0];
+}
+
+/** The client declines the library's command feature: the extension registers the server's
+ * commands itself, once for all folders (see the top of this file). */
+class FolderClient extends LanguageClient {
+  public override registerFeature(feature: StaticFeature | DynamicFeature<unknown>): void {
+    const method = (feature as Partial<DynamicFeature<unknown>>).registrationType?.method;
+    if (method === ExecuteCommandRequest.method) {
+      return;
+    }
+    super.registerFeature(feature);
+  }
+}
+
+async function exists(uri: vscode.Uri): Promise<boolean> {
+  try {
+    await vscode.workspace.fs.stat(uri);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function inside(child: vscode.Uri, parent: vscode.Uri): boolean {
+  const base = parent.toString().replace(/\/$/, "");
+  return child.toString().startsWith(`${base}/`);
+}
+
+/** The folders to serve: those holding a marker, but not one inside another (the outer
+ * folder's server already sees it); none marked: the first folder, as before. */
+async function moorFolders(): Promise<vscode.WorkspaceFolder[]> {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  const marked: vscode.WorkspaceFolder[] = [];
+  for (const folder of folders) {
+    const found = await Promise.all(MARKERS.map((name) => exists(vscode.Uri.joinPath(folder.uri, name))));
+    if (found.some(Boolean)) {
+      marked.push(folder);
+    }
+  }
+  const outer = marked.filter((folder) => !marked.some((other) => other !== folder && inside(folder.uri, other.uri)));
+  return outer.length > 0 ? outer : folders.slice(0, 1);
+}
+
+/** The running client for a URI, an absolute path or (neither) the active editor's file;
+ * with one client, that one. */
+function clientFor(target: unknown): LanguageClient | undefined {
+  let uri: vscode.Uri | undefined;
+  if (target instanceof vscode.Uri) {
+    uri = target;
+  } else if (typeof target === "string" && target.startsWith("file:")) {
+    uri = vscode.Uri.parse(target);
+  } else if (typeof target === "string" && path.isAbsolute(target)) {
+    uri = vscode.Uri.file(target);
+  }
+  uri ??= vscode.window.activeTextEditor?.document.uri;
+  const folder = uri ? vscode.workspace.getWorkspaceFolder(uri) : undefined;
+  const found = folder ? clients.get(folder.uri.toString()) : undefined;
+  if (found) {
+    return found;
+  }
+  for (const [key, running] of clients) {
+    if (uri && inside(uri, vscode.Uri.parse(key))) {
+      return running;
+    }
+  }
+  return clients.size === 1 ? [...clients.values()][0] : undefined;
+}
+
+function folderName(running: LanguageClient): string | undefined {
+  return running.clientOptions.workspaceFolder?.name;
 }
 
 /** `moor.severity.<state>` values other than `default`, for initializationOptions. */
@@ -62,15 +150,15 @@ export function severityOverrides(
   return overrides;
 }
 
-async function serverCommand(trusted: boolean): Promise<Executable> {
-  const folder = firstFolder();
+async function serverCommand(folder: vscode.WorkspaceFolder | undefined, trusted: boolean): Promise<Executable> {
   const config = vscode.workspace.getConfiguration("moor", folder);
   const python = await findInterpreter(folder, trusted, log);
   const extra = config.get<string[]>("server.args", []).filter((a) => typeof a === "string");
   // -P (Python >= 3.11, as moor needs): do not put the working folder on sys.path, so a
   // `moor` folder inside an untrusted workspace is never imported in place of the real one.
   const args = [...(trusted ? [] : ["-P"]), "-m", "moor", "lsp", ...extra];
-  log.info(`starting the server: ${python.command} ${args.join(" ")} (interpreter from ${python.source})`);
+  const where = folder ? ` for ${folder.name}` : "";
+  log.info(`starting the server${where}: ${python.command} ${args.join(" ")} (interpreter from ${python.source})`);
   return {
     command: python.command,
     args,
@@ -78,12 +166,13 @@ async function serverCommand(trusted: boolean): Promise<Executable> {
   };
 }
 
-function errorHandler(): ErrorHandler {
+function errorHandler(owner: () => LanguageClient | undefined): ErrorHandler {
   // The client's own handler decides (restart up to MAX_RESTARTS times in 3 minutes);
   // this wrapper only says so in the output channel.
   let fallback: ErrorHandler | undefined;
   const inner = (): ErrorHandler => {
     if (!fallback) {
+      const client = owner();
       if (!client) {
         throw new Error("no language client");
       }
@@ -138,69 +227,143 @@ async function showUnsavedDiff(result: unknown): Promise<void> {
   await vscode.window.showTextDocument(doc, { preview: true });
 }
 
-function createClient(trusted: boolean, serverOptions: ServerOptions): LanguageClient {
-  const config = vscode.workspace.getConfiguration("moor", firstFolder());
+/** A server command bound to the folder whose server made it (code actions, code lenses). */
+function inFolder(command: vscode.Command, folder: vscode.WorkspaceFolder): vscode.Command {
+  return { ...command, command: IN_FOLDER, arguments: [folder.uri.toString(), command.command, ...(command.arguments ?? [])] };
+}
+
+function createClient(folder: vscode.WorkspaceFolder | undefined, trusted: boolean, serverOptions: ServerOptions): LanguageClient {
+  const config = vscode.workspace.getConfiguration("moor", folder);
+  // In a folder's client, only that folder's files: another folder has its own server.
+  const pattern = folder ? { pattern: `${folder.uri.fsPath}/**/*` } : {};
+  let created: LanguageClient | undefined;
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
-      { scheme: "file", language: "markdown" },
-      { scheme: "file" }, // code lenses and hovers on the code that memories are about
+      { scheme: "file", language: "markdown", ...pattern },
+      { scheme: "file", ...pattern }, // code lenses and hovers on the code that memories are about
     ],
+    workspaceFolder: folder,
     outputChannel: log,
     traceOutputChannel: log,
     // Read by the server at initialize; they win over its workspace/configuration.
     initializationOptions: { trusted, severity: severityOverrides(config) },
-    errorHandler: errorHandler(),
+    errorHandler: errorHandler(() => created),
     middleware: {
-      async executeCommand(command, args, next) {
-        if (WRITING_COMMANDS.has(command) && !vscode.workspace.isTrusted) {
-          vscode.window.showWarningMessage(`moor: ${command} changes moor.lock; trust the workspace first.`);
-          return undefined;
-        }
-        if (command === SERVER_REAFFIRM && (typeof args[1] !== "string" || !args[1].trim())) {
-          const reason = await askReason(args[0]);
-          if (!reason) {
-            return undefined;
-          }
-          args = [args[0], reason];
-        }
-        const result = await next(command, args);
-        if (WRITING_COMMANDS.has(command)) {
-          report(command, result);
-        }
-        if (command === SERVER_SHOW_DIFF) {
-          await showUnsavedDiff(result);
-        }
-        return result;
-      },
       async provideCodeActions(document, range, context, token, next) {
         const actions = await next(document, range, context, token);
-        if (!actions || vscode.workspace.isTrusted) {
+        if (!actions) {
           return actions;
         }
-        return actions.filter((action) => {
-          const command = action instanceof vscode.CodeAction ? action.command?.command : action.command;
-          return !(command && WRITING_COMMANDS.has(command));
+        const kept = vscode.workspace.isTrusted
+          ? actions
+          : actions.filter((action) => {
+              const command = action instanceof vscode.CodeAction ? action.command?.command : action.command;
+              return !(command && WRITING_COMMANDS.has(command));
+            });
+        if (!folder) {
+          return kept;
+        }
+        return kept.map((action) => {
+          if (action instanceof vscode.CodeAction) {
+            if (action.command) {
+              action.command = inFolder(action.command, folder);
+            }
+            return action;
+          }
+          return inFolder(action, folder);
         });
+      },
+      async provideCodeLenses(document, token, next) {
+        const lenses = await next(document, token);
+        if (folder && lenses) {
+          for (const lens of lenses) {
+            if (lens.command) {
+              lens.command = inFolder(lens.command, folder);
+            }
+          }
+        }
+        return lenses;
       },
     },
   };
-  const created = new LanguageClient(CLIENT_ID, "moor", serverOptions, clientOptions);
+  const name = folder && (vscode.workspace.workspaceFolders?.length ?? 0) > 1 ? `moor (${folder.name})` : "moor";
+  created = new FolderClient(CLIENT_ID, name, serverOptions, clientOptions);
   created.onDidChangeState((event) => {
-    const name = (state: State): string => State[state] ?? String(state);
-    log.info(`server ${name(event.oldState).toLowerCase()} -> ${name(event.newState).toLowerCase()}`);
+    const state = (value: State): string => (State[value] ?? String(value)).toLowerCase();
+    log.info(`server${folder ? ` for ${folder.name}` : ""} ${state(event.oldState)} -> ${state(event.newState)}`);
   });
   return created;
 }
 
-async function startClient(): Promise<void> {
+/** Register, once, each command a server says it executes (every server names the same). */
+function registerServerCommands(running: LanguageClient): void {
+  const named = running.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+  for (const command of named) {
+    if (!registered.has(command)) {
+      registered.add(command);
+      extension.subscriptions.push(vscode.commands.registerCommand(command, (...args: unknown[]) => route(command, args)));
+    }
+  }
+}
+
+/** `moor.inFolder`: `[folder uri, command, ...arguments]`, to that folder's server. */
+async function routeInFolder(folderUri: unknown, command: unknown, ...args: unknown[]): Promise<unknown> {
+  if (typeof command !== "string") {
+    return undefined;
+  }
+  const running = typeof folderUri === "string" ? clients.get(folderUri) : undefined;
+  return route(command, args, running);
+}
+
+/** Run a server command on the server it is about (`clientFor` its first argument), with
+ * what the client adds: refusing writes when untrusted, asking for a reaffirm's reason,
+ * saying what was done, and showing a diff the server did not save. */
+async function route(command: string, args: unknown[], target?: LanguageClient): Promise<unknown> {
+  const running = target ?? clientFor(args[0]);
+  if (!running || !running.isRunning()) {
+    vscode.window.showWarningMessage(`moor: no running server for ${command} here.`);
+    return undefined;
+  }
+  if (WRITING_COMMANDS.has(command) && !vscode.workspace.isTrusted) {
+    vscode.window.showWarningMessage(`moor: ${command} changes moor.lock; trust the workspace first.`);
+    return undefined;
+  }
+  if (command === SERVER_REAFFIRM && (typeof args[1] !== "string" || !args[1].trim())) {
+    const reason = await askReason(args[0]);
+    if (!reason) {
+      return undefined;
+    }
+    args = [args[0], reason];
+  }
+  let result: unknown;
+  try {
+    result = await running.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    log.error(`${command}: ${message}`);
+    vscode.window.showErrorMessage(`moor: ${command} failed: ${message}`);
+    return undefined;
+  }
+  if (WRITING_COMMANDS.has(command)) {
+    report(command, result);
+  }
+  if (command === SERVER_SHOW_DIFF) {
+    await showUnsavedDiff(result);
+  }
+  return result;
+}
+
+async function startClient(folder: vscode.WorkspaceFolder | undefined): Promise<void> {
   const trusted = vscode.workspace.isTrusted;
-  const executable = await serverCommand(trusted);
-  const created = createClient(trusted, { run: executable, debug: executable });
-  client = created;
+  const executable = await serverCommand(folder, trusted);
+  const created = createClient(folder, trusted, { run: executable, debug: executable });
+  const key = folder?.uri.toString() ?? "";
+  clients.set(key, created);
   try {
     await created.start();
+    registerServerCommands(created);
   } catch (error) {
-    log.error(`the moor server did not start: ${String(error)}`);
+    log.error(`the moor server${folder ? ` for ${folder.name}` : ""} did not start: ${String(error)}`);
     const choice = await vscode.window.showErrorMessage(
       `moor: the language server did not start with "${executable.command}". Is moor installed for that Python? Set "moor.python.interpreter" to one that has it.`,
       "Show output",
@@ -214,24 +377,35 @@ async function startClient(): Promise<void> {
   }
 }
 
-async function stopClient(): Promise<void> {
-  const old = client;
-  client = undefined;
-  if (old) {
-    try {
-      await old.dispose(2000);
-    } catch (error) {
-      log.warn(`stopping the server: ${String(error)}`);
-    }
+async function startClients(): Promise<void> {
+  const folders = await moorFolders();
+  if (folders.length === 0) {
+    await startClient(undefined); // no folder open: the server says there is nothing to check
+    return;
   }
+  await Promise.all(folders.map((folder) => startClient(folder)));
+}
+
+async function stopClients(): Promise<void> {
+  const old = [...clients.values()];
+  clients.clear();
+  await Promise.all(
+    old.map(async (running) => {
+      try {
+        await running.dispose(2000);
+      } catch (error) {
+        log.warn(`stopping the server: ${String(error)}`);
+      }
+    }),
+  );
 }
 
 function restart(reason: string): Promise<void> {
   const previous = starting ?? Promise.resolve();
   starting = previous.then(async () => {
     log.info(`restarting the server: ${reason}`);
-    await stopClient();
-    await startClient();
+    await stopClients();
+    await startClients();
   });
   return starting;
 }
@@ -250,7 +424,7 @@ async function pickMemory(): Promise<string | undefined> {
 }
 
 async function reaffirmPrompt(memory?: unknown): Promise<unknown> {
-  if (!client || !client.isRunning()) {
+  if (![...clients.values()].some((running) => running.isRunning())) {
     vscode.window.showWarningMessage("moor: the language server is not running.");
     return undefined;
   }
@@ -269,8 +443,9 @@ async function reaffirmPrompt(memory?: unknown): Promise<unknown> {
   if (!reason) {
     return undefined;
   }
-  // Goes through the middleware above, which reports what was done.
-  return vscode.commands.executeCommand(SERVER_REAFFIRM, target, reason);
+  // An absolute path: `route` sends it to the server of the folder it is in, and says
+  // what was done.
+  return route(SERVER_REAFFIRM, [target, reason]);
 }
 
 function registerWriteCommands(context: vscode.ExtensionContext): void {
@@ -297,34 +472,38 @@ export function checkSummary(result: unknown): { message: string; attention: num
   return { message, attention: typeof answer.attention === "number" ? answer.attention : 0 };
 }
 
-/** Check workspace through the running server: a full re-check, its diagnostics updated. */
-async function checkThroughServer(running: LanguageClient): Promise<void> {
+/** Check workspace through a running server: a full re-check, its diagnostics updated. */
+async function checkThroughServer(running: LanguageClient): Promise<number> {
+  const name = clients.size > 1 ? folderName(running) : undefined;
   let result: unknown;
   try {
     result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Window, title: "moor: checking memories" },
+      { location: vscode.ProgressLocation.Window, title: `moor: checking memories${name ? ` in ${name}` : ""}` },
       () => running.sendRequest(ExecuteCommandRequest.type, { command: SERVER_CHECK, arguments: [] }),
     );
   } catch (error) {
     log.error(`${SERVER_CHECK}: ${String(error)}`);
     vscode.window.showErrorMessage(`moor: the check failed: ${String(error)}`);
-    return;
+    return 0;
   }
   const summary = checkSummary(result);
   if (!summary) {
     log.warn(`${SERVER_CHECK} answered ${JSON.stringify(result)}`);
     vscode.window.showWarningMessage("moor: the server's check answered nothing readable; see the moor output.");
-    return;
+    return 0;
   }
-  vscode.window.showInformationMessage(summary.message);
-  if (summary.attention > 0) {
-    await vscode.commands.executeCommand("workbench.actions.view.problems");
-  }
+  vscode.window.showInformationMessage(name ? summary.message.replace(/^moor:/, `moor (${name}):`) : summary.message);
+  return summary.attention;
 }
 
 async function checkWorkspace(): Promise<void> {
-  if (client?.isRunning()) {
-    return checkThroughServer(client);
+  const running = [...clients.values()].filter((each) => each.isRunning());
+  if (running.length > 0) {
+    const attention = await Promise.all(running.map((each) => checkThroughServer(each)));
+    if (attention.some((count) => count > 0)) {
+      await vscode.commands.executeCommand("workbench.actions.view.problems");
+    }
+    return;
   }
   // No server (it did not start): the CLI, its report in the output channel.
   const folder = firstFolder();
@@ -364,12 +543,14 @@ async function checkWorkspace(): Promise<void> {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  extension = context;
   log = vscode.window.createOutputChannel("moor", { log: true });
   context.subscriptions.push(log);
   context.subscriptions.push(
     vscode.commands.registerCommand("moor.checkWorkspace", checkWorkspace),
     vscode.commands.registerCommand("moor.restartServer", () => restart("asked for")),
     vscode.commands.registerCommand("moor.showOutput", () => log.show()),
+    vscode.commands.registerCommand(IN_FOLDER, routeInFolder),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (
         event.affectsConfiguration("moor.python.interpreter") ||
@@ -379,11 +560,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         void restart("settings changed");
       }
     }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void restart("the workspace folders changed")),
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
       registerWriteCommands(context);
       void restart("the workspace is trusted now");
     }),
-    { dispose: () => void stopClient() },
+    { dispose: () => void stopClients() },
   );
   if (vscode.workspace.isTrusted) {
     registerWriteCommands(context);
@@ -399,10 +581,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   if (following) {
     context.subscriptions.push(following);
   }
-  starting = startClient();
+  starting = startClients();
   await starting;
 }
 
 export async function deactivate(): Promise<void> {
-  await stopClient();
+  await stopClients();
 }

@@ -13,7 +13,10 @@
 //   (b) hover the `about:` reference: the hover shows the journal history ("bound");
 //   (c) "moor: Reaffirm memory" from the command palette, with a reason typed into the input
 //       box: the warning leaves the Problems panel;
-//   (d) a screenshot of each step in ./artifacts/.
+//   (d) a multi-root workspace of that folder (drifted again) and a second one (drifted):
+//       both warnings in Problems (one server per folder), and "moor: Reaffirm memory" in
+//       the second folder reaffirms it there, not in the first (`moor status` agrees);
+//   (e) a screenshot of each step in ./artifacts/.
 // Exits 0 when all of it happened, non-zero with a message saying which step failed.
 // Environment: MOOR_E2E_KEEP=1 keeps the temporary folder (workspace, logs) for a look.
 
@@ -101,6 +104,12 @@ const CLIENT_CHANGED = `class Client:
         data = payload.encode("utf-8")
         return self.transport.write(data)
 `;
+const CLIENT_CHANGED_AGAIN = `class Client:
+    def send(self, payload):
+        data = payload.encode("utf-8")
+        self.transport.write(data)
+        return len(data)
+`;
 const MEMORY = `---
 about: src/net/client.py#Client.send
 ---
@@ -113,11 +122,11 @@ Client.send writes once and never retries: the caller owns the retry policy.
 `;
 
 /** The fixture: a bound memory whose code has changed since, so the memory is drifted. */
-function makeWorkspace(root) {
+function makeWorkspace(root, memory = "retry.md") {
   write(path.join(root, "moor.toml"), 'memory_roots = ["memories"]\n');
   write(path.join(root, "src", "net", "__init__.py"), "");
   write(path.join(root, "src", "net", "client.py"), CLIENT_BOUND);
-  write(path.join(root, "memories", "retry.md"), MEMORY);
+  write(path.join(root, "memories", memory), MEMORY);
   const bind = spawnSync(path.join(VENV_BIN, "moor"), ["bind"], { cwd: root, encoding: "utf8", timeout: 60000 });
   if (bind.status !== 0) {
     throw new Error(`moor bind exited ${bind.status}: ${bind.stdout}${bind.stderr}${bind.error ?? ""}`);
@@ -278,12 +287,23 @@ async function openFile(page, rel) {
 
 async function runCommand(page, title) {
   const input = page.locator(".quick-input-widget input");
-  await pressUntilVisible(page, `${MOD}+Shift+P`, input, "the command palette");
-  await input.fill(`>${title}`);
-  await page
-    .locator(".quick-input-widget .monaco-list-row", { hasText: title })
-    .first()
-    .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: title }).first();
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  // Right after a window (re)loads, the palette can open before it lists the extensions'
+  // commands (seen once in a freshly opened multi-root window): close it and ask again.
+  for (;;) {
+    await pressUntilVisible(page, `${MOD}+Shift+P`, input, "the command palette");
+    await input.fill(`>${title}`);
+    try {
+      await row.waitFor({ state: "visible", timeout: 10000 });
+      break;
+    } catch (error) {
+      if (Date.now() > deadline) {
+        throw error;
+      }
+      await page.keyboard.press("Escape");
+    }
+  }
   await page.keyboard.press("Enter");
 }
 
@@ -307,7 +327,7 @@ function driftRows(page) {
   return page.locator(".markers-panel .monaco-list-row", { hasText: DRIFT });
 }
 
-async function scenario(page, workspace, port) {
+async function scenario(page, workspace, second, port) {
   await step("load the workbench", async () => {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`, {
       timeout: STEP_TIMEOUT_MS,
@@ -409,6 +429,51 @@ async function scenario(page, workspace, port) {
     }
     log(`moor check: ${check.stdout.trim().split("\n").pop()}`);
   });
+
+  await step("(d) a multi-root workspace: each folder's drift in Problems, from its own server", async () => {
+    write(path.join(workspace, "src", "net", "client.py"), CLIENT_CHANGED_AGAIN);
+    makeWorkspace(second, "budget.md");
+    const file = path.join(path.dirname(workspace), "two.code-workspace");
+    write(file, JSON.stringify({ folders: [{ path: workspace }, { path: second }] }, null, 2));
+    await page.goto(`http://127.0.0.1:${port}/?workspace=${encodeURIComponent(file)}`, { timeout: STEP_TIMEOUT_MS });
+    await page.locator(".monaco-workbench").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.locator(".explorer-folders-view").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await openFile(page, "memories/budget.md");
+    await showProblems(page);
+    const deadline = Date.now() + STEP_TIMEOUT_MS * 1.5;
+    while ((await driftRows(page).count()) < 2) {
+      if (Date.now() > deadline) {
+        throw new Error(`expected a drifted warning from each folder, saw ${await driftRows(page).count()}`);
+      }
+      await sleep(250);
+    }
+    await shot(page, "06-multi-root-problems");
+  });
+
+  await step("(d) Reaffirm in the second folder reaches the second folder's server", async () => {
+    await page.locator(".editor-instance .monaco-editor").first().click({ position: { x: 200, y: 200 } });
+    await runCommand(page, "moor: Reaffirm memory");
+    const prompt = page.locator(".quick-input-widget", { hasText: /Why does the memory still hold/ });
+    await prompt.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+    await page.locator(".quick-input-widget input").fill("the budget lives with the caller");
+    await page.keyboard.press("Enter");
+    await prompt.waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
+    const deadline = Date.now() + STEP_TIMEOUT_MS;
+    while ((await driftRows(page).count()) !== 1) {
+      if (Date.now() > deadline) {
+        throw new Error(`expected only the first folder's warning left, saw ${await driftRows(page).count()}`);
+      }
+      await sleep(250);
+    }
+    const first = moor(workspace, "status");
+    const other = moor(second, "status");
+    if (other.status !== 0 || first.status !== 1) {
+      throw new Error(
+        `expected the second folder current and the first drifted; moor status: first ${first.status}, second ${other.status}:\n${first.stdout}${other.stdout}`,
+      );
+    }
+    await shot(page, "07-multi-root-reaffirmed");
+  });
 }
 
 // --- main ----------------------------------------------------------------------------------
@@ -432,6 +497,7 @@ async function main() {
   const dirs = {
     base,
     workspace: path.join(base, "ws"),
+    second: path.join(base, "ws2"),
     config: path.join(base, "cs.yaml"),
     userData: path.join(base, "ud"),
     extensions: path.join(base, "ext"),
@@ -441,7 +507,7 @@ async function main() {
     tmp: path.join(base, "t"),
     profile: path.join(base, "pr"),
   };
-  for (const key of ["workspace", "userData", "extensions", "xdgConfig", "xdgData", "xdgCache", "tmp", "profile"]) {
+  for (const key of ["workspace", "second", "userData", "extensions", "xdgConfig", "xdgData", "xdgCache", "tmp", "profile"]) {
     fs.mkdirSync(dirs[key], { recursive: true });
   }
   const logFile = path.join(ARTIFACTS, "code-server.log");
@@ -529,7 +595,7 @@ async function main() {
     const page = browser.pages()[0] ?? (await browser.newPage());
     page.setDefaultTimeout(STEP_TIMEOUT_MS);
     try {
-      await scenario(page, dirs.workspace, port);
+      await scenario(page, dirs.workspace, dirs.second, port);
     } catch (error) {
       try {
         await shot(page, "99-failure");
