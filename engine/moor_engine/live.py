@@ -159,7 +159,8 @@ class LiveCheck:
             canonicals = self._by_path.get(rel)
             if canonicals:
                 symbols = {self._refs[c].symbol for c in canonicals}
-                count += observer.prepare(rel, {s for s in symbols if s is not None})
+                named = {s for s in symbols if s is not None}
+                count += observer.prepare(rel, named, whole=None in symbols)
         return count
 
     # --- refreshing --------------------------------------------------------------------

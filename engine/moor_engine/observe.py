@@ -220,11 +220,15 @@ class FileView:
     def latest_parse(self) -> ParsedFile | None:
         return self._parsed or self._earlier
 
-    def use_parse(self, parsed: ParsedFile) -> None:
-        """A parse of exactly this view's bytes, made ahead of time (`FileObserver.prepare`)."""
+    def use_parse(self, parsed: ParsedFile, whole: Facts | None = None) -> None:
+        """A parse of exactly this view's bytes, and maybe the whole file's facts, made ahead
+        of time (`FileObserver.prepare`)."""
         if parsed.language == self.language:
             self._parsed, self._earlier = parsed, None
             self.parse_count += 1
+        if whole is not None and self._file_facts is None:
+            self._file_facts = whole
+            self.dirty = True
 
     def known_facts(self) -> dict[str, Facts]:
         """The facts computed so far, by `facts_key`: what a later version of this file may
@@ -280,7 +284,7 @@ class FileView:
 
     def whole_file_facts(self) -> Facts:
         if self._file_facts is None:
-            self._file_facts = file_facts(self.language, self.source())
+            self._file_facts = file_facts(self.language, self.source(), self._parsed)
             self.dirty = True
         return self._file_facts
 
@@ -315,7 +319,8 @@ class FileObserver:
         # earlier view, whose facts the new one may reuse.
         self._previous: dict[str, FileView | None] = {}
         self._addresses: dict[tuple[str, str], str] = {}  # see `_address`
-        self._prepared: dict[str, ParsedFile] = {}  # see `prepare`
+        # See `prepare`: a parse of a file's bytes, and its whole-file facts if wanted.
+        self._prepared: dict[str, tuple[ParsedFile, Facts | None]] = {}
 
     def forget(self, rels: Iterable[str]) -> None:
         """Files that changed (an editor saw them change): observe them afresh, from their
@@ -326,12 +331,13 @@ class FileObserver:
             if rel not in self._previous:
                 self._previous[rel] = old if isinstance(old, FileView) else None
 
-    def prepare(self, rel: str, symbols: Iterable[str] = ()) -> bool:
+    def prepare(self, rel: str, symbols: Iterable[str] = (), whole: bool = False) -> bool:
         """Parse and list the definitions of `rel` as it is now (its unsaved buffer, if it
         has one) ahead of its observation, and normalise those of the definitions named
-        `symbols` whose bytes are new. An editor sees a change and waits for others before
-        it checks: this is done while it waits, and the observation after it only compares
-        bytes (`_make_view`). True when a parse was prepared."""
+        `symbols` whose bytes are new (and the whole file, with `whole`). An editor sees a
+        change and waits for others before it checks: this is done while it waits, and the
+        observation after it only compares bytes (`_make_view`). True when a parse was
+        prepared."""
         language = language_for_path(rel)
         if language is None:
             return False
@@ -358,7 +364,7 @@ class FileObserver:
         for site in parsed.sites():
             if site.qname in wanted and not site.has_error and parsed.facts_key(site) not in known:
                 parsed.facts(site)
-        self._prepared[rel] = parsed
+        self._prepared[rel] = (parsed, file_facts(language, data, parsed) if whole else None)
         return True
 
     def _latest_facts(self, rel: str) -> dict[str, Facts]:
@@ -368,16 +374,16 @@ class FileObserver:
     def _latest_parse(self, rel: str) -> ParsedFile | None:
         """The newest parse of some version of `rel`, to re-parse a later one from."""
         if rel in self._prepared:
-            return self._prepared[rel]
+            return self._prepared[rel][0]
         view = self._views.get(rel) if rel in self._views else self._previous.get(rel)
         return view.latest_parse() if isinstance(view, FileView) else None
 
     def _adopt_prepared(self, view: FileView, previous: FileView | None) -> None:
         """Give a new view the parse `prepare` made of its bytes, or else the earlier
         version's tree to re-parse from."""
-        prepared = self._prepared.pop(view.rel, None)
+        prepared, whole = self._prepared.pop(view.rel, (None, None))
         if prepared is not None and prepared.source == view.source():
-            view.use_parse(prepared)
+            view.use_parse(prepared, whole)
         elif previous is not None:
             view.follows(previous)
 

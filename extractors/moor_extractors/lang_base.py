@@ -155,9 +155,11 @@ class LanguageSpec:
             "doc": parts.doc + docstrings,
         }
 
-    def file_tokens(self, source: bytes) -> list[str]:
-        """A whole file's content: its code tokens, docstrings included."""
-        root = new_parser(self.language).parse(source).root_node
+    def file_tokens(self, source: bytes, root: Node | None = None) -> list[str]:
+        """A whole file's content: its code tokens, docstrings included. `root`: the root of
+        a parse of `source` made already."""
+        if root is None:
+            root = new_parser(self.language).parse(source).root_node
         tokens, _ = tokens_of(
             Streams(source), self.dialect, self.table, [(root, None)], split_docstrings=False
         )

@@ -57,7 +57,7 @@ class MarkdownSpec(LanguageSpec):
             "doc": [],
         }
 
-    def file_tokens(self, source: bytes) -> list[str]:
+    def file_tokens(self, source: bytes, root: Node | None = None) -> list[str]:
         return source.decode("utf-8", "replace").split()
 
 

@@ -277,9 +277,14 @@ def _point(source: bytes, offset: int) -> tuple[int, int]:
     return row, offset - (source.rfind(b"\n", 0, offset) + 1)
 
 
-def file_facts(language: str | None, source: bytes) -> Facts:
-    """A whole file: `body` is its normalised content, `text` its bytes."""
-    body = _text_lines(source) if language is None else _spec(language).file_tokens(source)
+def file_facts(language: str | None, source: bytes, parsed: ParsedFile | None = None) -> Facts:
+    """A whole file: `body` is its normalised content, `text` its bytes. `parsed`: a parse
+    of `source` made already (else the file is parsed here)."""
+    if language is None:
+        body = _text_lines(source)
+    else:
+        root = parsed.tree.root_node if parsed is not None and parsed.source == source else None
+        body = _spec(language).file_tokens(source, root)
     axes = {axis: _EMPTY for axis in AXES}
     axes["kind"] = digest_tokens(["file"])
     axes["body"] = digest_tokens(body)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -87,6 +88,7 @@ class MoorLanguageServer(LanguageServer):
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ready = asyncio.Event()
+        self._published = asyncio.Event()  # set (and replaced) whenever a snapshot is out
         self._shown: set[str] = set()
         self.features: list[Feature] = [_Core(self)]
         from moor_lsp.features.registry import FEATURES
@@ -241,13 +243,17 @@ class MoorLanguageServer(LanguageServer):
         newer change is not published: wait for the newer one)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while loop.time() < deadline:
+        while True:
+            published = self._published
             snapshot = self.snapshot
             if snapshot is not None and snapshot.generation == self._generation:
                 return snapshot
-            await asyncio.sleep(0.02)
-        logger.warning("changes did not settle within %.0f s", timeout)
-        return self.snapshot
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                logger.warning("changes did not settle within %.0f s", timeout)
+                return self.snapshot
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(published.wait(), remaining)
 
     async def buffer_changed(self, uri: str, closed: bool = False) -> None:
         """An open code buffer changed (or closed): preview the drift its unsaved edits
@@ -286,6 +292,8 @@ class MoorLanguageServer(LanguageServer):
         )
         self.snapshot = snapshot
         self._ready.set()
+        self._published.set()
+        self._published = asyncio.Event()
         for warning in snapshot.warnings:
             self.show_once(f"moor: {warning}", types.MessageType.Warning)
         for problem in snapshot.problems:

@@ -156,6 +156,31 @@ def test_a_file_parsed_ahead_is_not_parsed_again_unless_it_changed_since(
     assert live.prepare({"src/a.py"}) == 0
 
 
+def test_a_whole_file_memory_is_normalised_ahead_too(
+    ws: Workspace, live: LiveCheck, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import moor_engine.observe
+
+    ws.memory("whole", "src/b.py")
+    with Session.open(ws.root) as session:
+        assert not bind(session, [str(ws.root / "memories/whole.md")]).refused
+    assert states(live, {"memories/whole.md", "moor.lock"})["memories/whole.md"] == "current"
+    real = moor_engine.observe.file_facts
+    made: list[str] = []
+
+    def file_facts(language: str | None, *args: Any) -> Any:
+        made.append(str(language))
+        return real(language, *args)
+
+    monkeypatch.setattr(moor_engine.observe, "file_facts", file_facts)
+    ws.write("src/b.py", "def k():\n    return 40\n")
+    assert live.prepare({"src/b.py"}) == 1 and made == ["python"]
+    now = states(live, {"src/b.py"})
+    assert now["memories/whole.md"] == now["memories/k.md"] == "drifted"
+    assert made == ["python"]  # the refresh used the facts made ahead
+    assert live.verify() == []
+
+
 def test_memory_files_created_edited_and_deleted_are_picked_up(
     ws: Workspace, live: LiveCheck
 ) -> None:
