@@ -19,6 +19,7 @@ it has shown the result; the next `refresh` commits first, so nothing is lost or
 from __future__ import annotations
 
 import os
+import posixpath
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from moor_extractors.reference import Reference
 from moor_store.lockfile import Lock, read_lock
 
 from moor_engine.check import Checker, Evaluation, journal_observations, rebaseline
+from moor_engine.gitignore import IGNORE_FILE
 from moor_engine.memories import LoadedMemory, load_memories
 from moor_engine.observe import Found, NotFound, Observation
 from moor_engine.session import Session
@@ -37,7 +39,7 @@ from moor_engine.workspace import LOCK_FILE
 
 # Changes that can change what every memory means or where code may be: check everything.
 # (`.git/HEAD` moves on a branch switch, which can rewrite any number of files at once.)
-RESCAN_FILES = frozenset({"moor.toml", "pyproject.toml", ".gitignore", ".git/HEAD"})
+RESCAN_FILES = frozenset({"moor.toml", "pyproject.toml", ".git/HEAD"})
 # Syntax trees kept between checks: those of the files edited last, which are the likeliest
 # to be edited again (and then re-parse incrementally). Others are let go after a check.
 KEEP_TREES = 8
@@ -167,7 +169,7 @@ class LiveCheck:
 
     def refresh(self, changed: Iterable[str] | None = None) -> Refreshed:
         """Bring every report up to date with the paths in `changed` (workspace-relative);
-        None (or a change to a file in RESCAN_FILES) checks everything."""
+        None (or a change to a file in RESCAN_FILES, or to a .gitignore) checks everything."""
         self.commit()
         started = time.perf_counter()
         paths = None if changed is None else set(changed)
@@ -410,8 +412,8 @@ class LiveCheck:
 
 
 def _rescans(paths: set[str]) -> bool:
-    # (A nested .gitignore changes which files git lists, where moved code is looked for.)
-    return bool(paths & RESCAN_FILES) or any(p.endswith("/.gitignore") for p in paths)
+    # A .gitignore, in any folder, changes which files git lists: where moved code may be.
+    return bool(paths & RESCAN_FILES) or any(posixpath.basename(p) == IGNORE_FILE for p in paths)
 
 
 def _touches(report: MemoryReport, code: set[str]) -> bool:

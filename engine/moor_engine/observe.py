@@ -341,19 +341,18 @@ class FileObserver:
         language = language_for_path(rel)
         if language is None:
             return False
-        data = self.overlays.get(rel)
-        if data is None:
+        buffer = self.overlays.get(rel)
+        data: bytes | Failure
+        if buffer is not None:
+            data = _usable(rel, buffer, self.max_file_size)
+        else:
+            # What `_make_view` will read, refused as it refuses (it says why; this need not).
             absolute = self.root / rel
-            try:
-                info = absolute.stat()
-                if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_file_size:
-                    return False
-                if not os.path.realpath(absolute).startswith(self._real_root):
-                    return False
-                data = absolute.read_bytes()
-            except OSError:
+            info = self._regular_file(rel, absolute)
+            if not isinstance(info, os.stat_result) or info.st_size > self.max_file_size:
                 return False
-        if isinstance(_usable(rel, data, self.max_file_size), Failure):
+            data = self._read(rel, absolute)
+        if isinstance(data, Failure):
             return False
         earlier = self._latest_parse(rel)
         if earlier is not None and earlier.source == data:
@@ -367,16 +366,21 @@ class FileObserver:
         self._prepared[rel] = (parsed, file_facts(language, data, parsed) if whole else None)
         return True
 
-    def _latest_facts(self, rel: str) -> dict[str, Facts]:
+    def _latest_view(self, rel: str) -> FileView | None:
+        """The view of the newest version of `rel` observed, current or forgotten."""
         view = self._views.get(rel) if rel in self._views else self._previous.get(rel)
-        return view.known_facts() if isinstance(view, FileView) else {}
+        return view if isinstance(view, FileView) else None
+
+    def _latest_facts(self, rel: str) -> dict[str, Facts]:
+        view = self._latest_view(rel)
+        return view.known_facts() if view is not None else {}
 
     def _latest_parse(self, rel: str) -> ParsedFile | None:
         """The newest parse of some version of `rel`, to re-parse a later one from."""
         if rel in self._prepared:
             return self._prepared[rel][0]
-        view = self._views.get(rel) if rel in self._views else self._previous.get(rel)
-        return view.latest_parse() if isinstance(view, FileView) else None
+        view = self._latest_view(rel)
+        return view.latest_parse() if view is not None else None
 
     def _adopt_prepared(self, view: FileView, previous: FileView | None) -> None:
         """Give a new view the parse `prepare` made of its bytes, or else the earlier
@@ -403,24 +407,9 @@ class FileObserver:
         fresh = rel in self._previous  # known to have changed: never trust a stat for it
         previous = self._previous.pop(rel, None)
         absolute = self.root / rel
-        try:
-            info = absolute.stat()
-        except FileNotFoundError:
-            return None
-        except PermissionError as error:
-            return Failure(
-                Reason.UNREACHABLE, "file_missing_unreadable", f"{rel}: {error.strerror}"
-            )
-        except OSError as error:
-            return Failure(Reason.UNREACHABLE, "io_error", f"{rel}: {error.strerror}")
-        real = os.path.realpath(absolute)
-        if not real.startswith(self._real_root):
-            # Reached through a symlink that leaves the workspace (e.g. a tracked link met
-            # while searching for moved code): never read it.
-            return Failure(Reason.UNEVALUABLE, "outside_workspace", f"{rel} leads outside")
-        if not stat.S_ISREG(info.st_mode):
-            what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            return Failure(Reason.UNUSABLE, "not_a_file", f"{rel} is {what}")
+        info = self._regular_file(rel, absolute)
+        if not isinstance(info, os.stat_result):
+            return info
         language = language_for_path(rel)
         if rel in self.overlays:
             return self._overlay_view(rel, absolute, language, previous)
@@ -466,6 +455,28 @@ class FileObserver:
         view = FileView(rel, absolute, stat_key, sha, language, None, data, reuse)
         self._adopt_prepared(view, previous)
         return view
+
+    def _regular_file(self, rel: str, absolute: Path) -> os.stat_result | Failure | None:
+        """The file's stat, if it is a regular file inside the workspace; None: no file."""
+        try:
+            info = absolute.stat()
+        except FileNotFoundError:
+            return None
+        except PermissionError as error:
+            return Failure(
+                Reason.UNREACHABLE, "file_missing_unreadable", f"{rel}: {error.strerror}"
+            )
+        except OSError as error:
+            return Failure(Reason.UNREACHABLE, "io_error", f"{rel}: {error.strerror}")
+        real = os.path.realpath(absolute)
+        if not real.startswith(self._real_root):
+            # Reached through a symlink that leaves the workspace (e.g. a tracked link met
+            # while searching for moved code): never read it.
+            return Failure(Reason.UNEVALUABLE, "outside_workspace", f"{rel} leads outside")
+        if not stat.S_ISREG(info.st_mode):
+            what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            return Failure(Reason.UNUSABLE, "not_a_file", f"{rel} is {what}")
+        return info
 
     def _read(self, rel: str, absolute: Path) -> bytes | Failure:
         """A file's bytes, if they are text moor can observe."""

@@ -134,16 +134,16 @@ class ParsedFile:
         """The digests of every axis for one definition listed by `sites()` (computed once)."""
         definition = self._index()[site]
         if definition.facts is None:
-            node, span = self._located(site)
-            tokens = self._spec.axis_tokens(node, span, self._shared())
+            definition = self._located(site)
+            assert definition.node is not None and definition.span is not None
+            tokens = self._spec.axis_tokens(definition.node, definition.span, self._shared())
             axes = {axis: digest_tokens(stream) for axis, stream in tokens.items()}
             axes["kind"] = digest_tokens([site.kind])
-            axes["place"] = digest_tokens([self._index()[site].place])
+            axes["place"] = digest_tokens([definition.place])
             axes["text"] = digest_bytes(self.source[site.start_byte : site.end_byte])
-            facts = Facts(kind=site.kind, axes={axis: axes.get(axis, _EMPTY) for axis in AXES})
-            # (`_located` may have listed everything again: remember it in today's listing.)
-            self._index()[site].facts = facts
-            return facts
+            definition.facts = Facts(
+                kind=site.kind, axes={axis: axes.get(axis, _EMPTY) for axis in AXES}
+            )
         return definition.facts
 
     def facts_key(self, site: DefinitionSite) -> str:
@@ -154,8 +154,9 @@ class ParsedFile:
         normalise its other definitions again."""
         definition = self._index()[site]
         if definition.key is None:
-            _node, span = self._located(site)
-            start = _context_start(span.first, self._spec.comment_types)
+            definition = self._located(site)
+            assert definition.span is not None
+            start = _context_start(definition.span.first, self._spec.comment_types)
             head = "\0".join(
                 (self.language, site.qname, site.kind, definition.place, str(site.has_error))
             )
@@ -178,8 +179,9 @@ class ParsedFile:
                 self._definitions = _list_definitions(self._spec, self.language, self.tree)
         return self._definitions
 
-    def _located(self, site: DefinitionSite) -> tuple[Node, Span]:
-        """The definition's node and span in this tree (found now for a carried one)."""
+    def _located(self, site: DefinitionSite) -> _Definition:
+        """The site's definition with its node and span in this tree (found now for a
+        carried one)."""
         definition = self._index()[site]
         if definition.node is None or definition.span is None:
             found = _find_node(self.tree, definition)
@@ -197,8 +199,7 @@ class ParsedFile:
                 definition = fresh[site]
             else:
                 definition.node, definition.span = found, span
-        assert definition.node is not None and definition.span is not None
-        return definition.node, definition.span
+        return definition
 
     def _shared(self) -> Streams:
         """The writers' shared state: what one `facts()` wrote, the next need not write."""

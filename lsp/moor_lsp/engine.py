@@ -175,9 +175,15 @@ class Evaluator:
             overlaid=refreshed.overlaid,
         )
 
-    def prepare(self, changed: list[str]) -> None:
+    def prepare(
+        self, changed: list[str], wanted: Callable[[str], bool] = lambda _rel: True
+    ) -> None:
         """Parse changed code files now, while the change settles, so that the evaluation
-        after it need not."""
+        after it need not — those still `wanted` when the engine thread gets to them (typing
+        in a buffer: only its newest text is worth a parse)."""
+        changed = [rel for rel in changed if wanted(rel)]
+        if not changed:
+            return
         started = time.perf_counter()
         try:
             count = self.live.prepare(changed)

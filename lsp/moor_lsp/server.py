@@ -82,6 +82,8 @@ class MoorLanguageServer(LanguageServer):
         self.evaluator: engine.Evaluator | None = None
         # Paths changed since the last evaluation began (None: check everything).
         self._changed: set[str] | None = None
+        # The newest change of each path since the last evaluation began (see `schedule`).
+        self._last_change: dict[str, int] = {}
         # Memories changed by evaluations that were overtaken, for the next snapshot.
         self._carried: frozenset[str] | None = frozenset()
         self._generation = 0
@@ -203,8 +205,16 @@ class MoorLanguageServer(LanguageServer):
         loop = asyncio.get_running_loop()
         self._timer = loop.call_later(self.debounce, lambda: self.spawn(self._evaluate(generation)))
         if paths and len(paths) <= PREPARE_AT_MOST and self.evaluator is not None:
-            # The quiet window is for coalescing, not idling: parse what changed meanwhile.
-            self.spawn(self.in_engine(self.evaluator.prepare, paths))
+            # The quiet window is for coalescing, not idling: parse what changed meanwhile
+            # (unless the path changed again by the time the engine thread gets to it).
+            self._last_change.update(dict.fromkeys(paths, generation))
+            self.spawn(
+                self.in_engine(
+                    self.evaluator.prepare,
+                    paths,
+                    lambda rel: self._last_change.get(rel) == generation,
+                )
+            )
 
     def _note_changed(self, paths: Iterable[str] | None) -> None:
         if paths is None or self._changed is None:
@@ -269,6 +279,7 @@ class MoorLanguageServer(LanguageServer):
         if generation != self._generation or self.root is None:
             return  # overtaken while waiting for the quiet window
         changed, self._changed = self._changed, set()
+        self._last_change.clear()  # the evaluation reads what a pending prepare would
         evaluator = self._evaluator()
         try:
             snapshot = await self.in_engine(evaluator.evaluate, generation, changed)

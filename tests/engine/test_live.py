@@ -116,25 +116,26 @@ def test_an_edit_above_a_definition_that_shifts_it_reuses_its_facts_and_keeps_it
     assert live.verify() == []
 
 
-def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The languages of every tree-sitter parse the observer makes from now on."""
+def calls_to(monkeypatch: pytest.MonkeyPatch, name: str) -> list[str]:
+    """The first argument (a language) of every call the observer makes to its `name`
+    (`parse_source`, `file_facts`) from now on; the real function still runs."""
     import moor_engine.observe
 
-    real = moor_engine.observe.parse_source
+    real = getattr(moor_engine.observe, name)
     made: list[str] = []
 
-    def parse_source(language: str, *args: Any) -> Any:
-        made.append(language)
+    def spy(language: str | None, *args: Any) -> Any:
+        made.append(str(language))
         return real(language, *args)
 
-    monkeypatch.setattr(moor_engine.observe, "parse_source", parse_source)
+    monkeypatch.setattr(moor_engine.observe, name, spy)
     return made
 
 
 def test_a_file_parsed_ahead_is_not_parsed_again_unless_it_changed_since(
     ws: Workspace, live: LiveCheck, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    parses = count_parses(monkeypatch)
+    parses = calls_to(monkeypatch, "parse_source")
     ws.write("src/a.py", CODE.replace("return 2", "return 20"))
     assert live.prepare({"src/a.py", "src/none.py", "memories/g.md"}) == 1
     assert len(parses) == 1
@@ -159,20 +160,11 @@ def test_a_file_parsed_ahead_is_not_parsed_again_unless_it_changed_since(
 def test_a_whole_file_memory_is_normalised_ahead_too(
     ws: Workspace, live: LiveCheck, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import moor_engine.observe
-
     ws.memory("whole", "src/b.py")
     with Session.open(ws.root) as session:
         assert not bind(session, [str(ws.root / "memories/whole.md")]).refused
     assert states(live, {"memories/whole.md", "moor.lock"})["memories/whole.md"] == "current"
-    real = moor_engine.observe.file_facts
-    made: list[str] = []
-
-    def file_facts(language: str | None, *args: Any) -> Any:
-        made.append(str(language))
-        return real(language, *args)
-
-    monkeypatch.setattr(moor_engine.observe, "file_facts", file_facts)
+    made = calls_to(monkeypatch, "file_facts")
     ws.write("src/b.py", "def k():\n    return 40\n")
     assert live.prepare({"src/b.py"}) == 1 and made == ["python"]
     now = states(live, {"src/b.py"})

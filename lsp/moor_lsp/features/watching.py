@@ -30,8 +30,9 @@ from moor_engine.workspace import Workspace
 from moor_lsp.features import Feature
 
 logger = logging.getLogger("moor_lsp.watching")
-# `.git/HEAD` moves when a branch is checked out: then everything is checked again.
-ALWAYS = frozenset({"moor.toml", "moor.lock", "pyproject.toml", ".gitignore", ".git/HEAD"})
+# Always passed on (with every .gitignore). `.git/HEAD` moves when a branch is checked out:
+# then everything is checked again.
+ALWAYS = frozenset({"moor.toml", "moor.lock", "pyproject.toml", ".git/HEAD"})
 REGISTRATION_ID = "moor-watched-files"
 # How long the watcher waits for more changes before it reports a batch (watchfiles' `step`,
 # also how often its thread wakes while idle). Measured here: 50 ms (the default) reports a
