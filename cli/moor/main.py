@@ -68,8 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     reaffirm.add_argument("memory")
     reaffirm.add_argument("--why", required=True, help="why the memory still holds")
 
-    follow = commands.add_parser("follow", help="rewrite moved or renamed references")
+    follow = commands.add_parser(
+        "follow", help="re-point moved references (or one, with --to) and re-bind them"
+    )
     follow.add_argument("memory")
+    follow.add_argument("--to", metavar="REF", help="the new place of a moved or gone reference")
+    follow.add_argument(
+        "--from", dest="source", metavar="REF", help="which reference --to re-points"
+    )
+    follow.add_argument("--why", help="why this is the new place (journalled)")
 
     diff = commands.add_parser("diff", help="what changed in the code since the memory was bound")
     diff.add_argument("memory")
@@ -211,7 +218,9 @@ def cmd_follow(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.actions import follow
 
     with Session.open(start) as session:
-        outcome = follow(session, args.memory)
+        if args.source is not None and args.to is None:
+            raise UsageError("--from needs --to: the new place of that reference")
+        outcome = follow(session, args.memory, args.to, args.source, args.why)
     return _outcome(outcome.done, outcome.refused)
 
 
@@ -242,10 +251,10 @@ def cmd_log(args: argparse.Namespace, start: Path) -> int:
             parts.append(entry.code)
         parts.append(entry.anchor)
         line = "  ".join(parts)
-        if entry.reason:
-            line += f"  — {entry.reason}"
         if entry.detail:
             line += f"  ({entry.detail})"
+        if entry.reason:
+            line += f"  — {entry.reason}"
         print(line)
     return EXIT_OK
 

@@ -7,6 +7,7 @@ import sys
 from typing import TextIO
 
 from moor_engine.trust import QUIET_STATES, MemoryReport, Report, State
+from moor_engine.verdicts import next_step
 
 STATE_STYLE: dict[State, str] = {
     State.INVALID: "bold red",
@@ -185,6 +186,9 @@ def _text_rows(memory: MemoryReport, verbose: bool) -> list[tuple[int, State, st
         why = anchor.detail or ""
         if anchor.code and anchor.state in (State.UNVERIFIED, State.INVALID):
             why = f"[{anchor.reason}/{anchor.code}] {why}"
+        step = next_step(memory, anchor)
+        if step:
+            why += f" — next: {step}"
         rows.append((anchor.line, anchor.state, anchor.ref, why))
     if not rows:
         rows.append((memory.line, memory.state, "", "; ".join(memory.notes)))

@@ -8,13 +8,15 @@ from dataclasses import dataclass, field
 from moor_extractors.memory import parse_memory
 from moor_extractors.model import Facts, Failure
 from moor_extractors.reference import Reference, parse_reference
+from moor_store.atomic import write_atomically
 from moor_store.journal import NewEntry
 from moor_store.lockfile import LockedAnchor, LockedMemory
 
 from moor_engine.check import locked_anchor_from
 from moor_engine.observe import Found, NotFound, found_address
 from moor_engine.session import Session, UsageError
-from moor_engine.trust import State
+from moor_engine.trust import AnchorReport, State
+from moor_engine.verdicts import reaffirm_verdict
 
 
 @dataclass
@@ -136,6 +138,10 @@ def reaffirm(session: Session, path: str, why: str) -> Outcome:
     if loaded.memory is None:
         outcome.refused.append(f"{path}: invalid: " + "; ".join(p.message for p in loaded.problems))
         return outcome
+    verdict = reaffirm_verdict(evaluation.report.memories[0])
+    if not verdict.allowed:
+        outcome.refused.append(f"{path}: cannot reaffirm: {verdict.why}")
+        return outcome
     anchors: dict[str, LockedAnchor] = {}
     founds: list[tuple[str, Found]] = []
     for item in loaded.entries:
@@ -188,94 +194,193 @@ def reaffirm(session: Session, path: str, why: str) -> Outcome:
     return outcome
 
 
-def follow(session: Session, path: str) -> Outcome:
-    """Rewrite moved or renamed references in the memory file, then bind them."""
+@dataclass(frozen=True)
+class _Move:
+    raw: str  # the reference as written
+    canonical: str
+    line: int
+    target: str  # canonical reference of the new place
+    how: str  # "moved", "renamed", or "chosen" (a person named the new place)
+
+
+def follow(
+    session: Session,
+    path: str,
+    to: str | None = None,
+    source: str | None = None,
+    why: str | None = None,
+) -> Outcome:
+    """Re-point moved references (or, with `to`, the one a person names) and re-bind them.
+
+    Every new place is observed and the new memory text parsed before anything is written;
+    then the memory file is replaced atomically and moor.lock after it. A refusal leaves
+    both byte-identical. The re-pointed anchor keeps its bound digests, so whatever
+    changed on the way (every watched axis but the name) shows as `drifted` until someone
+    reaffirms it with a reason.
+    """
     path = _require_memory(session, path)
     evaluation = session.evaluate([path])
     loaded = evaluation.loaded[path]
     outcome = Outcome()
-    report = evaluation.report.memories[0]
-    moves = [
-        (a.ref, a.canonical, a.moved_to, a.line, a.code)
-        for a in report.anchors
-        if a.state == State.MOVED and a.moved_to
-    ]
-    if loaded.memory is None or not moves:
-        outcome.done.append(f"{path}: nothing moved, nothing to follow")
+    if loaded.memory is None:
+        outcome.refused.append(f"{path}: invalid: " + "; ".join(p.message for p in loaded.problems))
         return outcome
+    report = evaluation.report.memories[0]
+    if to is None:
+        moves = [
+            _Move(a.ref, a.canonical, a.line, a.moved_to, a.code or "moved")
+            for a in report.anchors
+            if a.state == State.MOVED and a.moved_to and a.canonical
+        ]
+        if not moves:
+            outcome.done.append(f"{path}: nothing moved, nothing to follow")
+            outcome.done.extend(
+                f"{path}: {a.ref} is gone; if it lives on elsewhere: "
+                f"`moor follow {path} --to {a.candidates[0].ref if a.candidates else 'REF'}`"
+                for a in report.anchors
+                if a.state == State.GONE
+            )
+            return outcome
+    else:
+        chosen = _chosen_move(report.anchors, path, to, source, outcome)
+        if chosen is None:
+            return outcome
+        moves = [chosen]
+    founds: dict[str, Found] = {}
+    for move in moves:
+        ref = parse_reference(move.target)
+        observation = ref if isinstance(ref, Failure) else session.observer.observe(ref)
+        if not isinstance(observation, Found):
+            why_not = (
+                f"{observation.code}: {observation.detail}"
+                if isinstance(observation, Failure)
+                else "it does not exist"
+            )
+            outcome.refused.append(
+                f"{move.raw}: the new place {move.target} cannot be observed "
+                f"({why_not}); nothing was changed"
+            )
+            return outcome
+        founds[move.target] = observation
     memory_file = session.workspace.root / path
-    text = memory_file.read_bytes().decode("utf-8")
-    for raw, _canonical, target, line, _how in moves:
-        assert target is not None
-        rewritten = _replace_reference(text, raw, target, line)
+    original = memory_file.read_bytes()
+    text = original.decode("utf-8")
+    for move in moves:
+        rewritten = _replace_reference(text, move.raw, move.target, move.line)
         if rewritten is None:
             outcome.refused.append(
-                f"{raw}: could not find it on line {line} to rewrite; edit by hand"
+                f"{move.raw}: could not find it on line {move.line} to rewrite; edit by hand"
             )
             return outcome
         text = rewritten
-    memory_file.write_bytes(text.encode("utf-8"))
     reparsed = parse_memory(path, text.encode("utf-8"))
-    assert reparsed.memory is not None
+    if reparsed.memory is None:
+        outcome.refused.append(f"{path}: the rewritten memory would not parse; edit by hand")
+        return outcome
     old = session.lock.memories.get(path)
     anchors = dict(old.anchors) if old else {}
     entries = []
-    for raw, canonical, target, _line, how in moves:
-        assert target is not None and canonical is not None
-        ref = parse_reference(target)
+    for move in moves:
+        ref = parse_reference(move.target)
         assert not isinstance(ref, Failure)
-        observation = session.observer.observe(ref)
-        if not isinstance(observation, Found):
-            outcome.refused.append(f"{raw}: the new place {target} cannot be observed")
-            continue
-        before = old.anchors.get(canonical) if old else None
-        followed = _followed_anchor(ref, observation, before, how or "moved")
-        anchors.pop(canonical, None)
+        found = founds[move.target]
+        before = old.anchors.get(move.canonical) if old else None
+        followed = _followed_anchor(ref, found, before)
+        anchors.pop(move.canonical, None)
         anchors[followed.ref] = followed
-        _seal_followed(session, observation, before, followed)
         entries.append(
             NewEntry(
                 "revise",
-                ref.canonical(),
+                followed.ref,
                 memory=path,
                 address=followed.address,
-                previous=old.anchors[canonical].address
-                if old and canonical in old.anchors
-                else None,
+                previous=before.address if before else None,
+                reason=why,
                 code="follow",
-                data={"from": canonical, "to": ref.canonical()},
+                detail=f"{move.how}: {move.canonical} -> {followed.ref}",
+                data={"from": move.canonical, "to": followed.ref, "how": move.how},
             )
         )
-        outcome.done.append(f"{path}: {raw} -> {target}")
+        if before is not None and before.derivation != found.derivation:
+            outcome.done.append(
+                f"{path}: {move.raw} was bound by another normaliser: the code at "
+                f"{move.target} is taken as it is now (`moor diff {path}` shows it)"
+            )
+        outcome.done.append(f"{path}: {move.raw} -> {move.target}")
     content = (
         reparsed.memory.content_hash
         if (old is None or old.content == loaded.memory.content_hash)
         else old.content
     )
-    session.save_lock(session.with_memory(LockedMemory(path, content, anchors), path))
+    new_lock = session.with_memory(LockedMemory(path, content, anchors), path)
+    if memory_file.read_bytes() != original:
+        outcome.refused.append(f"{path}: changed while following; nothing was changed")
+        outcome.done.clear()
+        return outcome
+    write_atomically(memory_file, text.encode("utf-8"))
+    session.save_lock(new_lock)
+    for move in moves:
+        followed_ref = parse_reference(move.target)
+        assert not isinstance(followed_ref, Failure)
+        before = old.anchors.get(move.canonical) if old else None
+        _seal_followed(
+            session,
+            founds[move.target],
+            before,
+            new_lock.memories[path].anchors[followed_ref.canonical()],
+        )
     if session.journal is not None and entries:
         session.journal.append(entries)
     session.observer.flush()
     return outcome
 
 
-def _followed_anchor(
-    ref: Reference, found: Found, before: LockedAnchor | None, how: str
-) -> LockedAnchor:
+def _chosen_move(
+    anchors: list[AnchorReport], path: str, to: str, source: str | None, outcome: Outcome
+) -> _Move | None:
+    """The anchor a person re-points with `--to` (named by `--from` when there are several)."""
+    target = parse_reference(to)
+    if isinstance(target, Failure):
+        outcome.refused.append(f"--to {to}: {target.detail}")
+        return None
+    if target.path is None:
+        outcome.refused.append(f"--to {to}: only code can be followed to, not a custom anchor")
+        return None
+    movable = [a for a in anchors if a.state in (State.MOVED, State.GONE) and a.canonical]
+    if source is not None:
+        wanted = parse_reference(source)
+        key = wanted.canonical() if not isinstance(wanted, Failure) else source
+        movable = [a for a in anchors if a.ref == source or a.canonical == key]
+        if not movable:
+            outcome.refused.append(f"--from {source}: {path} has no such reference")
+            return None
+        if movable[0].state not in (State.MOVED, State.GONE):
+            outcome.refused.append(
+                f"--from {source}: it is {movable[0].state.value}, not moved or gone; "
+                "edit the reference and `moor bind` to re-point it"
+            )
+            return None
+    if len(movable) != 1:
+        listed = ", ".join(a.ref for a in movable) or "none"
+        outcome.refused.append(
+            f"{path}: say which reference goes to {to} with --from (moved or gone: {listed})"
+        )
+        return None
+    anchor = movable[0]
+    assert anchor.canonical is not None
+    return _Move(anchor.ref, anchor.canonical, anchor.line, target.canonical(), "chosen")
+
+
+def _followed_anchor(ref: Reference, found: Found, before: LockedAnchor | None) -> LockedAnchor:
     """The anchor at its new place, still judged against the code it was bound to.
 
-    Only what a move or rename must change is taken from the new place (`place`, and for
-    a rename the `signature` that holds the name); every other axis keeps its bound digest,
-    so code that changed on the way shows as drifted after `follow` instead of being
-    silently accepted.
+    Every axis keeps its bound digest (the name is in none of them), so code that changed
+    on the way shows as drifted after `follow` instead of being silently accepted. Code
+    bound by another normaliser cannot be compared and is taken as it is now.
     """
     if before is None or before.derivation != found.derivation:
         return locked_anchor_from(ref, found)
-    renewed = {"place", "signature"} if how == "renamed" else {"place"}
-    axes = {
-        axis: found.facts.axes[axis] if axis in renewed else before.axes.get(axis, digest)
-        for axis, digest in found.facts.axes.items()
-    }
+    axes = {axis: before.axes.get(axis, digest) for axis, digest in found.facts.axes.items()}
     facts = Facts(kind=before.kind, axes=axes)
     return LockedAnchor(
         ref=ref.canonical(),

@@ -18,7 +18,7 @@ from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
 from moor_engine.memories import LoadedMemory, ResolvedEntry, load_memories
 from moor_engine.observe import FileObserver, Found, NotFound, Observation
-from moor_engine.relocate import Relocation, alias_target, relocate
+from moor_engine.relocate import Relocation, Search, alias_target, relocate
 from moor_engine.trust import AnchorReport, MemoryReport, Report, State, worst
 from moor_engine.workspace import Workspace
 
@@ -32,7 +32,7 @@ class Evaluation:
     report: Report
     loaded: dict[str, LoadedMemory]
     observations: dict[str, Observation]
-    relocations: dict[str, Relocation | None] = field(default_factory=dict)
+    relocations: dict[str, Search] = field(default_factory=dict)
 
 
 def locked_anchor_from(ref: Reference, found: Found) -> LockedAnchor:
@@ -57,7 +57,8 @@ class Checker:
         self.lock = lock
         self.journal = journal
         self.observer = observer
-        self._relocations: dict[str, Relocation | None] = {}
+        self.snapshots = journal  # where the bound code's sealed source is looked up
+        self._relocations: dict[str, Search] = {}
 
     def evaluate(self, paths: Iterable[str], progress: Progress | None = None) -> Evaluation:
         paths = list(paths)
@@ -92,10 +93,15 @@ class Checker:
         """Look for this anchor's code elsewhere again on the next report (code changed)."""
         self._relocations.pop(canonical, None)
 
-    def relocation(self, ref: Reference, locked: LockedAnchor | None) -> Relocation | None:
+    def relocation(self, ref: Reference, locked: LockedAnchor) -> Search:
         key = ref.canonical()
         if key not in self._relocations:
-            self._relocations[key] = relocate(self.workspace, self.observer, ref, locked)
+            snapshots = self.snapshots
+
+            def snapshot() -> str | None:
+                return snapshots.snapshot(locked.address) if snapshots is not None else None
+
+            self._relocations[key] = relocate(self.workspace, self.observer, ref, locked, snapshot)
         return self._relocations[key]
 
     def memory_report(
@@ -179,7 +185,8 @@ class Checker:
             return report
         report.address = observation.address
         if isinstance(observation, NotFound):
-            relocation = self.relocation(item.ref, locked) if locked is not None else None
+            search = self.relocation(item.ref, locked) if locked is not None else Search()
+            relocation = search.relocation
             if relocation is None:
                 report.state = State.GONE
                 report.code = "not_found"
@@ -187,12 +194,20 @@ class Checker:
                 report.detail = f"{what} no longer exists in {item.ref.path} or anywhere else"
                 if locked is None:
                     report.detail = f"{canonical} does not exist"
+                if search.candidates:
+                    report.candidates = list(search.candidates)
+                    perhaps = ", ".join(c.describe() for c in search.candidates)
+                    report.detail = (
+                        f"{what} no longer exists in {item.ref.path}; perhaps now {perhaps}"
+                    )
+                    if search.why:
+                        report.detail += f" ({search.why})"
                 return report
             report.state = State.MOVED
             report.code = relocation.how
             report.moved_to = relocation.ref.canonical()
-            report.axes = self._moved_axes_after_relocation(relocation, locked, watch)
-            report.detail = f"{relocation.how}: now {report.moved_to}"
+            report.axes, note = self._moved_axes(relocation, locked, watch)
+            report.detail = f"{relocation.how}: now {report.moved_to}{note}"
             return report
         if locked is None:
             report.state = State.UNBOUND
@@ -210,10 +225,10 @@ class Checker:
             report.state = State.MOVED
             report.code = "renamed"
             report.moved_to = alias.canonical()
-            report.axes = self._moved_axes_after_relocation(
-                Relocation(alias, "renamed"), locked, watch
+            report.axes, note = self._moved_axes(Relocation(alias, "renamed"), locked, watch)
+            report.detail = (
+                f"renamed: now {report.moved_to} ({item.ref.symbol} is an alias of it){note}"
             )
-            report.detail = f"renamed: now {report.moved_to} ({item.ref.symbol} is an alias of it)"
             return report
         moved = [
             axis for axis in watch if observation.facts.axes.get(axis) != locked.axes.get(axis)
@@ -226,20 +241,25 @@ class Checker:
             report.detail = f"{', '.join(moved)} changed in {what} since it was bound"
         return report
 
-    def _moved_axes_after_relocation(
+    def _moved_axes(
         self, relocation: Relocation, locked: LockedAnchor | None, watch: tuple[str, ...]
-    ) -> list[str]:
+    ) -> tuple[list[str], str]:
+        """The watched axes that differ between the bound code and its new place — every
+        one of them: the name is no axis (a signature leaves it out), so a rename with a
+        changed default, or a move with a changed body, shows what changed. Also a note
+        when the two cannot be compared."""
         if locked is None:
-            return []
+            return [], ""
         observation = self.observer.observe(relocation.ref)
         if not isinstance(observation, Found):
-            return []
-        ignore = {"signature", "place"} if relocation.how == "renamed" else {"place"}
-        return [
-            axis
-            for axis in watch
-            if axis not in ignore and observation.facts.axes.get(axis) != locked.axes.get(axis)
-        ]
+            return [], ""
+        if observation.derivation != locked.derivation:
+            return [], (
+                f"; bound by another normaliser ({locked.derivation}), so what changed on "
+                "the way cannot be compared: `moor diff` shows the code"
+            )
+        axes = [axis for axis in watch if observation.facts.axes.get(axis) != locked.axes.get(axis)]
+        return axes, ""
 
 
 def memory_watch(loaded: LoadedMemory, item: ResolvedEntry) -> tuple[str, ...]:

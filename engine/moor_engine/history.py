@@ -44,7 +44,19 @@ def memory_log(session: Session, path: str) -> tuple[str, list[Entry]]:
     if locked is not None:
         keys.extend(locked.anchors)
     keys.append(f"memory:{path}")
-    return path, session.journal.entries_for(path, sorted(set(keys)))
+    # An anchor's lineage: a follow names the reference it came from, whose history
+    # (transitions observed before the follow) is this memory's history too.
+    wanted = set(keys)
+    while True:
+        entries = session.journal.entries_for(path, sorted(wanted))
+        earlier = {
+            str(entry.data["from"])
+            for entry in entries
+            if entry.code == "follow" and isinstance(entry.data, dict) and "from" in entry.data
+        }
+        if earlier <= wanted:
+            return path, entries
+        wanted |= earlier
 
 
 def memory_diff(session: Session, path: str) -> tuple[str, list[AnchorDiff]]:

@@ -399,9 +399,13 @@ class LiveCheck:
         parse cache, the same overlays): empty when the incremental path is right."""
         with Session.open(self.root, use_journal=False) as session:
             session.observer.overlays = dict(self.overlays)
+            checker = session.checker
+            # Sealed snapshots are what the bound code was, not a cache: candidates for
+            # gone code are ranked by them, from scratch as live.
+            checker.snapshots = self.session.journal if self.session is not None else None
             fresh = {
                 report.path: report
-                for report in session.checker.evaluate(session.select([])).report.memories
+                for report in checker.evaluate(session.select([])).report.memories
             }
         problems = []
         for path in sorted(set(fresh) | set(self._reports)):

@@ -1,61 +1,43 @@
-"""Looking for a vanished target elsewhere (DESIGN §4): moved files, moved or renamed symbols.
+"""Looking for a vanished target elsewhere (DESIGN §4; ARCHITECTURE.md, "Relocation").
 
-Cheapest first: the same file under another name, then the same qualified name in another
-file of the same language, then the same body under another name anywhere. A search that
-finds more than one equally good candidate relocates nothing: pointing a memory at the
-wrong code is worse than calling its target gone.
+Evidence first, cheapest first:
+
+1. a whole file: the same content in exactly one other file with the same suffix;
+2. a symbol: the same qualified name in exactly one other file of the same language;
+3. the same body under another name — in the same file, then anywhere — when the body
+   carries evidence (the language decides: a stub or a one-line delegation proves nothing).
+
+A target must be unique and observable: two equally good candidates, or one whose name is
+ambiguous in its file or that cannot be observed, relocate nothing — pointing a memory at
+the wrong code is worse than calling its target gone. When nothing relocates, definitions
+similar to the bound code (normalised token streams, sealed when it was bound) are ranked
+as candidates: offered to a person (`moor follow --to`), never followed automatically.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
-from typing import TypeVar
+from difflib import SequenceMatcher
 
 from moor_extractors.languages import language_for_path
+from moor_extractors.model import DefinitionSite, Failure
 from moor_extractors.reference import Reference
-from moor_extractors.symbols import parse_source
+from moor_extractors.symbols import snippet_tokens, split_qualified
 from moor_store.lockfile import LockedAnchor
 
 from moor_engine.observe import FileObserver, FileView, Found
+from moor_engine.trust import Candidate
 from moor_engine.workspace import Workspace
 
-_T = TypeVar("_T")
-# A body is evidence of identity only when it says something: a stub (`pass`, `...`,
-# `return None`, `{}`) matches too many unrelated definitions to prove a rename.
-_STUBS: dict[str, tuple[str, ...]] = {
-    "python": tuple(
-        f"def f():\n    {body}\n"
-        for body in (
-            "pass",
-            "...",
-            "return",
-            "return None",
-            "raise NotImplementedError",
-            "raise NotImplementedError()",
-        )
-    ),
-    "javascript": ("function f() {}", "function f() { return; }"),
-    "typescript": ("function f() {}", "function f() { return; }"),
-    "tsx": ("function f() {}", "function f() { return; }"),
-    "go": ("package p\nfunc f() {}\n", "package p\nfunc f() { return }\n"),
-    "rust": ("fn f() {}", "fn f() { todo!() }", "fn f() { unimplemented!() }"),
-    "java": ("class C { void f() {} }", "class C { void f() { return; } }"),
-}
-
-
-@cache
-def stub_bodies(language: str | None) -> frozenset[str]:
-    """Body digests of the language's do-nothing definitions, normalised like any code."""
-    digests = set()
-    for snippet in _STUBS.get(language or "", ()):
-        parsed = parse_source(language or "", snippet.encode())
-        for site in parsed.sites():
-            if site.kind in ("function", "method"):
-                digests.add(parsed.facts(site).axes["body"])
-    return frozenset(digests)
+# Candidates below this similarity are not worth a person's look.
+SIMILARITY_FLOOR = 0.6
+MAX_CANDIDATES = 3
+# At most this many definitions, nearest in size to the bound code, are compared in full.
+_MAX_SCORED = 300
+# Kinds one definition can have before and after a move (a function moved into a class).
+_KIND_FAMILIES = ({"function", "method"},)
 
 
 @dataclass(frozen=True)
@@ -64,37 +46,161 @@ class Relocation:
     how: str  # "moved" (same name, another file) or "renamed" (same body, another name)
 
 
+@dataclass(frozen=True)
+class Search:
+    """What looking for vanished code found: a relocation, or candidates (best first) and
+    why none of them was taken."""
+
+    relocation: Relocation | None = None
+    candidates: tuple[Candidate, ...] = ()
+    why: str | None = None
+
+
+Snapshot = Callable[[], "str | None"]  # the bound code's source, when it was sealed
+
+
 def relocate(
     workspace: Workspace,
     observer: FileObserver,
     ref: Reference,
     locked: LockedAnchor | None,
-) -> Relocation | None:
+    snapshot: Snapshot,
+) -> Search:
     assert ref.path is not None
     if ref.symbol is None:
         return _relocate_file(workspace, observer, ref, locked)
-    same_file = observer.view(ref.path)
-    if locked is not None and isinstance(same_file, FileView) and same_file.language is not None:
-        renamed = _unique(_body_matches(same_file, locked, exclude=ref.symbol))
-        if renamed is not None:
-            return Relocation(Reference(ref.path, renamed, None), "renamed")
+    language = language_for_path(ref.path)
+    if language is None:
+        return Search()
     others = list(_other_views(workspace, observer, ref.path))
-    by_name = _unique(
-        (view.rel, site.qname)
-        for view in others
-        for site in view.sites()
-        if site.qname == ref.symbol
-    )
-    if by_name is not None:
-        return Relocation(Reference(by_name[0], by_name[1], None), "moved")
+    bound = _Bound(language, snapshot)
+    by_name = [Reference(view.rel, ref.symbol, None) for view in others if view.named(ref.symbol)]
+    if by_name:
+        return _pick(observer, by_name, "moved", bound)
     if locked is None:
-        return None
-    by_body = _unique(
-        (view.rel, qname) for view in others for qname in _body_matches(view, locked, exclude=None)
+        return Search()
+    same_file = observer.view(ref.path)
+    for scope in ([same_file] if isinstance(same_file, FileView) else [], others):
+        renamed = [
+            Reference(view.rel, qname, None)
+            for view in scope
+            for qname in _body_matches(view, locked, ref)
+        ]
+        if renamed:
+            return _pick(observer, renamed, "renamed", bound)
+    views = [same_file, *others] if isinstance(same_file, FileView) else others
+    return Search(candidates=_similar(views, ref, locked, bound))
+
+
+class _Bound:
+    """The bound code's tokens, computed once and only if a comparison needs them."""
+
+    def __init__(self, language: str, snapshot: Snapshot) -> None:
+        self.language = language
+        self._snapshot = snapshot
+        self._text: str | None = None
+        self._tokens: list[str] | None = None
+        self._asked = False
+
+    @property
+    def text(self) -> str | None:
+        if not self._asked:
+            self._asked = True
+            self._text = self._snapshot()
+        return self._text
+
+    def tokens(self) -> list[str] | None:
+        if self._tokens is None and self.text is not None:
+            self._tokens = snippet_tokens(self.language, self.text)
+        return self._tokens
+
+    def similarity(self, text: str) -> float | None:
+        tokens = self.tokens()
+        if tokens is None:
+            return None
+        return _ratio(tokens, snippet_tokens(self.language, text))
+
+
+def _pick(observer: FileObserver, refs: list[Reference], how: str, bound: _Bound) -> Search:
+    refs = list(dict.fromkeys(refs))
+    observations = [observer.observe(ref) for ref in refs]
+    if len(refs) == 1 and isinstance(observations[0], Found):
+        return Search(Relocation(refs[0], how))
+    candidates = _ranked(
+        Candidate(ref.canonical(), _similarity_of(observer, observation, bound))
+        for ref, observation in zip(refs, observations, strict=True)
     )
-    if by_body is not None:
-        return Relocation(Reference(by_body[0], by_body[1], None), "renamed")
-    return None
+    if len(refs) > 1:
+        what = "the same qualified name" if how == "moved" else "the same body"
+        why = f"{len(refs)} definitions have {what}: none is followed automatically"
+    else:
+        failure = observations[0]
+        detail = failure.detail if isinstance(failure, Failure) else "it is not there"
+        why = f"{refs[0].canonical()} cannot be observed ({detail}): it is not followed"
+    return Search(None, candidates, why)
+
+
+def _similarity_of(observer: FileObserver, observation: object, bound: _Bound) -> float | None:
+    if not isinstance(observation, Found) or observation.site is None:
+        return None
+    view = observer.view(observation.path)
+    if not isinstance(view, FileView):
+        return None
+    return bound.similarity(view.source_text(observation.site))
+
+
+def _ranked(candidates: Iterator[Candidate] | list[Candidate]) -> tuple[Candidate, ...]:
+    """Best first; a total order, so the same workspace always lists them the same way."""
+    return tuple(
+        sorted(
+            candidates,
+            key=lambda c: (-(c.similarity if c.similarity is not None else -1), c.ref),
+        )
+    )
+
+
+def _similar(
+    views: list[FileView], ref: Reference, locked: LockedAnchor, bound: _Bound
+) -> tuple[Candidate, ...]:
+    """Definitions whose normalised tokens are close to the bound code's, best first."""
+    text, tokens = bound.text, bound.tokens()
+    if text is None or not tokens:
+        return ()
+    size = len(text.encode("utf-8"))
+    pool: list[tuple[int, FileView, DefinitionSite]] = []
+    for view in views:
+        for site in view.sites():
+            length = site.end_byte - site.start_byte
+            if (
+                not site.has_error
+                and _same_family(site.kind, locked.kind)
+                and size / 2 <= length <= size * 2
+                and not (view.rel == ref.path and site.qname == ref.symbol)
+            ):
+                pool.append((abs(length - size), view, site))
+    pool.sort(key=lambda item: (item[0], item[1].rel, item[2].start_byte))
+    found: dict[str, Candidate] = {}
+    for _distance, view, site in pool[:_MAX_SCORED]:
+        other = snippet_tokens(bound.language, view.source_text(site))
+        if _ratio(tokens, other, quick=True) < SIMILARITY_FLOOR:
+            continue
+        similarity = _ratio(tokens, other)
+        if similarity >= SIMILARITY_FLOOR:
+            candidate = Candidate(Reference(view.rel, site.qname, None).canonical(), similarity)
+            if candidate.ref not in found or similarity > (found[candidate.ref].similarity or 0):
+                found[candidate.ref] = candidate
+    return _ranked(list(found.values()))[:MAX_CANDIDATES]
+
+
+def _ratio(a: list[str], b: list[str], *, quick: bool = False) -> float:
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    return matcher.quick_ratio() if quick else matcher.ratio()
+
+
+def _same_family(kind: str, bound_kind: str) -> bool:
+    return kind == bound_kind or any(
+        kind in family and bound_kind in family for family in _KIND_FAMILIES
+    )
 
 
 _ALIAS = re.compile(
@@ -122,12 +228,12 @@ def alias_target(observer: FileObserver, found: Found, locked: LockedAnchor) -> 
 
 def _relocate_file(
     workspace: Workspace, observer: FileObserver, ref: Reference, locked: LockedAnchor | None
-) -> Relocation | None:
+) -> Search:
     if locked is None or "text" not in locked.axes:
-        return None
+        return Search()
     assert ref.path is not None
     suffix = ref.path.rsplit(".", 1)[-1] if "." in ref.path else ""
-    matches: list[str] = []
+    matches: list[Reference] = []
     for rel in workspace.code_paths:
         if rel == ref.path or (rel.rsplit(".", 1)[-1] if "." in rel else "") != suffix:
             continue
@@ -136,10 +242,13 @@ def _relocate_file(
             isinstance(view, FileView)
             and view.whole_file_facts().axes.get("text") == locked.axes["text"]
         ):
-            matches.append(rel)
+            matches.append(Reference(rel, None, None))
     if len(matches) == 1:
-        return Relocation(Reference(matches[0], None, None), "moved")
-    return None
+        return Search(Relocation(matches[0], "moved"))
+    if matches:
+        why = f"{len(matches)} files have the same content: none is followed automatically"
+        return Search(None, tuple(Candidate(m.canonical(), 1.0) for m in matches), why)
+    return Search()
 
 
 def _other_views(workspace: Workspace, observer: FileObserver, path: str) -> Iterator[FileView]:
@@ -156,21 +265,32 @@ def _other_views(workspace: Workspace, observer: FileObserver, path: str) -> Ite
             yield view
 
 
-def _body_matches(view: FileView, locked: LockedAnchor, exclude: str | None) -> list[str]:
+def _body_matches(view: FileView, locked: LockedAnchor, vanished: Reference) -> list[str]:
+    """Definitions of `view` whose body is the bound one and says enough to prove it: a
+    body that carries evidence by itself, or any body under the same own name and
+    signature when its container is gone from the file (`KeepOpenFile.__getattr__` ->
+    `_KeepOpenFile.__getattr__`: the class was renamed around a one-line method)."""
     body = locked.axes.get("body")
-    if body is None:
+    if body is None or view.language is None or vanished.symbol is None:
         return []
-    return [
-        site.qname
-        for index, site in enumerate(view.sites())
-        if site.qname != exclude
-        and body not in stub_bodies(view.language)
-        and site.kind == locked.kind
-        and not site.has_error
-        and view.facts_at(index).axes.get("body") == body
-    ]
-
-
-def _unique(items: Iterable[_T]) -> _T | None:
-    seen = list(dict.fromkeys(items))
-    return seen[0] if len(seen) == 1 else None
+    container, own = split_qualified(view.language, vanished.symbol)
+    container_gone = container is not None and not view.named(container)
+    matches = []
+    for index, site in enumerate(view.sites()):
+        if (
+            (view.rel == vanished.path and site.qname == vanished.symbol)
+            or site.kind != locked.kind
+            or site.has_error
+        ):
+            continue
+        facts = view.facts_at(index)
+        if facts.axes.get("body") != body:
+            continue
+        renamed_around = (
+            container_gone
+            and split_qualified(view.language, site.qname)[1] == own
+            and facts.axes.get("signature") == locked.axes.get("signature")
+        )
+        if renamed_around or view.parsed().carries_evidence(site):
+            matches.append(site.qname)
+    return matches

@@ -30,6 +30,23 @@ def worst(states: list[State]) -> State:
     return min(states, key=_RANK.__getitem__, default=State.CURRENT)
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """A place vanished code may be now (a canonical reference), for a person to confirm."""
+
+    ref: str
+    similarity: float | None  # of the normalised token streams, 0..1; None: not measured
+
+    def describe(self) -> str:
+        if self.similarity is None:
+            return self.ref
+        return f"{self.ref} ({round(self.similarity * 100)} % similar)"
+
+    def as_json(self) -> dict[str, object]:
+        similarity = None if self.similarity is None else round(self.similarity, 3)
+        return {"ref": self.ref, "similarity": similarity}
+
+
 @dataclass
 class AnchorReport:
     ref: str  # the reference as written in the memory
@@ -44,6 +61,8 @@ class AnchorReport:
     code: str | None = None
     detail: str | None = None
     moved_to: str | None = None
+    # Where vanished code may be now, best first (`gone` only): never followed by itself.
+    candidates: list[Candidate] = field(default_factory=list)
     bound_address: str | None = None
     address: str | None = None
 
@@ -56,6 +75,7 @@ class AnchorReport:
             "code": self.code,
             "detail": self.detail,
             "moved_to": self.moved_to,
+            "candidates": [candidate.as_json() for candidate in self.candidates],
             "line": self.line,
         }
 

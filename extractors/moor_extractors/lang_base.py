@@ -63,6 +63,8 @@ class LanguageSpec:
     """Definition node type -> kind, where the query's capture name is too coarse."""
     method_containers: frozenset[str] = frozenset({"class"})
     leading_comments_are_doc = True
+    name_fields: ClassVar[Mapping[str, str]] = {}
+    """Definition node type -> the field holding its own name, when it is not `name`."""
 
     def __init__(self, language: str) -> None:
         self.language = language
@@ -70,6 +72,13 @@ class LanguageSpec:
     @cached_property
     def table(self) -> Table:
         return compile_dialect(self.dialect, grammar(self.language))
+
+    evidence_min_leaves = 10
+    """A body with no more leaf tokens than this (`pass`, `return 2`, `{}`, a delegating
+    one-liner, a declaration without an initialiser) proves no rename: in 800 modules of
+    the standard library, 11-100 % of function bodies of up to 10 leaves share their exact
+    normalised body with another function, 2-10 % of larger ones (memory:
+    stub-bodies-are-no-evidence-of-a-rename)."""
 
     # -- naming -------------------------------------------------------------------------------
 
@@ -155,6 +164,11 @@ class LanguageSpec:
             "doc": parts.doc + docstrings,
         }
 
+    def carries_evidence(self, body: list[str]) -> bool:
+        """Whether a body stream is distinctive enough to establish a rename by itself."""
+        leaves = sum(1 for token in body if token != ")" and not token.startswith("("))
+        return leaves > self.evidence_min_leaves
+
     def file_tokens(self, source: bytes, root: Node | None = None) -> list[str]:
         """A whole file's content: its code tokens, docstrings included. `root`: the root of
         a parse of `source` made already."""
@@ -173,7 +187,7 @@ class LanguageSpec:
                 parts.decorators.append((sibling, None))
             sibling = sibling.next_sibling
         self._split_path(span.top, node, parts)
-        self._split(node, parts)
+        self._split(node, parts, self.name_fields.get(node.type, "name"))
         for comment in self.doc_comments(span):
             parts.doc.extend(comment_words((comment.text or b"").decode("utf-8", "replace")))
         return parts
@@ -198,8 +212,13 @@ class LanguageSpec:
                 return
             ancestor = inner
 
-    def _split(self, node: Node, parts: Parts) -> None:
+    def _split(self, node: Node, parts: Parts, own_name: str | None = None) -> None:
+        # The definition's own name is left out of its signature: the reference already
+        # names it, and a rename must not read as a signature change once the renamed
+        # definition is found (relocation compares every other watched axis).
         for child, field_name in fields(node):
+            if own_name is not None and field_name == own_name and child.is_named:
+                continue
             self._place(node, child, field_name, parts)
 
     def _place(self, parent: Node, child: Node, field_name: str | None, parts: Parts) -> None:

@@ -82,6 +82,7 @@ class JavaScriptSpec(LanguageSpec):
         }
     )
     body_fields: ClassVar[Mapping[str, str]] = {"type_alias_declaration": "value"}
+    name_fields: ClassVar[Mapping[str, str]] = {"pair": "key"}
 
     def accept(self, node: Node) -> bool:
         parent = node.parent

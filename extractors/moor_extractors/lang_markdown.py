@@ -51,7 +51,7 @@ class MarkdownSpec(LanguageSpec):
         level = heading.named_children[0].type  # atx_h2_marker: the heading's level
         content = streams.source[heading.end_byte : node.end_byte].decode("utf-8", "replace")
         return {
-            "signature": [level, heading_text(heading)],
+            "signature": [level],  # its text is its name, which the reference holds
             "decorators": [],
             "body": content.split(),
             "doc": [],

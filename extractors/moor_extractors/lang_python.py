@@ -225,6 +225,7 @@ class PythonSpec(LanguageSpec):
     wrappers = frozenset({"decorated_definition"})
     decorators = frozenset({"decorator"})
     body_fields: ClassVar[Mapping[str, str]] = {"assignment": "right"}
+    name_fields: ClassVar[Mapping[str, str]] = {"assignment": "left"}
     leading_comments_are_doc = False  # Python documents with docstrings
 
     def classify(self, parent: Node, child: Node, field_name: str | None) -> Part:

@@ -19,7 +19,7 @@ from .languages import definition_query, new_parser
 from .model import AXES, DefinitionSite, Facts
 from .normalise import Streams
 
-NORMALISER_VERSION = 1
+NORMALISER_VERSION = 2
 """Bump whenever any axis's token stream changes for the same source."""
 
 _SPECS: dict[str, tuple[str, str]] = {
@@ -145,6 +145,17 @@ class ParsedFile:
                 kind=site.kind, axes={axis: axes.get(axis, _EMPTY) for axis in AXES}
             )
         return definition.facts
+
+    def tokens(self, site: DefinitionSite) -> dict[str, list[str]]:
+        """The token streams of a definition's signature, decorators, body and doc axes
+        (what `facts` digests; written again from the shared streams, so cheap after it)."""
+        definition = self._located(site)
+        assert definition.node is not None and definition.span is not None
+        return self._spec.axis_tokens(definition.node, definition.span, self._shared())
+
+    def carries_evidence(self, site: DefinitionSite) -> bool:
+        """Whether the definition's body alone can establish that it is a renamed one."""
+        return self._spec.carries_evidence(self.tokens(site)["body"])
 
     def facts_key(self, site: DefinitionSite) -> str:
         """A digest of everything `facts(site)` reads: the language, the site's name, kind and
@@ -291,6 +302,21 @@ def file_facts(language: str | None, source: bytes, parsed: ParsedFile | None = 
     axes["body"] = digest_tokens(body)
     axes["text"] = digest_bytes(source)
     return Facts(kind="file", axes=axes)
+
+
+def split_qualified(language: str, qname: str) -> tuple[str | None, str]:
+    """A qualified name's container (None at the top) and its own name."""
+    container, separator, own = qname.rpartition(_spec(language).separator)
+    return (container if separator else None), own
+
+
+def snippet_tokens(language: str, text: str) -> list[str]:
+    """The normalised tokens of a piece of code parsed on its own (a definition's source cut
+    out of its file, as sealed in the journal): what similarity between a vanished
+    definition and its possible new places is measured on. Both sides of a comparison go
+    through this, so a snippet that does not parse alone (a Java method outside its class)
+    yields the same error-recovered stream on both."""
+    return _spec(language).file_tokens(text.encode("utf-8"))
 
 
 def _text_lines(source: bytes) -> list[str]:

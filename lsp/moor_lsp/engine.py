@@ -22,6 +22,7 @@ from moor_engine.live import LiveCheck, Refreshed
 from moor_engine.observe import FileView, Found
 from moor_engine.session import Session, UsageError
 from moor_engine.trust import AnchorReport, MemoryReport, State
+from moor_engine.verdicts import reaffirm_verdict
 from moor_store.journal import Entry, JournalError
 from moor_store.lockfile import LockError
 
@@ -31,8 +32,6 @@ logger = logging.getLogger(__name__)
 
 # Anchor states whose reference gets a diagnostic; `current` is the only quiet one.
 QUIET_ANCHOR_STATES = frozenset({State.CURRENT})
-# States a reaffirmation accepts: anything else blocks it (all or nothing, see actions.py).
-REAFFIRMABLE = frozenset({State.CURRENT, State.DRIFTED, State.UNBOUND})
 # Where a problem that stops the whole workspace from being checked is shown.
 PROBLEM_FILES: tuple[tuple[type[Exception], str], ...] = (
     (LockError, "moor.lock"),
@@ -76,11 +75,9 @@ class MemoryView:
     @property
     def reaffirmable(self) -> bool:
         """Whether `reaffirm` would succeed now (it refuses when any anchor blocks it)."""
-        if self.report.state == State.INVALID and not self.report.anchors:
-            return False
         if any(anchor.preview for anchor in self.anchors):
             return False  # it would accept the file on disk, not what the editor shows
-        return all(a.state in REAFFIRMABLE for a in self.report.anchors)
+        return reaffirm_verdict(self.report).allowed
 
 
 @dataclass(frozen=True)
@@ -314,7 +311,7 @@ def history(
 
 ACTIONS: dict[str, Callable[[Session, str, list[str]], Outcome]] = {
     "reaffirm": lambda session, path, args: reaffirm(session, path, args[0]),
-    "follow": lambda session, path, _args: follow(session, path),
+    "follow": lambda session, path, args: follow(session, path, *args),
     "bind": lambda session, path, _args: bind(session, [path]),
 }
 

@@ -29,16 +29,14 @@ and merge cleanly::
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import secrets
-import stat
 import tomllib
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
+
+from .atomic import write_atomically
 
 __all__ = [
     "AXIS_ORDER",
@@ -237,39 +235,10 @@ def write_lock(path: Path, lock: Lock) -> None:
             return
     except OSError:
         pass
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
-        # 0o666 through the umask, like any new file; an existing lock keeps its mode.
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
-        os.replace(tmp, path)
+        write_atomically(path, data)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise LockError(f"cannot write {path}: {exc}", path=path) from exc
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename durable where the platform allows it (best effort)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # -- reading ---------------------------------------------------------------------------------

@@ -213,17 +213,15 @@ def test_a_deleted_stub_is_gone_not_renamed_onto_another_stub(ws: Workspace) -> 
     ws.moor("bind", check=True)
     ws.write("pkg/hooks.py", "def on_stop():\n    pass\n")
     assert ws.anchor("memories/start.md")["state"] == "gone"
-    # Control: a short body that says something is evidence of a rename.
+    # Control: a body that says something is evidence of a rename.
     ws.write(
         "pkg/wrap.py",
-        "class W:\n    def __getattr__(self, name):\n        return getattr(self._f, name)\n",
+        "class W:\n    def __getattr__(self, name):\n"
+        "        return getattr(self._files[name.lower()], name, self._default)\n",
     )
     ws.memory("wrap", "pkg/wrap.py#W.__getattr__")
     ws.moor("bind", "memories/wrap.md", check=True)
-    ws.write(
-        "pkg/wrap.py",
-        "class _W:\n    def __getattr__(self, name):\n        return getattr(self._f, name)\n",
-    )
+    ws.write("pkg/wrap.py", ws.read("pkg/wrap.py").replace("class W:", "class _W:"))
     assert ws.anchor("memories/wrap.md")["moved_to"] == "pkg/wrap.py#_W.__getattr__"
 
 

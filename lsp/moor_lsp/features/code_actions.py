@@ -2,7 +2,9 @@
 
 * `moor.reaffirm [memory, reason]` — accept the code as it is now, with a reason. The
   code action carries only `[memory]`: the client asks the person why and appends it.
-* `moor.follow [memory]` — rewrite moved/renamed references in the memory, re-bind them.
+* `moor.follow [memory]` — rewrite moved/renamed references in the memory, re-bind them;
+  `moor.follow [memory, to, from]` re-points the reference `from` (as written) to `to`, a
+  candidate the engine found for code that is gone (offered for each, best first).
 * `moor.bind [memory]` — record the current address of the memory's unbound anchors.
 * `moor.showCode [uri, range]` — `window/showDocument` on the code a reference names.
 * `moor.showDiff [memory, ref]` — the unified diff of the code of the reference (as
@@ -143,6 +145,21 @@ class CodeActions(Feature):
 
         if state == "moved" and data.get("moved_to"):
             action(f"Follow the move: now {data['moved_to']}", FOLLOW, [memory], preferred=True)
+        candidates = data.get("candidates")
+        if state == "gone" and isinstance(candidates, list) and isinstance(data.get("ref"), str):
+            for candidate in candidates:
+                if isinstance(candidate, dict) and isinstance(candidate.get("ref"), str):
+                    similarity = candidate.get("similarity")
+                    how = (
+                        f" ({round(similarity * 100)} % similar)"
+                        if isinstance(similarity, int | float)
+                        else ""
+                    )
+                    action(
+                        f"Follow to {candidate['ref']}{how}",
+                        FOLLOW,
+                        [memory, candidate["ref"], data["ref"]],
+                    )
         if state in REAFFIRM_STATES and data.get("reaffirmable"):
             action(
                 "Reaffirm: the memory still holds for the code as it is now…", REAFFIRM, [memory]
@@ -219,9 +236,18 @@ class CodeActions(Feature):
             )
         return await self._act("reaffirm", path, [reason.strip()])
 
-    async def follow(self, memory: object = None) -> object:
+    async def follow(
+        self, memory: object = None, to: object = None, source: object = None
+    ) -> object:
         self._writable(FOLLOW)
-        return await self._act("follow", self._memory(memory), [])
+        if to is None:
+            return await self._act("follow", self._memory(memory), [])
+        if not isinstance(to, str) or not isinstance(source, str):
+            raise JsonRpcInvalidParams(
+                f"{FOLLOW} needs [memory] or [memory, to, from]: the new place and the "
+                "reference (as written in about:) that goes there"
+            )
+        return await self._act("follow", self._memory(memory), [to, source])
 
     async def bind(self, memory: object = None) -> object:
         self._writable(BIND)

@@ -120,6 +120,7 @@ def diagnostic_data(
             ref=anchor.report.ref,
             canonical=anchor.report.canonical,
             moved_to=anchor.report.moved_to,
+            candidates=[candidate.as_json() for candidate in anchor.report.candidates],
             axes=list(anchor.report.axes),
             bound_address=anchor.report.bound_address,
             address=anchor.report.address,
