@@ -112,4 +112,5 @@ def ws(tmp_path: Path) -> Iterator[Workspace]:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "moor.toml").write_text('memory_roots = ["memories"]\n', encoding="utf-8")
+    (root / "memories").mkdir()  # as `moor init` leaves it: a configured root must exist
     yield Workspace(root)

@@ -229,13 +229,12 @@ def cmd_diff(args: argparse.Namespace, start: Path) -> int:
 
     with Session.open(start) as session:
         _path, diffs = memory_diff(session, args.memory)
-    changed = False
     for item in diffs:
         print(f"== {item.ref}" + (f"  ({item.note})" if item.note else ""))
         if item.diff:
-            changed = True
             sys.stdout.write(item.diff if item.diff.endswith("\n") else item.diff + "\n")
-    return EXIT_LOOK if changed else EXIT_OK
+    # As `check` decides: a watched axis changed (or the code is gone), not "the text differs".
+    return EXIT_LOOK if any(item.changed for item in diffs) else EXIT_OK
 
 
 def cmd_log(args: argparse.Namespace, start: Path) -> int:

@@ -96,6 +96,20 @@ def bind(session: Session, paths: list[str]) -> Outcome:
             )
         removed = sorted(set(old.anchors) - set(anchors)) if old is not None else []
         entries.extend(NewEntry("revise", r, memory=path, code="unbind") for r in removed)
+        if len(removed) == 1 and len(added) == 1:
+            # One reference edited into another by hand: a re-point, kept in the lineage.
+            entries.append(
+                NewEntry(
+                    "revise",
+                    added[0],
+                    memory=path,
+                    address=anchors[added[0]].address,
+                    previous=old.anchors[removed[0]].address if old is not None else None,
+                    code="repoint",
+                    detail=f"re-pointed by hand: {removed[0]} -> {added[0]}",
+                    data={"from": removed[0], "to": added[0], "how": "by hand"},
+                )
+            )
         if not added and not removed:
             continue  # already bound as it is, or nothing could be bound
         content = loaded.memory.content_hash if old is None or added or removed else old.content

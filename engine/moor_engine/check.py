@@ -16,9 +16,11 @@ from moor_extractors.reference import Reference
 from moor_store.journal import Entry, Journal, NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
+from moor_engine.bound_code import bound_code
 from moor_engine.memories import LoadedMemory, ResolvedEntry, load_memories
 from moor_engine.observe import FileObserver, Found, NotFound, Observation
 from moor_engine.relocate import Relocation, Search, alias_target, relocate
+from moor_engine.suggest import suggestions
 from moor_engine.trust import AnchorReport, MemoryReport, Report, State, worst
 from moor_engine.workspace import Workspace
 
@@ -96,10 +98,10 @@ class Checker:
     def relocation(self, ref: Reference, locked: LockedAnchor) -> Search:
         key = ref.canonical()
         if key not in self._relocations:
-            snapshots = self.snapshots
 
             def snapshot() -> str | None:
-                return snapshots.snapshot(locked.address) if snapshots is not None else None
+                found = bound_code(self.workspace, self.snapshots, key, locked)
+                return found.text if found is not None else None
 
             self._relocations[key] = relocate(self.workspace, self.observer, ref, locked, snapshot)
         return self._relocations[key]
@@ -194,6 +196,9 @@ class Checker:
                 report.detail = f"{what} no longer exists in {item.ref.path} or anywhere else"
                 if locked is None:
                     report.detail = f"{canonical} does not exist"
+                    report.suggestions = suggestions(self.workspace, self.observer, item.ref)
+                    if report.suggestions:
+                        report.detail += f"; did you mean {', '.join(report.suggestions)}?"
                 if search.candidates:
                     report.candidates = list(search.candidates)
                     perhaps = ", ".join(c.describe() for c in search.candidates)

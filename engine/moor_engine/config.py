@@ -38,6 +38,7 @@ class Config:
     ignore: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     source: str | None = None  # which file the settings came from
+    roots_configured: bool = False  # memory_roots written out, not the default
     extra: dict[str, object] = field(default_factory=dict)
 
 
@@ -85,6 +86,7 @@ def _from_table(table: dict[str, object], source: str) -> Config:
         ignore=tuple(ignore),
         max_file_size=size,
         source=source,
+        roots_configured="memory_roots" in table,
         extra={k: v for k, v in table.items() if k in {"anchors", "rules"}},
     )
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from moor_extractors.model import Failure
 from moor_store.journal import Entry
 
+from moor_engine.bound_code import bound_code
 from moor_engine.observe import FileView, Found
 from moor_engine.session import Session, UsageError
+from moor_engine.trust import State
 
 
 @dataclass
@@ -19,13 +20,11 @@ class AnchorDiff:
     address: str | None
     diff: str  # unified diff, empty when nothing changed
     note: str  # why there is no diff, or what moved
+    changed: bool = False  # a watched axis changed (what `check` says), whatever the text
 
 
 def _memory_anchors(session: Session, path: str) -> tuple[str, list[tuple[str, str | None]]]:
-    selected = session.select([path])
-    if len(selected) != 1 or not session.workspace.is_memory_path(selected[0]):
-        raise UsageError(f"{path} is not a memory file")
-    path = selected[0]
+    path = _memory_path(session, path)
     evaluation = session.evaluate([path])
     loaded = evaluation.loaded[path]
     anchors = [
@@ -33,6 +32,13 @@ def _memory_anchors(session: Session, path: str) -> tuple[str, list[tuple[str, s
         for item in loaded.entries
     ]
     return path, anchors
+
+
+def _memory_path(session: Session, path: str) -> str:
+    selected = session.select([path])
+    if len(selected) != 1 or not session.workspace.is_memory_path(selected[0]):
+        raise UsageError(f"{path} is not a memory file")
+    return selected[0]
 
 
 def memory_log(session: Session, path: str) -> tuple[str, list[Entry]]:
@@ -52,7 +58,9 @@ def memory_log(session: Session, path: str) -> tuple[str, list[Entry]]:
         earlier = {
             str(entry.data["from"])
             for entry in entries
-            if entry.code == "follow" and isinstance(entry.data, dict) and "from" in entry.data
+            if entry.code in ("follow", "repoint")
+            and isinstance(entry.data, dict)
+            and "from" in entry.data
         }
         if earlier <= wanted:
             return path, entries
@@ -60,59 +68,70 @@ def memory_log(session: Session, path: str) -> tuple[str, list[Entry]]:
 
 
 def memory_diff(session: Session, path: str) -> tuple[str, list[AnchorDiff]]:
-    path, anchors = _memory_anchors(session, path)
+    """Each anchor's code as bound beside the code now: at its new place when it moved,
+    nothing when it is gone. `changed` is the check's own verdict (a watched axis moved,
+    or the code is gone), so `moor diff` and `moor check` agree on whether anything did."""
+    path = _memory_path(session, path)
+    evaluation = session.evaluate([path])
+    report = evaluation.report.memories[0]
     locked = session.lock.memories.get(path)
     diffs: list[AnchorDiff] = []
-    for raw, canonical in anchors:
+    for anchor in report.anchors:
+        raw, canonical = anchor.ref, anchor.canonical
         if canonical is None:
             diffs.append(AnchorDiff(raw, None, None, "", "the reference is invalid"))
             continue
         bound = locked.anchors.get(canonical) if locked else None
-        observation = session.observer.observe_canonical(canonical)
         if bound is None:
             diffs.append(AnchorDiff(raw, None, None, "", "not bound yet: nothing to compare"))
             continue
-        if isinstance(observation, Failure):
-            note = f"cannot be observed now ({observation.code}: {observation.detail})"
+        changed = anchor.state in (State.DRIFTED, State.GONE) or (
+            anchor.state == State.MOVED and bool(anchor.axes)
+        )
+        if anchor.state == State.UNVERIFIED:
+            note = f"cannot be observed now ({anchor.code}: {anchor.detail})"
             diffs.append(AnchorDiff(raw, bound.address, None, "", note))
             continue
-        if not isinstance(observation, Found):
+        if anchor.state not in (State.GONE, State.MOVED) and anchor.address == bound.address:
             diffs.append(
-                AnchorDiff(raw, bound.address, observation.address, "", "gone from its file")
+                AnchorDiff(raw, bound.address, anchor.address, "", "unchanged since bound")
             )
             continue
-        if observation.address == bound.address:
-            diffs.append(
-                AnchorDiff(raw, bound.address, observation.address, "", "unchanged since bound")
-            )
-            continue
-        before = session.journal.snapshot(bound.address) if session.journal else None
-        view = session.observer.view(observation.path)
-        after = (
-            "" if view is None or isinstance(view, Failure) else view.source_text(observation.site)
-        )
+        before = bound_code(session.workspace, session.journal, canonical, bound)
         if before is None:
-            diffs.append(
-                AnchorDiff(
-                    raw,
-                    bound.address,
-                    observation.address,
-                    "",
-                    "no snapshot of the bound code in this clone's journal (it was bound "
-                    "elsewhere); `git log -p moor.lock` shows when",
-                )
+            note = (
+                "no snapshot of the bound code in this clone's journal, and git history "
+                "does not hold it (it was bound elsewhere, or not committed); "
+                "`git log -p moor.lock` shows when"
             )
+            diffs.append(AnchorDiff(raw, bound.address, anchor.address, "", note, changed))
             continue
+        now_ref = anchor.moved_to if anchor.state == State.MOVED else canonical
+        after, label = "", "gone"
+        if anchor.state != State.GONE and now_ref is not None:
+            observation = session.observer.observe_canonical(now_ref)
+            if isinstance(observation, Found):
+                view = session.observer.view(observation.path)
+                if isinstance(view, FileView):
+                    after, label = view.source_text(observation.site), _now(view)
+        origin = "" if before.origin == "journal" else f", from {before.origin}"
         diff = "".join(
             difflib.unified_diff(
-                _lines(before),
+                _lines(before.text),
                 _lines(after),
-                fromfile=f"{canonical} (bound)",
-                tofile=f"{canonical} ({_now(view)})",
+                fromfile=f"{canonical} (bound{origin})",
+                tofile=f"{now_ref} ({label})",
             )
         )
-        note = "" if diff else "only formatting differs"
-        diffs.append(AnchorDiff(raw, bound.address, observation.address, diff, note))
+        if anchor.state == State.GONE:
+            note = "gone: the bound code is shown removed"
+        elif anchor.state == State.MOVED:
+            note = f"{anchor.code or 'moved'}: now {anchor.moved_to}"
+            if not changed:
+                note += "; no watched axis changed"
+        else:
+            note = "" if changed else "only formatting differs: no watched axis changed"
+        diffs.append(AnchorDiff(raw, bound.address, anchor.address, diff, note, changed))
     return path, diffs
 
 

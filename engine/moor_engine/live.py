@@ -230,7 +230,15 @@ class LiveCheck:
         in_memories = {
             rel for rel in changed if any(rel == r or rel.startswith(r + "/") for r in roots)
         }
-        code = self._with_contents({rel for rel in changed - in_memories if rel != LOCK_FILE})
+        # A file under a memory root can be code too: a memory another memory is about,
+        # or a file kept beside the memories. What counts as code is what anchors watch.
+        code = self._with_contents(
+            {
+                rel
+                for rel in changed
+                if rel != LOCK_FILE and (rel not in in_memories or rel in self._by_path)
+            }
+        )
         if in_memories:
             dirty |= self._reload_memories(in_memories)
         if code:

@@ -391,6 +391,25 @@ class FileObserver:
         elif previous is not None:
             view.follows(previous)
 
+    def assume(self, rel: str, data: bytes) -> None:
+        """Observe `rel` as `data` — bytes from elsewhere (a commit), whether or not the file
+        exists now; never cached, like an editor's buffer."""
+        usable = _usable(rel, data, self.max_file_size)
+        if isinstance(usable, Failure):
+            self._views[rel] = usable
+            return
+        view = FileView(
+            rel,
+            self.root / rel,
+            (len(data), -1),
+            digest_bytes(data),
+            language_for_path(rel),
+            None,
+            data,
+        )
+        view.overlay = True
+        self._views[rel] = view
+
     def preload(self, rels: Iterable[str]) -> None:
         """Fetch the cache rows of many files in one query."""
         wanted = [r for r in set(rels) if r not in self._cache and r not in self._views]

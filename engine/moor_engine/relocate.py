@@ -1,4 +1,4 @@
-"""Looking for a vanished target elsewhere (DESIGN §4; ARCHITECTURE.md, "Relocation").
+"""Looking for a vanished target elsewhere (DESIGN §4; ARCHITECTURE.md, "The path of one check").
 
 Evidence first, cheapest first:
 
@@ -16,7 +16,6 @@ as candidates: offered to a person (`moor follow --to`), never followed automati
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -24,7 +23,7 @@ from difflib import SequenceMatcher
 from moor_extractors.languages import language_for_path
 from moor_extractors.model import DefinitionSite, Failure
 from moor_extractors.reference import Reference
-from moor_extractors.symbols import snippet_tokens, split_qualified
+from moor_extractors.symbols import alias_of, snippet_tokens, split_qualified
 from moor_store.lockfile import LockedAnchor
 
 from moor_engine.observe import FileObserver, FileView, Found
@@ -203,23 +202,17 @@ def _same_family(kind: str, bound_kind: str) -> bool:
     )
 
 
-_ALIAS = re.compile(
-    r"\A\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?[\w$]+\s*=\s*([\w$.]+)\s*;?\s*\Z"
-)
-
-
 def alias_target(observer: FileObserver, found: Found, locked: LockedAnchor) -> Reference | None:
     """A definition that became `Old = New` after a rename (a compatibility alias) points
     at `New`: the memory's code was renamed, not rewritten into a constant."""
     if found.site is None or found.facts.kind == locked.kind:
         return None
     view = observer.view(found.path)
-    if not isinstance(view, FileView):
+    if not isinstance(view, FileView) or view.language is None:
         return None
-    match = _ALIAS.match(view.source_text(found.site))
-    if match is None:
+    target = alias_of(view.language, view.source_text(found.site))
+    if target is None:
         return None
-    target = match.group(1)
     indexes = view.named(target)
     if len(indexes) == 1 and view.sites()[indexes[0]].kind == locked.kind:
         return Reference(found.path, target, None)

@@ -63,6 +63,8 @@ class AnchorReport:
     moved_to: str | None = None
     # Where vanished code may be now, best first (`gone` only): never followed by itself.
     candidates: list[Candidate] = field(default_factory=list)
+    # Existing references close to one that names nothing and was never bound (did you mean).
+    suggestions: list[str] = field(default_factory=list)
     bound_address: str | None = None
     address: str | None = None
 
@@ -76,6 +78,7 @@ class AnchorReport:
             "detail": self.detail,
             "moved_to": self.moved_to,
             "candidates": [candidate.as_json() for candidate in self.candidates],
+            "suggestions": self.suggestions,
             "line": self.line,
         }
 

@@ -64,6 +64,8 @@ def next_step(memory: MemoryReport, anchor: AnchorReport | None) -> str | None:
     if state == State.GONE and anchor is not None:
         if anchor.candidates:
             return f"moor follow {path} --from {anchor.ref} --to {anchor.candidates[0].ref}"
+        if anchor.suggestions:
+            return f"edit {path}: write {anchor.suggestions[0]} instead, then moor bind {path}"
         return f"edit {path}: its reference names code that no longer exists"
     if state == State.UNBOUND:
         return f"moor bind {path}"

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import fnmatch
+import difflib
 import os
-import subprocess
+import posixpath
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from moor_engine.config import BUILTIN_IGNORES, Config, load_config
+from pathspec import GitIgnoreSpec
+
+from moor_engine.config import BUILTIN_IGNORES, Config, ConfigError, load_config
+from moor_engine.git import git
 from moor_engine.gitignore import GitIgnores
 
 STATE_DIR = ".moor"
@@ -48,14 +51,49 @@ class Workspace:
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.root).as_posix()
 
-    def is_ignored(self, rel: str) -> bool:
-        parts = rel.split("/")
+    @cached_property
+    def _ignore_spec(self) -> GitIgnoreSpec:
+        return GitIgnoreSpec.from_lines(self.config.ignore)
+
+    @cached_property
+    def gitignores(self) -> GitIgnores:
+        return GitIgnores(self.root)
+
+    def is_ignored(self, rel: str, folder: bool = False) -> bool:
+        """Whether moor's configuration leaves `rel` out: a built-in ignore (tool state,
+        dependency trees) or a configured `ignore` pattern, with git's ignore semantics
+        (`build/` is any folder called build, `/build` only the top one, `!` re-includes)."""
+        parts = [part for part in rel.split("/") if part]
         if any(part in BUILTIN_IGNORES for part in parts):
             return True
-        return any(
-            fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern.rstrip("/") + "/*")
-            for pattern in self.config.ignore
-        )
+        spec = self._ignore_spec
+        for depth in range(1, len(parts)):  # nothing inside an ignored folder counts
+            if spec.match_file("/".join(parts[:depth]) + "/"):
+                return True
+        return spec.match_file(rel + ("/" if folder else ""))
+
+    def counts(self, rel: str, folder: bool = False) -> bool:
+        """The one rule for which files count — where memories, moved code and completions
+        are looked for, and which changes the editor's watcher reports: not left out by
+        moor's configuration, not ignored by git, not a virtualenv. A memory file always
+        counts (a memory is read even where git ignores it)."""
+        if self.is_ignored(rel, folder):
+            return False
+        if not folder and self.is_memory_path(rel):
+            return True
+        parts = [part for part in rel.split("/") if part]
+        folders = parts if folder else parts[:-1]
+        if any(self._is_virtualenv("/".join(folders[: i + 1])) for i in range(len(folders))):
+            return False
+        return not self.gitignores.ignored(rel, folder=folder)
+
+    def _is_virtualenv(self, folder: str) -> bool:
+        """A folder holding pyvenv.cfg, whatever its name (remembered per folder)."""
+        known = self.__dict__.setdefault("_virtualenvs", {})
+        if folder not in known:
+            known[folder] = (self.root / folder / "pyvenv.cfg").exists()
+        result: bool = known[folder]
+        return result
 
     def is_memory_path(self, rel: str) -> bool:
         return rel.endswith(".md") and any(
@@ -68,6 +106,8 @@ class Workspace:
         for memory_root in self.config.memory_roots:
             base = self.root / memory_root
             if not base.is_dir():
+                if self.config.roots_configured:
+                    raise ConfigError(self._missing_root(memory_root))
                 continue
             for folder, dirs, files in os.walk(base):
                 rel_folder = Path(folder).relative_to(self.root).as_posix()
@@ -82,6 +122,21 @@ class Workspace:
                         found.append(rel)
         return sorted(set(found))
 
+    def _missing_root(self, memory_root: str) -> str:
+        """A configured memory root that is not there: a typo must not read as "no
+        memories" (and let `bind` drop every memory from moor.lock)."""
+        message = (
+            f"{self.config.source}: memory_roots: {memory_root!r} is not a folder in {self.root}"
+        )
+        parent = (self.root / memory_root).parent
+        siblings = sorted(p.name for p in parent.iterdir() if p.is_dir()) if parent.is_dir() else []
+        close = difflib.get_close_matches(posixpath.basename(memory_root), siblings, n=1)
+        if close:
+            message += (
+                f"; did you mean {posixpath.join(posixpath.dirname(memory_root), close[0])!r}?"
+            )
+        return message + " (create it, or correct memory_roots)"
+
     @cached_property
     def code_paths(self) -> list[str]:
         """Every file that moved code could now live in: git's view when there is one."""
@@ -95,34 +150,19 @@ class Workspace:
     def _git_files(self) -> list[str] | None:
         if not (self.root / ".git").exists():
             return None
-        try:
-            result = subprocess.run(
-                ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                cwd=self.root,
-                capture_output=True,
-                timeout=30,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
+        listed = git(self.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        if listed is None:
             return None
-        if result.returncode != 0:
-            return None
-        return [p for p in result.stdout.decode("utf-8", "replace").split("\0") if p]
+        return [p for p in listed.decode("utf-8", "replace").split("\0") if p]
 
     def _walk_files(self) -> list[str]:
-        """Every file, when git cannot list them: skipping what a `.gitignore` would."""
+        """Every file, when git cannot list them: those that count (`counts`)."""
         found: list[str] = []
-        ignores = GitIgnores(self.root)
         for folder, dirs, files in os.walk(self.root):
             rel_folder = Path(folder).relative_to(self.root).as_posix()
             prefix = "" if rel_folder == "." else rel_folder + "/"
             dirs[:] = [
-                d
-                for d in dirs
-                if not d.startswith(".")
-                and d not in BUILTIN_IGNORES
-                and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
-                and not ignores.ignored(prefix + d, folder=True)
+                d for d in dirs if not d.startswith(".") and self.counts(prefix + d, folder=True)
             ]
-            found.extend(prefix + name for name in files if not ignores.ignored(prefix + name))
+            found.extend(prefix + name for name in files if self.counts(prefix + name))
         return found

@@ -5,6 +5,7 @@ A language module subclasses `LanguageSpec` and overrides only what its grammar 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -163,6 +164,16 @@ class LanguageSpec:
             "body": body,
             "doc": parts.doc + docstrings,
         }
+
+    alias_pattern = re.compile(
+        r"\A\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?[\w$]+\s*=\s*([\w$.]+)\s*;?\s*\Z"
+    )
+    """A definition whose whole text is `Old = New` (a compatibility alias left behind by
+    a rename): group 1 is the name it stands for."""
+
+    def alias_of(self, text: str) -> str | None:
+        match = self.alias_pattern.match(text)
+        return match.group(1) if match else None
 
     def carries_evidence(self, body: list[str]) -> bool:
         """Whether a body stream is distinctive enough to establish a rename by itself."""

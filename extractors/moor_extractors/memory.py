@@ -32,6 +32,8 @@ Problem codes (each at the position of the offending node unless said otherwise)
 ``links_not_a_mapping``     ``links`` is not a mapping with string keys
 ``links_not_a_list``        a ``links`` value is neither a string nor a list of strings
 ``title_not_a_string``      ``title`` is a list or a mapping
+``misspelt_key``            a top-level key that is nearly one moor reads (``abut``,
+                            ``About``, ``watched``): the message names the key meant
 ``internal_error``          a bug in this module (never expected; tests assert it is absent)
 =========================== ==============================================================
 
@@ -49,7 +51,10 @@ Choices, so that the engine and the editor can rely on them:
 * ``supersedes`` paths are normalised like reference paths (``./a.md`` → ``a.md``) so the
   retirement latch matches memory paths exactly; ``links`` values are kept as written.
 * Unknown top-level keys are allowed and ignored (users add their own metadata), but they
-  are still checked for duplicate keys and YAML syntax.
+  are still checked for duplicate keys and YAML syntax — except a key that is nearly one
+  moor reads (another case, or a close spelling of about the same length: `abut`), which
+  is a problem naming the key meant: a misspelt `about:` must not leave a memory silently
+  ungrounded.
 * YAML is loaded safely: the frontmatter is only *composed* into nodes (with libyaml's
   ``CSafeLoader`` when available) and interpreted here; only scalar keys are ever
   constructed, with `SafeConstructor`, so no tag can build an object. A tag, anchor, alias
@@ -62,6 +67,7 @@ Choices, so that the engine and the editor can rely on them:
 
 from __future__ import annotations
 
+import difflib
 import re
 import types
 from bisect import bisect_right
@@ -180,6 +186,34 @@ def normalise_memory_text(text: str) -> str:
     while lines and lines[-1] == "":
         lines.pop()
     return "\n".join(lines)
+
+
+# Top-level keys moor reads (DESIGN §2, §7): a near miss of one is a problem.
+KNOWN_KEYS = (
+    "about",
+    "watch",
+    "confidence",
+    "supersedes",
+    "links",
+    "title",
+    "pinned",
+    "agent",
+    "author",
+    "created",
+)
+
+
+def misspelt_key(name: str) -> str | None:
+    """The known key `name` was probably meant to be, if it is not one itself."""
+    if name in KNOWN_KEYS:
+        return None
+    for known in KNOWN_KEYS:
+        if name.casefold() == known:
+            return known
+    close = difflib.get_close_matches(name, KNOWN_KEYS, n=1, cutoff=0.75)
+    if close and abs(len(close[0]) - len(name)) <= 2:
+        return close[0]
+    return None
 
 
 def hash_memory_text(text: str) -> str:
@@ -509,6 +543,14 @@ class _Frontmatter:
     def _fields(self, root: MappingNode) -> _Fields:
         fields = _Fields()
         top = self._string_keyed(root)
+        for name, (key, _value) in top.items():
+            meant = misspelt_key(name)
+            if meant is not None:
+                self.report(
+                    "misspelt_key",
+                    f"`{name}:` is not a key moor reads; did you mean `{meant}:`?",
+                    key,
+                )
         if "about" in top:
             key, value = top["about"]
             fields.about_line = self.at(key)[0]

@@ -304,6 +304,11 @@ def file_facts(language: str | None, source: bytes, parsed: ParsedFile | None = 
     return Facts(kind="file", axes=axes)
 
 
+def alias_of(language: str, text: str) -> str | None:
+    """The name a definition's text merely re-binds (`Old = New`), if that is all it is."""
+    return _spec(language).alias_of(text)
+
+
 def split_qualified(language: str, qname: str) -> tuple[str | None, str]:
     """A qualified name's container (None at the top) and its own name."""
     container, separator, own = qname.rpartition(_spec(language).separator)

@@ -111,9 +111,8 @@ def test_a_class_renamed_with_its_file_and_a_changed_parameter_type_is_never_cur
     )
 
 
-BODY = (
-    "    total = 0\n    for row in rows:\n        total += row.amount * row.rate\n    return total\n"
-)
+BODY = "    total = 0\n    for row in rows:\n"
+BODY += "        total += row.amount * row.rate\n    return total\n"
 
 
 def test_the_same_name_in_another_file_wins_over_the_same_body_under_another_name(

@@ -240,3 +240,49 @@ async def test_show_diff_of_an_unchanged_anchor_says_so_rather_than_nothing(
     assert "# moor: src/a.py#h: unchanged since bound" in diff
     with pytest.raises(JsonRpcInvalidParams, match="no reference"):
         await editor.execute("moor.showDiff", "memories/retry.md", "src/a.py#nope")
+
+
+LOAD = (
+    "class Store:\n    def _load(self, key):\n        if key not in self._cache:\n"
+    "            self._cache[key] = read(join(self.root, key)).strip()\n"
+    "        return self._cache[key]\n"
+)
+
+
+async def test_gone_code_offers_to_follow_each_ranked_candidate(editor: Editor) -> None:
+    ws = editor.ws
+    ws.write("src/store.py", LOAD)
+    ws.memory("load", "src/store.py#Store._load")
+    bind_all(ws)
+    ws.write("src/store.py", LOAD.replace("_load", "load").replace("_cache", "cache"))
+    await editor.start()
+    gone = await editor.one("memories/load.md", "gone")
+    assert "perhaps now src/store.py#Store.load" in gone.message
+    follow = titled(await editor.actions("memories/load.md", gone), "Follow to")
+    assert follow.title.startswith("Follow to src/store.py#Store.load (")
+    assert follow.command is not None
+    result = await editor.execute(follow.command.command, *(follow.command.arguments or []))
+    assert result["refused"] == []
+    assert "src/store.py#Store.load" in ws.read("memories/load.md")
+    # Followed, it is judged against the code it was bound to: the body changed.
+    await editor.one("memories/load.md", "drifted")
+
+
+async def test_a_typo_in_a_reference_offers_the_closest_one_as_an_edit(editor: Editor) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", G2)
+    ws.memory("typo", "src/a.py#gg")
+    await editor.start()
+    gone = await editor.one("memories/typo.md", "gone")
+    assert "did you mean src/a.py#g?" in gone.message
+    change = titled(await editor.actions("memories/typo.md", gone), "Change to")
+    assert change.title == "Change to src/a.py#g"
+    assert change.edit is not None and change.edit.changes is not None
+    (edit,) = next(iter(change.edit.changes.values()))
+    assert edit.new_text == '"src/a.py#g"'  # quoted, as the reference was written
+    assert edit.range == gone.range
+    # The edit is what fixes it: written to the file, the reference names the code.
+    ws.write(
+        "memories/typo.md", ws.read("memories/typo.md").replace('"src/a.py#gg"', edit.new_text)
+    )
+    await editor.one("memories/typo.md", "unbound")

@@ -31,6 +31,7 @@ on it); when a client sends no data, the server's own current diagnostics are us
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from moor_lsp import diffs, engine
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import SOURCE, Diagnostics
+from moor_lsp.positions import from_client_character
 
 REAFFIRM = "moor.reaffirm"
 FOLLOW = "moor.follow"
@@ -164,6 +166,21 @@ class CodeActions(Feature):
             action(
                 "Reaffirm: the memory still holds for the code as it is now…", REAFFIRM, [memory]
             )
+        suggested = data.get("suggestions")
+        uri = data.get("uri")
+        if state == "gone" and isinstance(suggested, list) and isinstance(uri, str):
+            for suggestion in suggested:
+                if isinstance(suggestion, str):
+                    edit = self._replacement(uri, diagnostic.range, suggestion)
+                    if edit is not None:
+                        actions.append(
+                            types.CodeAction(
+                                title=f"Change to {suggestion}",
+                                kind=types.CodeActionKind.QuickFix,
+                                diagnostics=[diagnostic],
+                                edit=edit,
+                            )
+                        )
         if state == "unbound":
             action(f"Bind {memory} to the code as it is now", BIND, [memory], preferred=True)
         if not self.server.settings.trusted or data.get("preview"):
@@ -178,6 +195,27 @@ class CodeActions(Feature):
             where = data.get("moved_to") or data.get("canonical") or "the code"
             action(f"Open {where}", SHOW_CODE, [target["uri"], target.get("range")])
         return actions
+
+    def _replacement(
+        self, uri: str, where: types.Range, reference: str
+    ) -> types.WorkspaceEdit | None:
+        """An edit writing `reference` over the one at `where`, quoted as that one is."""
+        try:
+            lines = self.server.workspace.get_text_document(uri).lines
+        except Exception:  # a document the client never opened and the disk lacks
+            return None
+        if where.start.line != where.end.line or where.start.line >= len(lines):
+            return None
+        line = lines[where.start.line]
+        start = from_client_character(line, where.start.character, self.server.position_encoding)
+        quote = line[start : start + 1]
+        if quote == "'":
+            text = "'" + reference.replace("'", "''") + "'"
+        elif quote == '"' or ": " in reference or " #" in reference:
+            text = json.dumps(reference, ensure_ascii=False)
+        else:
+            text = reference
+        return types.WorkspaceEdit(changes={uri: [types.TextEdit(range=where, new_text=text)]})
 
     # --- executing ---------------------------------------------------------------------
 

@@ -136,11 +136,11 @@ def list_folder(root: Path, folder: str) -> list[Entry] | None:
             is_folder = item.is_dir()
         except OSError:
             continue
+        rel = prefix + name
+        if workspace is not None and not workspace.counts(rel, folder=is_folder):
+            continue  # the rule every other listing follows (Workspace.counts)
         if is_folder and os.path.exists(os.path.join(item.path, "pyvenv.cfg")):
             continue  # a virtualenv under another name
-        rel = prefix + name
-        if workspace is not None and workspace.is_ignored(rel):
-            continue
         entries.append(Entry(name, is_folder))
     entries.sort(key=lambda e: (not e.folder, e.name.lower(), e.name))
     return entries

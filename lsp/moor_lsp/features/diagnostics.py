@@ -121,6 +121,7 @@ def diagnostic_data(
             canonical=anchor.report.canonical,
             moved_to=anchor.report.moved_to,
             candidates=[candidate.as_json() for candidate in anchor.report.candidates],
+            suggestions=list(anchor.report.suggestions),
             axes=list(anchor.report.axes),
             bound_address=anchor.report.bound_address,
             address=anchor.report.address,

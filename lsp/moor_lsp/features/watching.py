@@ -56,6 +56,8 @@ class ChangeFilter:
         except ConfigError:
             self.workspace = None
         self.gitignores.forget()
+        if self.workspace is not None:
+            self.workspace.gitignores = self.gitignores  # one cache of the ignore files
 
     def relevant(self, path: Path) -> bool:
         try:
@@ -65,14 +67,12 @@ class ChangeFilter:
         if rel in ALWAYS or path.name == IGNORE_FILE or self.watched(rel):
             return True
         parts = rel.split("/")
-        if any(part in BUILTIN_IGNORES for part in parts):
-            return False
-        if self.workspace is not None:
-            if self.workspace.is_memory_path(rel):
-                return True
-            if self.workspace.is_ignored(rel):
-                return False
         if parts[-1].endswith(("~", ".swp", ".swx", ".tmp")) or parts[-1].startswith(".#"):
+            return False  # editors' scratch files
+        if self.workspace is not None:
+            return self.workspace.counts(rel, folder=path.is_dir())
+        # No usable configuration: git's and the built-in rules still hold.
+        if any(part in BUILTIN_IGNORES for part in parts):
             return False
         return not self.gitignores.ignored(rel, folder=path.is_dir())
 
