@@ -994,8 +994,7 @@ def naive_relocation(case: Case) -> str | None:
     site = next(s for s in bound.sites() if s.qname == qname)
     old_lines = bound.source_text(site).split("\n")
     family = _FAMILY.get(site.kind, site.kind)
-    files = dict(case.before)
-    files.update(case.after)
+    files: dict[str, str | None] = {**case.before, **case.after}
     best: tuple[float, str] | None = None
     for rel in sorted(files):
         text = files[rel]

@@ -27,7 +27,8 @@ fi
 command -v apt-get >/dev/null || { say "no apt-get: not installing ${missing[*]}"; exit 0; }
 SUDO=()
 if [ "$(id -u)" != 0 ]; then
-  command -v sudo >/dev/null || { say "need root (or sudo) to install: ${missing[*]}"; exit 1; }
+  # Not an error: the benchmark skips a language whose sources are absent, with a note.
+  command -v sudo >/dev/null || { say "need root (or sudo) to install: ${missing[*]}"; exit 0; }
   SUDO=(sudo)
 fi
 say "apt-get install ${missing[*]}"
