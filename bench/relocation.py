@@ -441,15 +441,16 @@ def targets(unit: Unit) -> list[Target]:
     found = []
     for site in unit.parsed.sites():
         node = unit.nodes.get(site.end_byte)
+        name = node.child_by_field_name("name") if node is not None else None
         if (
             node is None
+            or name is None
             or site.has_error
             or counts[site.qname] != 1
             or site.kind not in ("function", "method")
-            or node.child_by_field_name("name") is None
             or node.child_by_field_name("parameters") is None
             or node.child_by_field_name("body") is None
-            or _text(node.child_by_field_name("name")) != site.qname.rpartition(".")[2]  # type: ignore[arg-type]
+            or _text(name) != site.qname.rpartition(".")[2]
         ):
             continue
         is_top, container = top_level(unit, node)
