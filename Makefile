@@ -34,6 +34,8 @@ test: setup-dev
 
 bench: setup
 	$(BIN)/python bench/drift_quality.py
+	bash bench/setup.sh
+	$(BIN)/python bench/relocation.py
 	$(BIN)/python bench/check_speed.py
 
 clean:

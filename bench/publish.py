@@ -1,12 +1,12 @@
 """Run the benchmarks and rewrite their marked sections of README.md.
 
 Only the text between ``<!-- bench:NAME:start -->`` … ``<!-- bench:NAME:end -->`` is
-rewritten, for NAME in drift, speed and lsp; a README without the markers gets a
+rewritten, for NAME in drift, relocation, speed and lsp; a README without the markers gets a
 ``## Benchmarks`` section appended (a missing README is created with just that).
 ``tests/bench/test_readme_numbers.py`` re-runs the benchmarks with the settings below and
 fails when the published numbers are not what it measures.
 
-    python bench/publish.py [--only drift,speed,lsp] [--sizes 100,1000,10000]
+    python bench/publish.py [--only drift,relocation,speed,lsp] [--sizes 100,1000,10000]
                             [--lsp-sizes 1000,10000] [--jobs N] [--readme PATH]
 """
 
@@ -24,17 +24,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import check_speed
 import drift_quality
 import lsp_latency
+import relocation
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DRIFT = ("<!-- bench:drift:start -->", "<!-- bench:drift:end -->")
 SPEED = ("<!-- bench:speed:start -->", "<!-- bench:speed:end -->")
 LSP = ("<!-- bench:lsp:start -->", "<!-- bench:lsp:end -->")
+RELOCATION = ("<!-- bench:relocation:start -->", "<!-- bench:relocation:end -->")
 
 # What the README publishes, and so what the test re-runs.
 # Cases per category; None = the full run (every corpus case, 100 stdlib cases per category:
 # about 40 s on the 2-core machine when it is quiet, so the test can afford it).
 DRIFT_LIMIT: int | None = None
+# Relocation cases per category and language; None = relocation.PER_CATEGORY (about 100 s
+# for every language with 2 jobs on the 2-core machine).
+RELOCATION_LIMIT: int | None = None
 SPEED_SIZES = check_speed.DEFAULT_SIZES
 TEST_SPEED_N = 100
 # Times on a shared 2-core machine are noisy: the test accepts ratios within this factor.
@@ -46,6 +51,8 @@ LSP_TOLERANCE = 3.0  # latencies, as for speed
 RSS_TOLERANCE = 1.5  # memory is steadier
 
 DriftRow = tuple[int, int, int, int]  # cases, moor, whole-file hash, raw symbol bytes
+# cases, then (moor, baseline, out of) for each of relocation.METRICS
+RelocationRow = tuple[int, ...]
 
 
 # --------------------------------------------------------------------------------------------
@@ -164,6 +171,139 @@ def parse_drift(section: str) -> dict[tuple[str, str], DriftRow]:
 def published_python(section: str) -> str | None:
     match = re.search(r"Python (\d+\.\d+\.\d+)", section)
     return match.group(1) if match else None
+
+
+# --------------------------------------------------------------------------------------------
+# Relocation
+
+
+RELOCATION_METRIC_TITLES = {
+    "drift_preserved": "drift preserved",
+    "wrong_relocations": "wrong relocations",
+    "candidate_first": "right candidate first",
+    "clean_relocations": "clean relocations",
+}
+
+
+def relocation_rows(results: list[relocation.LanguageResult]) -> dict[str, RelocationRow]:
+    """Per language that ran (and `all` over them): `Tally.row()`."""
+    ran = [r for r in results if r.identity is not None]
+    rows = {r.language: r.tally.row() for r in ran}
+    if ran:
+        rows["all"] = relocation.overall(ran).row()
+    return rows
+
+
+def relocation_identities(results: list[relocation.LanguageResult]) -> dict[str, str]:
+    return {r.language: r.identity for r in results if r.identity is not None}
+
+
+def _fraction(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({drift_quality.percent(part, whole)})"
+
+
+def render_relocation(results: list[relocation.LanguageResult], limit: int | None) -> str:
+    per_category = relocation.PER_CATEGORY if limit is None else limit
+    command = "python bench/relocation.py" + ("" if limit is None else f" --limit {limit}")
+    ran = [r for r in results if r.identity is not None]
+    skipped = [r for r in results if r.identity is None]
+    total = relocation.overall(ran)
+    synthetic = ", ".join(
+        f"{r.language} {r.tally.synthetic_decoys}/{r.tally.by_category.get('decoy', [0])[0]}"
+        for r in ran
+    )
+    lines = [
+        "### Relocation",
+        "",
+        f"`{command}` — {total.cases} cases, up to {per_category} per category and language, "
+        f"seed {relocation.SEED}, made from real code nobody here wrote and read at run time: "
+        + "; ".join(f"{r.language}: `{r.identity}`" for r in ran)
+        + ". "
+        + (
+            "The crates: " + ", ".join(relocation.RUST_CRATES) + " (`/usr/share/cargo/registry`). "
+            if any(r.language == "rust" for r in ran)
+            else ""
+        )
+        + "".join(f"*{r.language}* skipped: {r.note}. " for r in skipped)
+        + "Functions and methods at the top level or in a top-level class/impl, with a "
+        "qualified name unique in their file and a body of at least "
+        f"{relocation.MIN_BODY_LEAVES} leaf tokens that no other definition shares, are "
+        "picked with moor's extractor and mutated by byte edits; every mutated file must "
+        "parse without error nodes (Python also with `ast`), and a moved definition's text "
+        "must be byte-identical (or differ by exactly the one edit). Each workspace holds the "
+        "case's file and the file visited before it. Categories: *rename+signature* (new "
+        "name, one parameter added: `moved` with `signature` among the changed axes, then "
+        "`drifted` after `follow`), *move* (cut into a new file, unchanged: `moved` with no "
+        "changed axis, then `current`), *move+change* (the same with one body token changed: "
+        "`moved` with `body`, then `drifted`), *rename+body* (new name plus one literal "
+        "changed or one identifier renamed throughout the body: `gone` with the new name as "
+        "the first candidate, then `drifted` after `follow --to` it) and *decoy* (a "
+        "definition whose body carries no evidence and has an exact twin elsewhere in the "
+        "workspace is deleted: `gone`, never `moved`; where a file has no real twin, one of "
+        f"its short definitions is copied under another name before binding — {synthetic} "
+        "decoys). *Baseline*: a naive relocator that takes the definition whose raw text is "
+        "most similar (`difflib` over source lines) in the workspace's files of the language "
+        "and re-binds to it as it is now, so it never preserves drift and always relocates "
+        "a decoy.",
+        "",
+        "| language | cases | "
+        + " | ".join(f"{title}: moor | baseline" for title in RELOCATION_METRIC_TITLES.values())
+        + " |",
+        "|---|---:|" + "---:|" * (2 * len(RELOCATION_METRIC_TITLES)),
+    ]
+    for language, row in relocation_rows(results).items():
+        label = "**all**" if language == "all" else language
+        cells = [label, str(row[0])]
+        for i, metric in enumerate(relocation.METRICS):
+            moor, baseline, whole = row[1 + 3 * i : 4 + 3 * i]
+            if metric == "wrong_relocations":
+                cells += [f"{moor}/{whole}", f"{baseline}/{whole}"]
+            else:
+                cells += [_fraction(moor, whole), _fraction(baseline, whole)]
+        lines.append("| " + " | ".join(cells) + " |")
+    goals = ", ".join(
+        f"{RELOCATION_METRIC_TITLES[m]} {relocation.GOALS[m]}" for m in relocation.METRICS
+    )
+    lines += [
+        "",
+        f"Goals: {goals}. *Drift preserved* is over rename+signature, move+change and "
+        "rename+body: after the follow step the memory is `drifted` with the changed axis, "
+        "at the right place. *Wrong relocations* is over every case: `moved` anywhere but the "
+        "right place (for a decoy, `moved` at all). *Right candidate first* is over "
+        "rename+body; *clean relocations* over move and rename+signature (`moved` to the right "
+        "place). The benchmark prints every case moor gets wrong. "
+        "`tests/bench/test_readme_numbers.py` re-runs it and fails if a row differs (a "
+        "language whose sources are absent, or of another version than the one named above, "
+        "is skipped).",
+    ]
+    return "\n".join(lines)
+
+
+_RELOCATION_ROW = re.compile(
+    r"^\|[ \t]*\**(\w+)\**[ \t]*\|[ \t]*(\d+)[ \t]*\|((?:[ \t]*\d+/\d+[^|\n]*\|){8})",
+    re.MULTILINE,
+)
+
+
+def parse_relocation(section: str) -> dict[str, RelocationRow]:
+    rows: dict[str, RelocationRow] = {}
+    for match in _RELOCATION_ROW.finditer(section):
+        cells = [tuple(map(int, c.split("/"))) for c in re.findall(r"\d+/\d+", match[3])]
+        row = [int(match[2])]
+        for moor, baseline in zip(cells[0::2], cells[1::2], strict=True):
+            row += [moor[0], baseline[0], moor[1]]
+        rows[match[1]] = tuple(row)
+    return rows
+
+
+def published_relocation_sources(section: str) -> dict[str, str]:
+    """language -> the source identity the README names for it."""
+    found = {}
+    for language in relocation.LANGUAGES:
+        match = re.search(rf"\b{language}: `([^`]+)`", section)
+        if match:
+            found[language] = match.group(1).strip()
+    return found
 
 
 # --------------------------------------------------------------------------------------------
@@ -346,7 +486,7 @@ def parse_lsp(section: str) -> dict[int, LspRow]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--only", default="drift,speed,lsp", help="sections to publish")
+    parser.add_argument("--only", default="drift,relocation,speed,lsp", help="sections to publish")
     parser.add_argument("--sizes", default=",".join(map(str, SPEED_SIZES)))
     parser.add_argument("--lsp-sizes", default=",".join(map(str, LSP_SIZES)))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -361,6 +501,10 @@ def main(argv: list[str] | None = None) -> int:
         for result in drift:
             drift_quality.print_table(f"{result.title}  [{result.seconds:.1f} s]", result.tallies)
         sections[DRIFT] = render_drift(drift, DRIFT_LIMIT)
+    if "relocation" in only:
+        moved = relocation.run(relocation.LANGUAGES, RELOCATION_LIMIT, args.jobs)
+        relocation.print_overall(moved)
+        sections[RELOCATION] = render_relocation(moved, RELOCATION_LIMIT)
     if "speed" in only:
         runs = [check_speed.measure(n) for n in sizes]
         print()

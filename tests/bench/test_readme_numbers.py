@@ -1,7 +1,9 @@
 """The README publishes what the benchmarks measure: re-run them and compare.
 
-Drift quality is deterministic, so its table must match exactly (the stdlib rows only under
-the Python version they were published for: another standard library gives other cases).
+Drift quality and relocation are deterministic, so their tables must match exactly (the stdlib
+drift rows only under the Python version they were published for, and each relocation row only
+when its language's sources are the ones it was published for: other sources give other
+cases).
 Speed is noisy, so N = 100 is re-measured and its ratios compared within a tolerance; so is
 the editor latency at N = 1,000 (fewer rounds), with the server's memory.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +24,7 @@ sys.path.insert(0, str(REPO / "bench"))
 import check_speed  # noqa: E402
 import drift_quality  # noqa: E402
 import publish  # noqa: E402
+import relocation  # noqa: E402
 
 pytestmark = pytest.mark.slow
 JOBS = os.cpu_count() or 1
@@ -73,6 +77,34 @@ def test_drift_stdlib_numbers_match_readme() -> None:
     published = published_drift("stdlib")
     assert published, "README.md publishes no stdlib rows"
     assert measured_drift("stdlib") == published
+
+
+def test_relocation_numbers_match_readme() -> None:
+    # The sources a run reads (Debian's golang-1.19-src, ...) are installed when missing, as
+    # the e2e test installs its browser; a language still without them is skipped below.
+    subprocess.run(["bash", str(REPO / "bench" / "setup.sh")], timeout=15 * 60, check=False)
+    text = section(publish.RELOCATION)
+    published = publish.parse_relocation(text)
+    assert published, "README.md publishes no relocation rows"
+    sources = publish.published_relocation_sources(text)
+    here = {}
+    for language in published:
+        source = relocation.find_source(language) if language != "all" else None
+        if source is not None:
+            here[language] = source.identity
+    comparable = [
+        lang for lang in published if lang != "all" and here.get(lang) == sources.get(lang)
+    ]
+    skipped = sorted(set(published) - {"all"} - set(comparable))
+    if not comparable:
+        pytest.skip(f"no relocation row was published for the sources here ({here})")
+    measured = publish.relocation_rows(
+        relocation.run(comparable, publish.RELOCATION_LIMIT, JOBS, quiet=True)
+    )
+    if skipped:
+        del measured["all"]
+        published = {lang: row for lang, row in published.items() if lang in comparable}
+    assert measured == published, f"(rows not compared, other sources here: {skipped})"
 
 
 def test_speed_numbers_match_readme_within_tolerance() -> None:
