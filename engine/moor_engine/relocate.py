@@ -16,6 +16,7 @@ as candidates: offered to a person (`moor follow --to`), never followed automati
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -192,8 +193,43 @@ def _similar(
 
 
 def _ratio(a: list[str], b: list[str], *, quick: bool = False) -> float:
+    """How alike two token streams are, 0..1: difflib's ratio, except that a name renamed
+    consistently — every one of its two or more uses, and nothing else renamed to it —
+    counts as matching. A rename that touched a body is mostly such renames (`_cache` ->
+    `#cache`, a local `got` -> `actual`); an unchanged sibling differs by names used once
+    (`IsSpace` / `IsLetter`), so without this it could outrank the renamed code."""
     matcher = SequenceMatcher(None, a, b, autojunk=False)
-    return matcher.quick_ratio() if quick else matcher.ratio()
+    if quick:
+        return matcher.quick_ratio()
+    if not a and not b:
+        return 1.0
+    matched = sum(block.size for block in matcher.get_matching_blocks())
+    pairs: Counter[tuple[str, str]] = Counter()
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "replace" and i2 - i1 == j2 - j1:
+            pairs.update(
+                (_leaf(x), _leaf(y))
+                for x, y in zip(a[i1:i2], b[j1:j2], strict=True)
+                if _is_leaf(x) and _is_leaf(y)
+            )
+    uses_a = Counter(_leaf(x) for x in a if _is_leaf(x))
+    uses_b = Counter(_leaf(y) for y in b if _is_leaf(y))
+    renamed = sum(
+        count
+        for (x, y), count in pairs.items()
+        if count >= 2 and uses_a[x] == count and uses_b[y] == count
+    )
+    return 2.0 * (matched + renamed) / (len(a) + len(b))
+
+
+def _is_leaf(token: str) -> bool:
+    return token != ")" and not token.startswith("(")
+
+
+def _leaf(token: str) -> str:
+    """A leaf's text without the grammar field it fills (`left:x` and `x` are one name)."""
+    label, colon, text = token.partition(":")
+    return text if colon and label.isidentifier() and text else token
 
 
 def _same_family(kind: str, bound_kind: str) -> bool:
@@ -267,7 +303,15 @@ def _body_matches(view: FileView, locked: LockedAnchor, vanished: Reference) -> 
     if body is None or view.language is None or vanished.symbol is None:
         return []
     container, own = split_qualified(view.language, vanished.symbol)
-    container_gone = container is not None and not view.named(container)
+    # Gone means nothing of it is left: no definition by its name and none inside it (a
+    # Rust `impl` of a type defined elsewhere names no definition here, yet it is there).
+    container_gone = (
+        container is not None
+        and not view.named(container)
+        and not any(
+            split_qualified(view.language, site.qname)[0] == container for site in view.sites()
+        )
+    )
     matches = []
     for index, site in enumerate(view.sites()):
         if (

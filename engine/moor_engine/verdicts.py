@@ -53,6 +53,20 @@ def bind_verdict(memory: MemoryReport) -> Verdict:
     return Verdict(False, "every reference is bound")
 
 
+# Candidates closer than this are a tie: the ranking says nothing about which it is
+# (measured: unchanged siblings of a renamed method score within 0.03 of it).
+TIE_MARGIN = 0.03
+
+
+def clear_best(anchor: AnchorReport) -> bool:
+    """Whether the first candidate is ahead of the others by more than a tie."""
+    scores = [c.similarity for c in anchor.candidates]
+    if len(scores) < 2:
+        return True
+    first, second = scores[0], scores[1]
+    return first is not None and (second is None or first - second > TIE_MARGIN)
+
+
 def next_step(memory: MemoryReport, anchor: AnchorReport | None) -> str | None:
     """The command a person runs next for a finding (None when there is nothing to do)."""
     path = memory.path
@@ -63,7 +77,14 @@ def next_step(memory: MemoryReport, anchor: AnchorReport | None) -> str | None:
         return f"moor diff {path}, then moor follow {path}"
     if state == State.GONE and anchor is not None:
         if anchor.candidates:
-            return f"moor follow {path} --from {anchor.ref} --to {anchor.candidates[0].ref}"
+            best = anchor.candidates[0]
+            if not clear_best(anchor):
+                listed = " or ".join(c.ref for c in anchor.candidates)
+                return (
+                    f"read the candidates (no clear best), then moor follow {path} "
+                    f"--from {anchor.ref} --to one of {listed}"
+                )
+            return f"moor follow {path} --from {anchor.ref} --to {best.ref}"
         if anchor.suggestions:
             return f"edit {path}: write {anchor.suggestions[0]} instead, then moor bind {path}"
         return f"edit {path}: its reference names code that no longer exists"

@@ -268,3 +268,67 @@ def test_reaffirm_refuses_a_moved_memory_as_the_editor_does(ws: Workspace) -> No
     ws.moor("follow", "memories/group.md", check=True)
     ws.moor("reaffirm", "memories/group.md", "--why", "still holds", check=True)
     assert ws.state("memories/group.md") == "current"
+
+
+IMPLS = """
+impl Header for SectionHeader32 {
+    fn s_nreloc(&self) -> u32 {
+        self.n.get()
+    }
+    fn width(&self) -> u8 {
+        32
+    }
+}
+
+impl Header for SectionHeader64 {
+    fn s_nreloc(&self) -> u32 {
+        self.n.get()
+    }
+    fn width(&self) -> u8 {
+        64
+    }
+}
+"""
+
+
+def test_a_short_method_deleted_from_an_impl_of_a_foreign_type_is_not_renamed_onto_its_twin(
+    ws: Workspace,
+) -> None:
+    ws.write("src/section.rs", IMPLS)
+    ws.memory("nreloc", "src/section.rs#SectionHeader64.s_nreloc")
+    ws.moor("bind", check=True)
+    first, second = IMPLS.split("\n\n")
+    kept = second.replace("    fn s_nreloc(&self) -> u32 {\n        self.n.get()\n    }\n", "")
+    ws.write("src/section.rs", first + "\n\n" + kept)
+    anchor = ws.anchor("memories/nreloc.md")
+    assert anchor["state"] == "gone", anchor
+    # Control: the impl renamed around its methods (nothing left of the old one) is a move.
+    ws.write("src/section.rs", second.replace("SectionHeader64", "SectionHeaderWide"))
+    anchor = ws.anchor("memories/nreloc.md")
+    assert anchor["state"] == "moved"
+    assert anchor["moved_to"] == "src/section.rs#SectionHeaderWide.s_nreloc"
+
+
+def test_a_tie_between_candidates_asks_the_person_to_choose(ws: Workspace) -> None:
+    twin = (
+        "def {name}(rows):\n    total = 0\n    for row in rows:\n"
+        "        total += row.{field} * {factor}\n    return total\n\n\n"
+    )
+    ws.write("a.py", twin.format(name="by_amount", field="amount", factor=2))
+    ws.memory("amount", "a.py#by_amount")
+    ws.moor("bind", check=True)
+    ws.write(
+        "a.py",
+        twin.format(name="by_price", field="price", factor=2)
+        + twin.format(name="by_rate", field="rate", factor=2),
+    )
+    anchor = ws.anchor("memories/amount.md")
+    assert anchor["state"] == "gone"
+    first, second = anchor["candidates"][:2]
+    assert abs(first["similarity"] - second["similarity"]) <= 0.03
+    assert "no clear best" in ws.moor("check").out
+    # Control: with one candidate clearly ahead, the next command names it.
+    ws.write("a.py", twin.format(name="by_price", field="amount", factor=3))
+    run = ws.moor("check")
+    assert "no clear best" not in run.out
+    assert "--to a.py#by_price" in run.out
