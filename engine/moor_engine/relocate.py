@@ -16,6 +16,7 @@ as candidates: offered to a person (`moor follow --to`), never followed automati
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -34,8 +35,10 @@ from moor_engine.workspace import Workspace
 # Candidates below this similarity are not worth a person's look.
 SIMILARITY_FLOOR = 0.6
 MAX_CANDIDATES = 3
-# At most this many definitions, nearest in size to the bound code, are compared in full.
+# At most this many definitions, nearest in size to the bound code, are looked at, and the
+# ones sharing the most words with it are compared in full.
 _MAX_SCORED = 300
+_MAX_PARSED = 40
 # Kinds one definition can have before and after a move (a function moved into a class).
 _KIND_FAMILIES = ({"function", "method"},)
 
@@ -179,9 +182,14 @@ def _similar(
             ):
                 pool.append((abs(length - size), view, site))
     pool.sort(key=lambda item: (item[0], item[1].rel, item[2].start_byte))
+    # Parsing and aligning every candidate costs ~5 ms each: the words of the raw text
+    # (no parse) pick the few worth it.
+    words = _words(text)
+    texts = [(view, site, view.source_text(site)) for _d, view, site in pool[:_MAX_SCORED]]
+    texts.sort(key=lambda item: -_overlap(words, _words(item[2])))
     found: dict[str, Candidate] = {}
-    for _distance, view, site in pool[:_MAX_SCORED]:
-        other = snippet_tokens(bound.language, view.source_text(site))
+    for view, site, source in texts[:_MAX_PARSED]:
+        other = snippet_tokens(bound.language, source)
         if _ratio(tokens, other, quick=True) < SIMILARITY_FLOOR:
             continue
         similarity = _ratio(tokens, other)
@@ -190,6 +198,19 @@ def _similar(
             if candidate.ref not in found or similarity > (found[candidate.ref].similarity or 0):
                 found[candidate.ref] = candidate
     return _ranked(list(found.values()))[:MAX_CANDIDATES]
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> Counter[str]:
+    return Counter(_WORD.findall(text))
+
+
+def _overlap(a: Counter[str], b: Counter[str]) -> float:
+    """The share of words two texts have in common (a multiset Dice coefficient)."""
+    total = sum(a.values()) + sum(b.values())
+    return 2.0 * sum((a & b).values()) / total if total else 1.0
 
 
 def _ratio(a: list[str], b: list[str], *, quick: bool = False) -> float:

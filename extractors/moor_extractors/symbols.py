@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from tree_sitter import Node, QueryCursor, Tree
 
@@ -315,13 +315,19 @@ def split_qualified(language: str, qname: str) -> tuple[str | None, str]:
     return (container if separator else None), own
 
 
+@lru_cache(maxsize=2048)
+def _snippet_tokens(language: str, text: str) -> tuple[str, ...]:
+    return tuple(_spec(language).file_tokens(text.encode("utf-8")))
+
+
 def snippet_tokens(language: str, text: str) -> list[str]:
     """The normalised tokens of a piece of code parsed on its own (a definition's source cut
     out of its file, as sealed in the journal): what similarity between a vanished
     definition and its possible new places is measured on. Both sides of a comparison go
     through this, so a snippet that does not parse alone (a Java method outside its class)
-    yields the same error-recovered stream on both."""
-    return _spec(language).file_tokens(text.encode("utf-8"))
+    yields the same error-recovered stream on both. Remembered: an editor asks again on
+    every change while some code is gone."""
+    return list(_snippet_tokens(language, text))
 
 
 def _text_lines(source: bytes) -> list[str]:
