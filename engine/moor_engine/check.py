@@ -17,6 +17,7 @@ from moor_store.journal import Entry, Journal, NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
 from moor_engine.bound_code import bound_code
+from moor_engine.dependents import Dependents
 from moor_engine.memories import LoadedMemory, ResolvedEntry, load_memories
 from moor_engine.observe import FileObserver, Found, NotFound, Observation
 from moor_engine.relocate import Relocation, Search, alias_target, relocate
@@ -35,6 +36,10 @@ class Evaluation:
     loaded: dict[str, LoadedMemory]
     observations: dict[str, Observation]
     relocations: dict[str, Search] = field(default_factory=dict)
+
+    def dependents(self) -> Dependents:
+        """Which memories depend on which files, by this evaluation's memories."""
+        return Dependents.of(self.loaded)
 
 
 def locked_anchor_from(ref: Reference, found: Found) -> LockedAnchor:

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from moor_extractors.model import Failure
-from moor_extractors.reference import Reference
 from moor_store.lockfile import Lock, read_lock
 
 from moor_engine.check import Checker, Evaluation, journal_observations, rebaseline
+from moor_engine.dependents import Dependents
 from moor_engine.gitignore import IGNORE_FILE
 from moor_engine.memories import LoadedMemory, load_memories
 from moor_engine.observe import Found, NotFound, Observation
@@ -109,10 +109,7 @@ class LiveCheck:
         self._observations: dict[str, Observation] = {}
         self._missing: set[str] = set()  # canonicals observed NotFound
         self._unsettled: set[str] = set()  # memories whose report is not `current`
-        self._refs: dict[str, Reference] = {}
-        self._users: dict[str, set[str]] = {}  # canonical -> memory paths
-        self._uses: dict[str, set[str]] = {}  # memory path -> canonicals
-        self._by_path: dict[str, set[str]] = {}  # code path -> canonicals in it
+        self._graph = Dependents()  # file -> references into it -> memories using them
         self._pending: _Pending | None = None
         self._stale: set[str] = set()  # memories whose report a commit made out of date
         self.last_reobserved = 0  # anchors the last refresh observed (for tests, benchmarks)
@@ -138,16 +135,11 @@ class LiveCheck:
 
     def watches(self, rel: str) -> bool:
         """Whether some memory's anchor is in code file `rel`."""
-        return bool(self._by_path.get(rel))
+        return bool(self._graph.by_path.get(rel))
 
     def memories_about(self, rels: Iterable[str]) -> set[str]:
         """The memories with an anchor in any of these code files."""
-        return {
-            memory
-            for rel in rels
-            for canonical in self._by_path.get(rel, ())
-            for memory in self._users.get(canonical, ())
-        }
+        return self._graph.memories_using(self._graph.in_files(rels))
 
     def prepare(self, changed: Iterable[str]) -> int:
         """Parse the changed code files that anchors are in, as they are now, so that the
@@ -158,9 +150,9 @@ class LiveCheck:
         observer = self.session.observer
         count = 0
         for rel in changed:
-            canonicals = self._by_path.get(rel)
+            canonicals = self._graph.by_path.get(rel)
             if canonicals:
-                symbols = {self._refs[c].symbol for c in canonicals}
+                symbols = {self._graph.refs[c].symbol for c in canonicals}
                 named = {s for s in symbols if s is not None}
                 count += observer.prepare(rel, named, whole=None in symbols)
         return count
@@ -210,9 +202,7 @@ class LiveCheck:
         self._missing = {c for c, o in self._observations.items() if isinstance(o, NotFound)}
         self._reports = {report.path: report for report in evaluation.report.memories}
         self._unsettled = {p for p, r in self._reports.items() if r.state != State.CURRENT}
-        self._refs, self._users, self._uses, self._by_path = {}, {}, {}, {}
-        for path in self._loaded:
-            self._index(path)
+        self._graph = evaluation.dependents()
         self._stale.clear()
         self.last_reobserved = len(self._observations)
         self._pending = _Pending(evaluation, set(session.observer.changed))
@@ -236,7 +226,7 @@ class LiveCheck:
             {
                 rel
                 for rel in changed
-                if rel != LOCK_FILE and (rel not in in_memories or rel in self._by_path)
+                if rel != LOCK_FILE and (rel not in in_memories or rel in self._graph.by_path)
             }
         )
         if in_memories:
@@ -247,23 +237,23 @@ class LiveCheck:
             self._recent = [*[r for r in self._recent if r not in code], *sorted(code)][
                 -KEEP_TREES:
             ]
-        again = {canonical for rel in code for canonical in self._by_path.get(rel, ())}
-        again |= self._refs.keys() - self._observations.keys()  # new references
+        again = self._graph.in_files(code)
+        again |= self._graph.refs.keys() - self._observations.keys()  # new references
         if code:
             # Gone code may have gone to any changed file: look for it again.
             again |= self._missing
         for canonical in again:
             checker.forget_relocation(canonical)
-            new = checker.observe(self._refs[canonical])
+            new = checker.observe(self._graph.refs[canonical])
             old = self._observations.get(canonical)
             self._observations[canonical] = new
             if isinstance(new, NotFound):
                 self._missing.add(canonical)
-                dirty |= self._users.get(canonical, set())
+                dirty |= self._graph.users.get(canonical, set())
             else:
                 self._missing.discard(canonical)
                 if not _same(old, new):
-                    dirty |= self._users.get(canonical, set())
+                    dirty |= self._graph.users.get(canonical, set())
         # Memories that show where their code is now: the code moved within its file.
         for path in self._unsettled - dirty:
             if _touches(self._reports[path], code):
@@ -280,7 +270,7 @@ class LiveCheck:
             else:
                 self._unsettled.add(path)
         self.last_reobserved = len(again)
-        keys = again | {c for path in dirty for c in self._uses.get(path, ())}
+        keys = again | {c for path in dirty for c in self._graph.uses.get(path, ())}
         evaluation = Evaluation(
             Report([self._reports[p] for p in sorted(dirty) if p in self._reports]),
             {p: self._loaded[p] for p in dirty if p in self._loaded},
@@ -291,9 +281,10 @@ class LiveCheck:
 
     def _with_contents(self, code: set[str]) -> set[str]:
         """A folder that changed (deleted, renamed) stands for every watched file in it."""
-        folders = [rel.rstrip("/") + "/" for rel in code if rel not in self._by_path]
+        watched = self._graph.by_path
+        folders = [rel.rstrip("/") + "/" for rel in code if rel not in watched]
         if folders:
-            code |= {path for path in self._by_path if path.startswith(tuple(folders))}
+            code |= {path for path in watched if path.startswith(tuple(folders))}
         return code
 
     def _reload_lock(self, lock: Lock) -> set[str]:
@@ -338,34 +329,12 @@ class LiveCheck:
             del workspace.__dict__["code_paths"]
 
     def _index(self, path: str) -> None:
-        uses: set[str] = set()
-        for item in self._loaded[path].entries:
-            if item.ref is None:
-                continue
-            canonical = item.ref.canonical()
-            uses.add(canonical)
-            self._refs.setdefault(canonical, item.ref)
-            self._users.setdefault(canonical, set()).add(path)
-            if item.ref.path is not None:
-                self._by_path.setdefault(item.ref.path, set()).add(canonical)
-        self._uses[path] = uses
+        self._graph.add(path, self._loaded[path])
 
     def _unindex(self, path: str) -> None:
-        for canonical in self._uses.pop(path, set()):
-            users = self._users.get(canonical)
-            if users is None:
-                continue
-            users.discard(path)
-            if users:
-                continue
-            del self._users[canonical]
-            ref = self._refs.pop(canonical)
+        for canonical in self._graph.remove(path):
             self._observations.pop(canonical, None)
             self._missing.discard(canonical)
-            if ref.path is not None and ref.path in self._by_path:
-                self._by_path[ref.path].discard(canonical)
-                if not self._by_path[ref.path]:
-                    del self._by_path[ref.path]
 
     # --- writing -----------------------------------------------------------------------
 
@@ -397,7 +366,7 @@ class LiveCheck:
         session.observer.trim(set(self._recent))
 
     def _overlaid(self, canonical: str) -> bool:
-        ref = self._refs.get(canonical)
+        ref = self._graph.refs.get(canonical)
         return ref is not None and ref.path in self.overlays
 
     # --- checking the checker ----------------------------------------------------------
