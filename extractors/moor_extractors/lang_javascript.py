@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from .lang_base import LanguageSpec, Part
+from .lang_base import LanguageSpec, Part, Span, Variant
 from .normalise import Dialect, TokenWriter
 
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
@@ -82,6 +82,17 @@ class JavaScriptSpec(LanguageSpec):
         }
     )
     body_fields: ClassVar[Mapping[str, str]] = {"type_alias_declaration": "value"}
+
+    def variant(self, node: Node, span: Span) -> Variant:
+        if node.type == "method_definition" and any(
+            child.type in ("get", "set") for child in node.children
+        ):
+            return Variant(role="accessor")
+        return Variant()
+
+    def together(self, variants: list[Variant]) -> bool:
+        # `get x()` with `set x(v)`: one property to a reader.
+        return all(variant.role == "accessor" for variant in variants)
 
     def accept(self, node: Node) -> bool:
         parent = node.parent

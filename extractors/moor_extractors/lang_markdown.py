@@ -60,5 +60,11 @@ class MarkdownSpec(LanguageSpec):
     def file_tokens(self, source: bytes, root: Node | None = None) -> list[str]:
         return source.decode("utf-8", "replace").split()
 
+    def loose_matches(self, symbol: str, qnames: list[str]) -> list[int]:
+        """A breadcrumb may leave out leading headings (`Storage > Journal` finds
+        `Architecture > Storage > Journal`)."""
+        suffix = self.separator + symbol
+        return [index for index, qname in enumerate(qnames) if qname.endswith(suffix)]
+
 
 SPEC = MarkdownSpec("markdown")

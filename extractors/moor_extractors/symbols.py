@@ -37,7 +37,8 @@ _ROOT_PLACE = "^"
 
 
 @cache
-def _spec(language: str) -> LanguageSpec:
+def spec_for(language: str) -> LanguageSpec:
+    """The language module's spec; KeyError for a language moor has no grammar for."""
     module_name, attribute = _SPECS[language]
     spec: LanguageSpec = getattr(importlib.import_module(f".{module_name}", __package__), attribute)
     return spec
@@ -166,6 +167,16 @@ class ParsedFile:
             definition.context = start
         return definition.key
 
+    @property
+    def spec(self) -> LanguageSpec:
+        return self._spec
+
+    def definition(self, site: DefinitionSite) -> tuple[Node, Span]:
+        """The definition node of a site listed by `sites()`, and its span."""
+        definition = self._located(site)
+        assert definition.node is not None and definition.span is not None
+        return definition.node, definition.span
+
     def source_text(self, site: DefinitionSite) -> str:
         return self.source[site.start_byte : site.end_byte].decode("utf-8", "replace")
 
@@ -220,7 +231,7 @@ def parse_source(language: str, source: bytes, earlier: ParsedFile | None = None
     as a fresh parse, never much longer, measured) and lets the definitions be listed again
     only where the file changed (`_relist_definitions`). The tree is the same either way
     (a tree with a syntax error is parsed afresh: error recovery is not)."""
-    spec = _spec(language)
+    spec = spec_for(language)
     parser = new_parser(language)
     if earlier is None or earlier.language != language:
         return ParsedFile(language, source, parser.parse(source), spec)
@@ -285,7 +296,7 @@ def file_facts(language: str | None, source: bytes, parsed: ParsedFile | None = 
         body = _text_lines(source)
     else:
         root = parsed.tree.root_node if parsed is not None and parsed.source == source else None
-        body = _spec(language).file_tokens(source, root)
+        body = spec_for(language).file_tokens(source, root)
     axes = {axis: _EMPTY for axis in AXES}
     axes["kind"] = digest_tokens(["file"])
     axes["body"] = digest_tokens(body)
