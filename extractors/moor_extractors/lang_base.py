@@ -75,10 +75,6 @@ class LanguageSpec:
     leading_comments_are_doc = True
     conditionals: frozenset[str] = frozenset({"if_statement", "try_statement", "match_statement"})
     """Statements whose branches make same-named definitions variants of one symbol."""
-    scopes: frozenset[str] = frozenset(
-        {"module", "class_definition", "function_definition", "program"}
-    )
-    """Nodes that bound the search for such a statement (a definition's own container)."""
 
     def __init__(self, language: str) -> None:
         self.language = language

@@ -134,11 +134,7 @@ def group_of(
     # `f = None` (or `f: Callable | None = None`) beside `def f`: a declared default or
     # fallback of one symbol, watched together.
     declared = sum(site.kind != "constant" for site in sites) <= 1
-    together = (
-        declared
-        or spec.together(variants)
-        or _shared_conditional(spec, [node for node, _ in nodes])
-    )
+    together = declared or spec.together(variants) or _exclusive(spec, [node for node, _ in nodes])
     return Group(together, spellings)
 
 
@@ -148,24 +144,26 @@ def _canonical(variant: Variant) -> str | None:
     return canonical_spelling(variant.spelling)
 
 
-def _shared_conditional(spec: LanguageSpec, nodes: list[Node]) -> bool:
-    """True when one conditional statement holds every definition, each in a branch of
-    its own (two `def f` in the same branch are a redefinition, not variants)."""
+def _exclusive(spec: LanguageSpec, nodes: list[Node]) -> bool:
+    """True when no two of the definitions can both run: each pair sits in different
+    branches of some conditional (`if WIN: def f` / `else: def f`, `try:`/`except:`, also
+    nested, and methods of a class defined once per branch). Two `def f` in one branch
+    are a redefinition, not variants."""
     branches: list[dict[tuple[int, int], tuple[int, int]]] = []
     for definition in nodes:
-        top = definition
-        while top.parent is not None and spec.wraps(top.parent, top):
-            top = top.parent
-        child: Node = top
-        node = top.parent
+        child: Node = definition
+        node = definition.parent
         seen: dict[tuple[int, int], tuple[int, int]] = {}  # conditional -> branch
-        while node is not None and node.type not in spec.scopes:
+        while node is not None:
             if node.type in spec.conditionals:
                 seen[(node.start_byte, node.end_byte)] = (child.start_byte, child.end_byte)
             child, node = node, node.parent
         branches.append(seen)
-    shared = set.intersection(*(set(b) for b in branches))
-    return any(len({b[c] for b in branches}) == len(branches) for c in shared)
+    return all(
+        any(a[c] != b[c] for c in a.keys() & b.keys())
+        for index, a in enumerate(branches)
+        for b in branches[index + 1 :]
+    )
 
 
 def reference_symbol(path: str, qname: str) -> str | None:

@@ -187,3 +187,40 @@ def test_pasted_spellings_of_rust_and_go_resolve() -> None:
     assert lines("go", go, "(*List).Push") == [5]
     assert lines("go", go, "List.Push") == [5]
     assert lines("go", go, "(*List).Pop") is None
+
+
+PLATFORMS = """\
+import os, sys
+
+if os.name == "nt":
+    def find(name):
+        return name
+elif os.name == "posix":
+    if sys.platform == "darwin":
+        def find(name):
+            return "lib" + name
+    else:
+        def find(name):
+            return name + ".so"
+
+    class Popen:
+        def wait(self):
+            return 0
+else:
+    class Popen:
+        def wait(self):
+            return 1
+
+        def wait(self):
+            return 2
+"""
+
+
+def test_definitions_in_nested_branches_and_methods_of_per_branch_classes_are_variants() -> None:
+    assert lines("python", PLATFORMS, "find") == [4, 8, 11]
+    assert lines("python", PLATFORMS, "Popen") == [14, 18]
+    # Control: the two `wait` in the `else:` class are a redefinition, so with them the
+    # three are not variants of one method.
+    assert str(lines("python", PLATFORMS, "Popen.wait")).startswith("ambiguous")
+    single = PLATFORMS.replace("\n        def wait(self):\n            return 2\n", "\n")
+    assert lines("python", single, "Popen.wait") == [15, 19]
