@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from tree_sitter import Node
 
 from .lang_base import LanguageSpec, Span, Variant
 from .normalise import Dialect, write_as_written
 
 _CALLABLES = frozenset({"method_declaration", "constructor_declaration"})
+_FIELDS = frozenset({"field_declaration", "constant_declaration"})
 
 DIALECT = Dialect(
     skip=frozenset({"line_comment", "block_comment"}),
@@ -25,6 +29,13 @@ class JavaSpec(LanguageSpec):
     dialect = DIALECT
     comment_types = frozenset({"line_comment", "block_comment"})
     decorators = frozenset({"modifiers"})
+    body_fields: ClassVar[Mapping[str, str]] = {"variable_declarator": "value"}
+
+    def wraps(self, parent: Node, child: Node) -> bool:
+        # `private int size = 0;` is one definition; in `int a, b;` each name stands alone.
+        if parent.type not in _FIELDS:
+            return False
+        return sum(1 for c in parent.named_children if c.type == "variable_declarator") == 1
 
     def variant(self, node: Node, span: Span) -> Variant:
         if node.type not in _CALLABLES:

@@ -81,7 +81,13 @@ class JavaScriptSpec(LanguageSpec):
             "var",
         }
     )
-    body_fields: ClassVar[Mapping[str, str]] = {"type_alias_declaration": "value"}
+    body_fields: ClassVar[Mapping[str, str]] = {
+        "type_alias_declaration": "value",
+        # A value bound to a name (`const limits = {…}`, a class field): the value is its body.
+        "variable_declarator": "value",
+        "field_definition": "value",
+        "public_field_definition": "value",
+    }
 
     def variant(self, node: Node, span: Span) -> Variant:
         if node.type == "method_definition" and any(

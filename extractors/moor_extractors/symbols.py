@@ -421,16 +421,19 @@ def _relist_definitions(
     return result
 
 
-def _outline(root: Node, start: int, end: int, shift: int) -> list[tuple[str, int, int, bool]]:
+def _outline(root: Node, start: int, end: int, shift: int) -> list[tuple[str, int, int, str]]:
     """The top-level nodes outside [start, end): type, start and end (those after the range
-    moved back by `shift`), and whether they hold a syntax error."""
+    moved back by `shift`), and the whole shape of those that hold a syntax error (error
+    recovery can reshape the inside of a node far from the edit while its extent stays:
+    a TypeScript field `privte` appears or not)."""
     outline = []
     for child in root.children:
+        shape = str(child) if child.has_error else ""
         if child.end_byte <= start:
-            outline.append((child.type, child.start_byte, child.end_byte, child.has_error))
+            outline.append((child.type, child.start_byte, child.end_byte, shape))
         elif child.start_byte >= end:
             moved = (child.start_byte - shift, child.end_byte - shift)
-            outline.append((child.type, *moved, child.has_error))
+            outline.append((child.type, *moved, shape))
     return outline
 
 

@@ -178,3 +178,56 @@ def test_moor_symbols_refuses_a_missing_file_or_one_without_a_grammar(ws: Worksp
     # Control: a file in a language moor parses lists its definitions.
     ws.write("src/a.py", "def f():\n    return 1\n")
     assert ws.moor("symbols", "src/a.py").out == "src/a.py#f\n"
+
+
+def test_values_are_definitions_and_methods_in_constants_are_named_through_them(
+    ws: Workspace,
+) -> None:
+    ws.write(
+        "src/limits.ts",
+        "export const limits = {\n  retries: 3,\n};\n\nclass Pool {\n  size = 4;\n}\n",
+    )
+    ws.write("src/Codecs.java", CODECS)
+    listed = ws.moor("symbols", "src/Codecs.java", check=True).out.splitlines()
+    assert "src/Codecs.java#Codecs.INT.decode" in listed
+    assert "src/Codecs.java#Codecs.Mode.FAST.apply" in listed
+    assert "src/Codecs.java#Codecs.Mode.apply" in listed  # the abstract one, alone
+    ws.memory("limits", "src/limits.ts#limits")
+    ws.memory("size", "src/limits.ts#Pool.size")
+    ws.memory("int", "src/Codecs.java#Codecs.INT.decode")
+    ws.memory("fast", "src/Codecs.java#Codecs.Mode.FAST.apply")
+    assert ws.moor("bind").code == 0
+    ws.write(
+        "src/limits.ts",
+        "export const limits = {\n  retries: 5,\n};\n\nclass Pool {\n  size = 4;\n}\n",
+    )
+    ws.write(
+        "src/Codecs.java",
+        ws.read("src/Codecs.java").replace("go(2)", "go(3)").replace("return 2", "return 3"),
+    )
+    states = ws.states()
+    assert states["memories/limits.md"]["state"] == "drifted"
+    assert states["memories/size.md"]["state"] == "current"
+    # The other constant's and the other field's methods changed; these did not.
+    assert states["memories/int.md"]["state"] == "current"
+    assert states["memories/fast.md"]["state"] == "current"
+    # Control: an edit inside FAST's own body drifts it.
+    ws.write("src/Codecs.java", ws.read("src/Codecs.java").replace("go(1)", "go(0)"))
+    assert ws.state("memories/fast.md") == "drifted"
+
+
+CODECS = """
+class Codecs {
+    static final Codec INT = new Codec() {
+        int decode() { return 1; }
+    };
+    static final Codec STR = new Codec() {
+        int decode() { return 2; }
+    };
+    enum Mode {
+        FAST { void apply() { go(1); } },
+        SLOW { void apply() { go(2); } };
+        abstract void apply();
+    }
+}
+"""
