@@ -231,3 +231,21 @@ class Codecs {
     }
 }
 """
+
+
+def test_a_markdown_heading_with_markup_binds_by_visible_text_or_github_anchor(
+    ws: Workspace,
+) -> None:
+    doc = '# Help\n\n## <a id="oom"></a> OutOfMemoryError when `Foo` runs\n\nRaise the heap.\n'
+    ws.write("docs/help.md", doc)
+    assert ws.moor("symbols", "docs/help.md", check=True).out.splitlines() == [
+        "docs/help.md#Help",
+        "docs/help.md#Help > OutOfMemoryError when Foo runs",
+    ]
+    ws.memory("visible", "docs/help.md#Help > OutOfMemoryError when Foo runs")
+    ws.memory("anchor", "docs/help.md#outofmemoryerror-when-foo-runs")
+    assert ws.moor("bind").code == 0
+    ws.write("docs/help.md", doc.replace("Raise the heap.", "Lower the load."))
+    states = ws.states()
+    assert states["memories/visible.md"]["state"] == "drifted"
+    assert states["memories/anchor.md"]["state"] == "drifted"

@@ -224,3 +224,49 @@ def test_definitions_in_nested_branches_and_methods_of_per_branch_classes_are_va
     assert str(lines("python", PLATFORMS, "Popen.wait")).startswith("ambiguous")
     single = PLATFORMS.replace("\n        def wait(self):\n            return 2\n", "\n")
     assert lines("python", single, "Popen.wait") == [15, 19]
+
+
+HEADINGS = """\
+# Troubleshooting
+
+## <a id="oom"></a> OutOfMemoryError when `Foo` runs *twice*
+
+Raise the heap.
+
+## See [the guide](guide.md)
+
+Read it.
+"""
+
+
+def markdown(symbol: str) -> list[int] | str | None:
+    parsed = parse_source("markdown", HEADINGS.encode())
+    sites = parsed.sites()
+    ref = parse_reference(f"docs/t.md#{symbol}")
+    canonical = ref.symbol  # type: ignore[union-attr]
+    assert canonical is not None
+    meaning = resolve(
+        canonical,
+        sites,
+        "markdown",
+        lambda q: [i for i, s in enumerate(sites) if s.qname == q],
+        lambda found: group_of(parsed.spec, [sites[i] for i in found], lambda: parsed),
+    )
+    return [sites[i].line for i in meaning.indexes] if isinstance(meaning, Named) else None
+
+
+def test_markdown_headings_with_markup_are_named_by_their_visible_text_or_anchor() -> None:
+    visible = "Troubleshooting > OutOfMemoryError when Foo runs twice"
+    assert [s.qname for s in parse_source("markdown", HEADINGS.encode()).sites()] == [
+        "Troubleshooting",
+        visible,
+        "Troubleshooting > See the guide",
+    ]
+    assert markdown(visible) == [3]
+    assert markdown("OutOfMemoryError when Foo runs twice") == [3]
+    # Written as in the source, markup and all, it is the same heading (HTML aside: its
+    # `>` would split the breadcrumb).
+    assert markdown("Troubleshooting > OutOfMemoryError when `Foo` runs *twice*") == [3]
+    assert markdown("outofmemoryerror-when-foo-runs-twice") == [3]
+    assert markdown("see-the-guide") == [7]
+    assert markdown("see-the-manual") is None
