@@ -51,6 +51,9 @@ class Variant:
 
     spelling: str | None = None
     """What goes in `name(…)` to pick it alone: parameter types, a Rust trait; None: nothing."""
+    full: str | None = None
+    """A longer spelling, for when `spelling` (or its absence) does not tell it apart from
+    a namesake: a Rust impl's whole header, `From<&str> for Box<str>`."""
     role: str | None = None
     """A part it plays in one symbol with its namesakes (`property`, `overload`, `cfg`)."""
 

@@ -81,15 +81,17 @@ class RustSpec(LanguageSpec):
 
     def variant(self, node: Node, span: Span) -> Variant:
         """A method of `impl Display for Pattern` is picked by its trait,
-        `Pattern.fmt(Display)`; `#[cfg(…)]` on it or on its impl makes it a variant."""
+        `Pattern.fmt(Display)`, or by the whole impl header where the trait is not enough;
+        `#[cfg(…)]` on it or on its impl makes it a variant."""
         block = node.parent
         impl = block.parent if block is not None and block.type == "declaration_list" else None
-        trait = impl.child_by_field_name("trait") if impl is not None else None
-        spelling = (
-            trait.text.decode("utf-8", "replace") if trait is not None and trait.text else None
-        )
+        trait = _text(impl.child_by_field_name("trait")) if impl is not None else None
+        own = _text(impl.child_by_field_name("type")) if impl is not None else None
+        # Impls of one trait for two instantiations of a type (`From<&str> for Box<str>`,
+        # `… for Box<dyn Error>`), or two inherent impls: the whole header tells them apart.
+        full = f"{trait} for {own}" if trait is not None else own
         cfg = _has_cfg(span.first, span.top) or (impl is not None and _has_cfg(*_attributes(impl)))
-        return Variant(spelling=spelling, role="cfg" if cfg else None)
+        return Variant(spelling=trait, full=full, role="cfg" if cfg else None)
 
     def together(self, variants: list[Variant]) -> bool:
         # One function per platform or feature: a reader sees one function.
@@ -99,6 +101,10 @@ class RustSpec(LanguageSpec):
         if parent.type == "macro_definition" and child.type == "macro_rule":
             return Part.BODY
         return super().classify(parent, child, field_name)
+
+
+def _text(node: Node | None) -> str | None:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text else None
 
 
 def _attributes(item: Node) -> tuple[Node, Node]:

@@ -12,7 +12,7 @@ Grammar (one string): ``PATH``, ``PATH#SYMBOL`` or ``anchor:NAME``.
   parameter types in Java and TypeScript (``Registry.lookup(String, int)``), the trait in
   Rust (``Pattern.fmt(Display)``). Inside it whitespace is allowed and normalised
   (`canonical_spelling`), so ``lookup(Map<String,Integer> , int)`` is
-  ``lookup(Map<String,Integer>, int)``. In a Markdown file (``.md``/``.markdown``,
+  ``lookup(Map<String, Integer>, int)``. In a Markdown file (``.md``/``.markdown``,
   any case) it is a heading breadcrumb; levels are separated by ``>``, whitespace around
   and inside each level is collapsed, so ``A>B`` and ``A  >  B`` both become ``A > B``.
   A heading that itself contains ``>`` cannot be referenced.
@@ -57,8 +57,10 @@ _FORBIDDEN = re.compile(
 _DRIVE = re.compile(r"[A-Za-z]:")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 _WHITESPACE_RUN = re.compile(r"\s+")
-# A space with punctuation on either side carries no meaning in a type (`Map< K >`).
-_LOOSE_SPACE = re.compile(r"(?<=[^\w$]) | (?=[^\w$])")
+# Spaces that carry no meaning in a type: inside brackets (`Map< K >`), before a comma or
+# an opening bracket (`int []`), around `::` and `.`. Others stay (`dyn Error + 'a`).
+_LOOSE_SPACE = re.compile(r"(?<=[<(\[{.]) | (?=[>)\]},<(\[.])|(?<=::) | (?=::)")
+_COMMA = re.compile(r", ?")
 
 
 @dataclass(frozen=True)
@@ -164,10 +166,10 @@ def split_spelling(symbol: str) -> tuple[str, str | None]:
 
 
 def canonical_spelling(inside: str) -> str | None:
-    """The one way to write a parenthesised list: top-level commas followed by one space,
-    each item's whitespace runs collapsed and dropped beside punctuation (`Map< K , V >`
-    -> `Map<K,V>`, `String []` -> `String[]`, `keyof T` stays). None when its brackets do
-    not balance."""
+    """The one way to write a parenthesised list: every comma followed by one space, each
+    item's whitespace runs collapsed and dropped inside brackets and before them
+    (`Map< K ,V >` -> `Map<K, V>`, `String []` -> `String[]`; `keyof T` and
+    `From<&str> for Box<str>` stay). None when its brackets do not balance."""
     items: list[str] = []
     start = 0
     closing = {")": "(", "]": "[", ">": "<", "}": "{"}
@@ -194,7 +196,7 @@ def canonical_spelling(inside: str) -> str | None:
 
 def _tight(text: str) -> str:
     text = _WHITESPACE_RUN.sub(" ", text).strip()
-    return _LOOSE_SPACE.sub("", text)
+    return _COMMA.sub(", ", _LOOSE_SPACE.sub("", text))
 
 
 def _code_symbol(symbol: str) -> str | Failure:

@@ -130,7 +130,7 @@ def group_of(
     parse = parsed()
     nodes = [parse.definition(site) for site in sites]
     variants = [spec.variant(node, span) for node, span in nodes]
-    spellings = tuple(_canonical(variant) for variant in variants)
+    spellings = _distinct([_canonical(v.spelling) for v in variants], variants)
     # `f = None` (or `f: Callable | None = None`) beside `def f`: a declared default or
     # fallback of one symbol, watched together.
     declared = sum(site.kind != "constant" for site in sites) <= 1
@@ -138,10 +138,19 @@ def group_of(
     return Group(together, spellings)
 
 
-def _canonical(variant: Variant) -> str | None:
-    if variant.spelling is None:
-        return None
-    return canonical_spelling(variant.spelling)
+def _distinct(short: list[str | None], variants: list[Variant]) -> tuple[str | None, ...]:
+    """Each member's spelling: its short one where that alone tells it apart (no spelling
+    at all, for the one member the bare name means), else its full one."""
+    chosen: list[str | None] = []
+    for spelling, variant in zip(short, variants, strict=True):
+        if short.count(spelling) > 1 and variant.full is not None:
+            spelling = _canonical(variant.full)
+        chosen.append(spelling)
+    return tuple(chosen)
+
+
+def _canonical(spelling: str | None) -> str | None:
+    return None if spelling is None else canonical_spelling(spelling)
 
 
 def _exclusive(spec: LanguageSpec, nodes: list[Node]) -> bool:

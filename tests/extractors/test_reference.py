@@ -122,12 +122,15 @@ def test_a_code_symbol_with_an_empty_level_or_whitespace_is_refused() -> None:
 
 def test_a_parenthesised_list_after_the_last_level_may_hold_normalised_whitespace() -> None:
     assert ok("R.java#Registry.lookup(String,   int)").symbol == "Registry.lookup(String, int)"
-    assert ok("R.java#R.put( Map< K , V > ,int [] )").symbol == "R.put(Map<K,V>, int[])"
+    assert ok("R.java#R.put( Map< K ,V > ,int [] )").symbol == "R.put(Map<K, V>, int[])"
+    assert ok("a.rs#B.f(From<&str>  for Box<dyn Error + 'a>)").symbol == (
+        "B.f(From<&str> for Box<dyn Error + 'a>)"
+    )
     assert ok("R.java#R.run()").symbol == "R.run()"
     assert ok("a.ts#f(keyof T)").symbol == "f(keyof T)"  # a space between words is meaning
     assert ok("a.rs#Pattern.fmt(fmt::Display)").symbol == "Pattern.fmt(fmt::Display)"
     # Each canonical form is its own fixed point.
-    for raw in ["R.java#R.put(Map<K,V>, int[])", "a.ts#f(keyof T, (x:number)=>void)"]:
+    for raw in ["R.java#R.put(Map<K, V>, int[])", "a.ts#f(keyof T, (x: number) => void)"]:
         assert ok(ok(raw).canonical()).canonical() == ok(raw).canonical()
 
 

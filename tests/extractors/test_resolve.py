@@ -270,3 +270,37 @@ def test_markdown_headings_with_markup_are_named_by_their_visible_text_or_anchor
     assert markdown("outofmemoryerror-when-foo-runs-twice") == [3]
     assert markdown("see-the-guide") == [7]
     assert markdown("see-the-manual") is None
+
+
+BOXES = """\
+impl From<&str> for Box<str> {
+    fn from(s: &str) -> Self { todo!() }
+}
+
+impl From<&str> for Box<dyn Error> {
+    fn from(s: &str) -> Self { todo!() }
+}
+
+impl From<String> for Box<str> {
+    fn from(s: String) -> Self { todo!() }
+}
+
+impl Box<dyn Any> {
+    fn downcast(self) {}
+}
+
+impl Box<dyn Any + Send> {
+    fn downcast(self) {}
+}
+"""
+
+
+def test_rust_impls_the_trait_cannot_tell_apart_are_picked_by_their_whole_header() -> None:
+    assert lines("rust", BOXES, "Box.from(From<&str> for Box<str>)") == [2]
+    assert lines("rust", BOXES, "Box.from(From<&str>  for  Box<dyn Error>)") == [6]
+    assert lines("rust", BOXES, "Box.from(From<String>)") == [10]  # its trait is enough
+    assert lines("rust", BOXES, "Box.from(From<&str>)") is None  # two have it: not a pick
+    assert lines("rust", BOXES, "Box.downcast(Box<dyn Any + Send>)") == [18]
+    assert lines("rust", BOXES, "Box.downcast") == (
+        "ambiguous: Box.downcast(Box<dyn Any>) @14, Box.downcast(Box<dyn Any + Send>) @18"
+    )
