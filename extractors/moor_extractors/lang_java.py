@@ -47,8 +47,10 @@ class JavaSpec(LanguageSpec):
         return Variant(spelling=", ".join(t for t in types if t is not None))
 
     def together(self, variants: list[Variant]) -> bool:
-        # Overloads: one method to a reader, however many parameter lists it has.
-        return all(variant.spelling is not None for variant in variants)
+        # Overloads: one method to a reader, however many parameter lists it has (two equal
+        # lists are no overloads but a mistake that does not compile: ambiguous).
+        spellings = [variant.spelling for variant in variants]
+        return None not in spellings and len(set(spellings)) == len(spellings)
 
 
 def _parameter_type(parameter: Node) -> str | None:
