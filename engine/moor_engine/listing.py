@@ -15,6 +15,8 @@ def file_symbols(session: Session, arg: str) -> tuple[str, list[SymbolRef]]:
     """The workspace-relative path of `arg` and its referenceable symbols; UsageError for a
     path that is missing, unreadable, not text, outside the workspace or in no grammar."""
     rel = session.relative_arg(arg)
+    if (session.workspace.root / rel).is_dir():
+        raise UsageError(f"{rel or '.'}: a folder; name one file")
     language = language_for_path(rel)
     if language is None:
         raise UsageError(f"{rel}: no grammar for this file, so it has no symbols to name")

@@ -166,6 +166,7 @@ def test_moor_symbols_lists_every_reference_that_names_a_definition(ws: Workspac
 
 
 def test_moor_symbols_refuses_a_missing_file_or_one_without_a_grammar(ws: Workspace) -> None:
+    ws.write("src/keep.txt", "")
     missing = ws.moor("symbols", "src/nope.py")
     assert missing.code == 2
     assert "src/nope.py: no such file" in missing.err
@@ -175,6 +176,9 @@ def test_moor_symbols_refuses_a_missing_file_or_one_without_a_grammar(ws: Worksp
     assert "no grammar" in plain.err
     outside = ws.moor("symbols", "../elsewhere.py")
     assert outside.code == 2
+    folder = ws.moor("symbols", "src")
+    assert folder.code == 2
+    assert "src: a folder" in folder.err
     # Control: a file in a language moor parses lists its definitions.
     ws.write("src/a.py", "def f():\n    return 1\n")
     assert ws.moor("symbols", "src/a.py").out == "src/a.py#f\n"
