@@ -84,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     log = commands.add_parser("log", help="the journal of a memory's anchors")
     log.add_argument("memory")
 
+    symbols = commands.add_parser(
+        "symbols", help="every reference that names a definition of a file exactly"
+    )
+    symbols.add_argument("path", help="a code or Markdown file in the workspace")
+    symbols.add_argument("--format", choices=("text", "json"), default="text")
+
     commands.add_parser(
         "lsp",
         help="run the language server on stdin/stdout (`moor lsp --help` for its options)",
@@ -258,6 +264,20 @@ def cmd_log(args: argparse.Namespace, start: Path) -> int:
     return EXIT_OK
 
 
+def cmd_symbols(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.listing import file_symbols
+
+    from moor import render
+
+    with Session.open(start, use_journal=False) as session:
+        rel, found = file_symbols(session, args.path)
+    if args.format == "json":
+        render.render_symbols_json(rel, found)
+    else:
+        render.render_symbols_text(rel, found)
+    return EXIT_OK
+
+
 def cmd_lsp(args: argparse.Namespace, start: Path) -> int:
     # Imported here: the LSP stack costs ~0.4 s and no other command needs it.
     from moor_lsp.server import main as serve
@@ -274,5 +294,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "follow": cmd_follow,
     "diff": cmd_diff,
     "log": cmd_log,
+    "symbols": cmd_symbols,
     "lsp": cmd_lsp,
 }

@@ -8,6 +8,7 @@ from typing import TextIO
 
 from moor_engine.trust import QUIET_STATES, MemoryReport, Report, State
 from moor_engine.verdicts import next_step
+from moor_extractors.resolve import SymbolRef
 
 STATE_STYLE: dict[State, str] = {
     State.INVALID: "bold red",
@@ -42,6 +43,28 @@ def render_json(report: Report, out: TextIO = sys.stdout) -> None:
     # Indented for a person at a terminal; compact (C encoder, ~10x faster) for a pipe.
     indent = 2 if out.isatty() else None
     out.write(json.dumps(report.as_json(), indent=indent, ensure_ascii=False) + "\n")
+
+
+def render_symbols_text(path: str, symbols: list[SymbolRef], out: TextIO = sys.stdout) -> None:
+    """One reference a line, ready to paste into `about:`."""
+    for symbol in symbols:
+        out.write(f"{path}#{symbol.symbol}\n")
+
+
+def render_symbols_json(path: str, symbols: list[SymbolRef], out: TextIO = sys.stdout) -> None:
+    rows = [
+        {
+            "ref": f"{path}#{s.symbol}",
+            "kind": s.kind,
+            "line": s.line,
+            "end_line": s.end_line,
+            "variants": s.variants,
+        }
+        for s in symbols
+    ]
+    indent = 2 if out.isatty() else None
+    out.write(json.dumps({"path": path, "symbols": rows}, indent=indent, ensure_ascii=False))
+    out.write("\n")
 
 
 def render_sarif(report: Report, version: str, out: TextIO = sys.stdout) -> None:

@@ -21,15 +21,18 @@ from moor_extractors.digest import digest_bytes, digest_json, digest_tokens
 from moor_extractors.languages import language_for_path
 from moor_extractors.model import DefinitionSite, Facts, Failure, Reason
 from moor_extractors.reference import Reference, parse_reference
-from moor_extractors.symbols import NORMALISER_VERSION, ParsedFile, file_facts, parse_source
+from moor_extractors.resolve import Ambiguous, Group, group_of, resolve
+from moor_extractors.symbols import (
+    NORMALISER_VERSION,
+    ParsedFile,
+    file_facts,
+    parse_source,
+    spec_for,
+)
 from moor_store.journal import CachedFile, Journal
 
 PROBE_VERSION = 1
 CACHE_DERIVATION = f"parse/{PROBE_VERSION} norm/{NORMALISER_VERSION}"
-# Statements whose branches make same-named definitions alternatives, and the nodes that
-# bound the search for them (a definition's own container).
-_CONDITIONALS = frozenset({"if_statement", "try_statement", "match_statement"})
-_CONTAINERS = frozenset({"module", "class_definition", "function_definition", "program"})
 # Files modified less than this long before their cache row is written are re-hashed later.
 _RACY_WINDOW_NS = 2_000_000_000
 # Addresses remembered by facts key, at most (then forgotten all at once).
@@ -104,7 +107,7 @@ class FileView:
         self._reuse = reuse or {}  # facts_key -> facts, from an earlier version of the file
         self._earlier: ParsedFile | None = None  # a parse of that version, to re-parse from
         self._file_facts: Facts | None = None
-        self._alternatives: dict[str, bool] = {}
+        self._groups: dict[str, Group] = {}  # qualified name -> what its namesakes are
         self.parse_count = 0
         self.normalised = 0  # definitions normalised here (not known from a cache)
         self.overlay = False  # made from an editor's unsaved buffer: never cached
@@ -129,9 +132,12 @@ class FileView:
         whole = payload.get("file")
         if isinstance(whole, list):
             self._file_facts = Facts(kind=whole[0], axes=whole[1])
-        alternatives = payload.get("alternatives")
-        if isinstance(alternatives, dict):
-            self._alternatives = {str(k): bool(v) for k, v in alternatives.items()}
+        groups = payload.get("groups")
+        if isinstance(groups, dict):
+            self._groups = {
+                str(qname): Group(bool(together), tuple(spellings))
+                for qname, (together, spellings) in groups.items()
+            }
 
     def payload(self) -> str:
         return json.dumps(
@@ -147,7 +153,10 @@ class FileView:
                 "file": None
                 if self._file_facts is None
                 else [self._file_facts.kind, dict(self._file_facts.axes)],
-                "alternatives": self._alternatives,
+                "groups": {
+                    qname: [group.together, list(group.spellings)]
+                    for qname, group in self._groups.items()
+                },
             },
             separators=(",", ":"),
         )
@@ -237,42 +246,23 @@ class FileView:
         known.update((key, self._facts[index]) for index, key in self._keys.items())
         return known
 
-    def are_alternatives(self, indexes: list[int]) -> bool:
-        """Whether same-named definitions are variants of one symbol, not an ambiguity:
-        branches of one conditional (`if WIN: def f` / `else: def f`, `try:`/`except:`),
-        or one definition beside plain assignments of its name. Remembered in the cache
-        so a warm check need not parse to know."""
-        qname = self.sites()[indexes[0]].qname
-        if qname not in self._alternatives:
-            kinds = [self.sites()[i].kind for i in indexes]
-            # `f = None` (or `f: Callable | None = None`) beside `def f`: a declared
-            # default or fallback of one symbol, watched together.
-            declared = sum(kind != "constant" for kind in kinds) <= 1
-            self._alternatives[qname] = declared or self._shared_conditional(indexes)
+    def group(self, indexes: list[int]) -> Group:
+        """What same-named definitions are (`moor_extractors.resolve.group_of`). Remembered
+        in the cache so a warm check need not parse to know."""
+        sites = self.sites()
+        # Several names only for a Markdown breadcrumb suffix that more than one matches.
+        qname = "\n".join(dict.fromkeys(sites[i].qname for i in indexes))
+        found = self._groups.get(qname)
+        if found is None or len(found.spellings) != len(indexes):
+            assert self.language is not None
+            found = group_of(spec_for(self.language), [sites[i] for i in indexes], self.parsed)
+            self._groups[qname] = found
             self.dirty = True
-        return self._alternatives[qname]
+        return found
 
-    def _shared_conditional(self, indexes: list[int]) -> bool:
-        """True when one conditional statement holds every definition, each in a branch of
-        its own (two `def f` in the same branch are a redefinition, not variants)."""
-        root = self.parsed().tree.root_node
-        branches: list[dict[tuple[int, int], tuple[int, int]]] = []
-        for index in indexes:
-            site = self.sites()[index]
-            found = root.descendant_for_byte_range(site.start_byte, site.end_byte)
-            node = found.parent if found is not None else None  # the definition itself
-            child = found
-            seen: dict[tuple[int, int], tuple[int, int]] = {}  # conditional -> branch
-            while node is not None and child is not None and node.type not in _CONTAINERS:
-                if node.type in _CONDITIONALS:
-                    seen[(node.start_byte, node.end_byte)] = (child.start_byte, child.end_byte)
-                child, node = node, node.parent
-            branches.append(seen)
-        shared = set.intersection(*(set(b) for b in branches))
-        return any(len({b[c] for b in branches}) == len(branches) for c in shared)
-
-    def alternatives_facts(self, indexes: list[int]) -> tuple[DefinitionSite, Facts]:
-        """One site spanning every branch, and facts that move when any branch moves."""
+    def together_facts(self, indexes: list[int]) -> tuple[DefinitionSite, Facts]:
+        """One site spanning every definition of a symbol (its branches, accessors or
+        overloads), and facts that move when any of them moves."""
         sites = [self.sites()[i] for i in indexes]
         facts = [self.facts_at(i) for i in indexes]
         first, last = sites[0], sites[-1]
@@ -545,30 +535,25 @@ class FileObserver:
                 "Python, JavaScript, TypeScript, Go, Rust, Java and Markdown files",
             )
         sites = view.sites()
-        matches = view.named(ref.symbol) or find_symbol(sites, ref.symbol, language)
-        if not matches:
+        meaning = resolve(ref.symbol, sites, language, view.named, view.group)
+        if meaning is None:
             return NotFound(ref.path, derivation, not_found_address(derivation))
-        if (
-            len(matches) > 1
-            and not any(sites[i].has_error for i in matches)
-            and view.are_alternatives(matches)
-        ):
-            span, facts = view.alternatives_facts(matches)
-            return Found(ref.path, derivation, facts, found_address(derivation, facts), span)
-        if len(matches) > 1:
-            lines = ", ".join(str(sites[i].line) for i in matches)
+        if isinstance(meaning, Ambiguous):
             return Failure(
-                Reason.UNEVALUABLE,
-                "ambiguous_symbol",
-                f"{ref.symbol} is defined {len(matches)} times in {ref.path}, at lines {lines}",
+                Reason.UNEVALUABLE, "ambiguous_symbol", ambiguity(ref, meaning.candidates)
             )
-        site = sites[matches[0]]
-        if site.has_error:
+        matches = list(meaning.indexes)
+        broken = [sites[i] for i in matches if sites[i].has_error]
+        if broken:
             return Failure(
                 Reason.UNEVALUABLE,
                 "parse_error_in_symbol",
-                f"{ref.symbol} in {ref.path} (line {site.line}) does not parse",
+                f"{ref.symbol} in {ref.path} (line {broken[0].line}) does not parse",
             )
+        if len(matches) > 1:
+            span, facts = view.together_facts(matches)
+            return Found(ref.path, derivation, facts, found_address(derivation, facts), span)
+        site = sites[matches[0]]
         facts = view.facts_at(matches[0])
         return Found(ref.path, derivation, facts, self._address(derivation, view, matches[0]), site)
 
@@ -631,13 +616,14 @@ class FileObserver:
             self.journal.store_files(rows)
 
 
-def find_symbol(sites: tuple[DefinitionSite, ...], symbol: str, language: str) -> list[int]:
-    """When no site has exactly this name: a Markdown breadcrumb may leave out leading
-    headings (`Storage > Journal` finds `Architecture > Storage > Journal`)."""
-    if language != "markdown":
-        return []
-    suffix = " > " + symbol
-    return [i for i, site in enumerate(sites) if site.qname.endswith(suffix)]
+def ambiguity(ref: Reference, candidates: tuple[tuple[str | None, int], ...]) -> str:
+    """Why a symbol is ambiguous, with the spelling that picks each candidate."""
+    lines = ", ".join(str(line) for _, line in candidates)
+    text = f"{ref.symbol} is defined {len(candidates)} times in {ref.path}, at lines {lines}"
+    picks = [f"{ref.path}#{symbol} (line {line})" for symbol, line in candidates if symbol]
+    if picks:
+        text += "; write " + " or ".join(picks)
+    return text
 
 
 def _loads(cached: CachedFile) -> dict[str, object] | None:

@@ -81,6 +81,10 @@ class Session:
             chosen.extend(self._memories_about(every, code_targets))
         return sorted(set(chosen))
 
+    def relative_arg(self, arg: str) -> str:
+        """A command-line path as a workspace-relative one; UsageError outside it."""
+        return self._relative_arg(arg)
+
     def _relative_arg(self, arg: str) -> str:
         path = Path(arg)
         absolute = path if path.is_absolute() else self.start / path

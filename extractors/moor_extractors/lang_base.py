@@ -46,6 +46,19 @@ class Span:
     """The node the span starts at: `top`, or a preceding attribute that belongs to it."""
 
 
+@dataclass(frozen=True)
+class Variant:
+    """What one of several same-named definitions says about itself (`moor_extractors.resolve`)."""
+
+    spelling: str | None = None
+    """What goes in `name(…)` to pick it alone: parameter types, a Rust trait; None: nothing."""
+    full: str | None = None
+    """A longer spelling, for when `spelling` (or its absence) does not tell it apart from
+    a namesake: a Rust impl's whole header, `From<&str> for Box<str>`."""
+    role: str | None = None
+    """A part it plays in one symbol with its namesakes (`property`, `overload`, `cfg`)."""
+
+
 class LanguageSpec:
     """How one language's definitions are named, spanned and split into axes."""
 
@@ -66,6 +79,8 @@ class LanguageSpec:
     leading_comments_are_doc = True
     name_fields: ClassVar[Mapping[str, str]] = {}
     """Definition node type -> the field holding its own name, when it is not `name`."""
+    conditionals: frozenset[str] = frozenset({"if_statement", "try_statement", "match_statement"})
+    """Statements whose branches make same-named definitions variants of one symbol."""
 
     def __init__(self, language: str) -> None:
         self.language = language
@@ -105,6 +120,27 @@ class LanguageSpec:
         if kind == "function" and container_kind in self.method_containers:
             return "method"
         return kind
+
+    # -- same-named definitions ---------------------------------------------------------------
+
+    def variant(self, node: Node, span: Span) -> Variant:
+        """How this definition differs from, or belongs with, others of its name."""
+        return Variant()
+
+    def together(self, variants: list[Variant]) -> bool:
+        """Whether definitions sharing a name are one thing to a reader (the bare name
+        means all of them), beyond branches of one conditional."""
+        return False
+
+    def pasted(self, symbol: str) -> str | None:
+        """The qualified name a spelling copied from a language's own syntax or a tool's
+        output means (Rust `Type::method`, a stack trace's `Class/method`), or None."""
+        dotted = symbol.replace("::", ".").replace("/", ".")
+        return dotted if dotted != symbol else None
+
+    def loose_matches(self, symbol: str, qnames: list[str]) -> list[int]:
+        """Indexes of `qnames` a symbol names when none is exactly it."""
+        return []
 
     # -- span ---------------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -38,6 +39,9 @@ def base_type_name(node: Node | None) -> str | None:
     return None
 
 
+_RECEIVER = re.compile(r"\A\(\*?([\w]+)(?:\[[^\]]*\])?\)\.")
+
+
 class GoSpec(LanguageSpec):
     dialect = DIALECT
     body_fields: ClassVar[Mapping[str, str]] = {
@@ -56,6 +60,13 @@ class GoSpec(LanguageSpec):
         if not declarations:
             return None
         return base_type_name(declarations[0].child_by_field_name("type"))
+
+    def pasted(self, symbol: str) -> str | None:
+        # `(*List).Push` is how Go itself (a method expression, a stack trace) names it.
+        match = _RECEIVER.match(symbol)
+        if match is not None:
+            return match.group(1) + "." + symbol[match.end() :]
+        return super().pasted(symbol)
 
     def kind(self, node: Node, captured: str, container_kind: str | None) -> str:
         if node.type == "type_spec":

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from .lang_base import LanguageSpec
+from collections.abc import Mapping
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from .lang_base import LanguageSpec, Span, Variant
 from .normalise import Dialect, write_as_written
+
+_CALLABLES = frozenset({"method_declaration", "constructor_declaration"})
+_FIELDS = frozenset({"field_declaration", "constant_declaration"})
 
 DIALECT = Dialect(
     skip=frozenset({"line_comment", "block_comment"}),
@@ -21,6 +29,49 @@ class JavaSpec(LanguageSpec):
     dialect = DIALECT
     comment_types = frozenset({"line_comment", "block_comment"})
     decorators = frozenset({"modifiers"})
+    body_fields: ClassVar[Mapping[str, str]] = {"variable_declarator": "value"}
+
+    def wraps(self, parent: Node, child: Node) -> bool:
+        # `private int size = 0;` is one definition; in `int a, b;` each name stands alone.
+        if parent.type not in _FIELDS:
+            return False
+        return sum(1 for c in parent.named_children if c.type == "variable_declarator") == 1
+
+    def variant(self, node: Node, span: Span) -> Variant:
+        if node.type not in _CALLABLES:
+            return Variant()
+        parameters = node.child_by_field_name("parameters")
+        types = (
+            [] if parameters is None else [_parameter_type(p) for p in parameters.named_children]
+        )
+        return Variant(spelling=", ".join(t for t in types if t is not None))
+
+    def together(self, variants: list[Variant]) -> bool:
+        # Overloads: one method to a reader, however many parameter lists it has (two equal
+        # lists are no overloads but a mistake that does not compile: ambiguous).
+        spellings = [variant.spelling for variant in variants]
+        return None not in spellings and len(set(spellings)) == len(spellings)
+
+
+def _parameter_type(parameter: Node) -> str | None:
+    """A parameter's type as written: `int[]` for `int a[]` too, `String...` for varargs,
+    generics kept (`List<String>`), annotations and `final` left out."""
+    if parameter.type == "formal_parameter":
+        type_node = parameter.child_by_field_name("type")
+        dimensions = parameter.child_by_field_name("dimensions")
+        return _text(type_node) + _text(dimensions)
+    if parameter.type == "spread_parameter":
+        types = [
+            c
+            for c in parameter.named_children
+            if c.type not in ("modifiers", "variable_declarator")
+        ]
+        return (_text(types[0]) if types else "") + "..."
+    return None  # a receiver parameter (`Outer this`) is not part of the overload
+
+
+def _text(node: Node | None) -> str:
+    return (node.text or b"").decode("utf-8", "replace") if node is not None else ""
 
 
 SPEC = JavaSpec("java")

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from .lang_base import LanguageSpec, Part
+from .lang_base import LanguageSpec, Part, Span, Variant
 from .normalise import Dialect, TokenWriter
 
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
@@ -81,8 +81,25 @@ class JavaScriptSpec(LanguageSpec):
             "var",
         }
     )
-    body_fields: ClassVar[Mapping[str, str]] = {"type_alias_declaration": "value"}
+    body_fields: ClassVar[Mapping[str, str]] = {
+        "type_alias_declaration": "value",
+        # A value bound to a name (`const limits = {…}`, a class field): the value is its body.
+        "variable_declarator": "value",
+        "field_definition": "value",
+        "public_field_definition": "value",
+    }
     name_fields: ClassVar[Mapping[str, str]] = {"pair": "key"}
+
+    def variant(self, node: Node, span: Span) -> Variant:
+        if node.type == "method_definition" and any(
+            child.type in ("get", "set") for child in node.children
+        ):
+            return Variant(role="accessor")
+        return Variant()
+
+    def together(self, variants: list[Variant]) -> bool:
+        # `get x()` with `set x(v)`: one property to a reader.
+        return all(variant.role == "accessor" for variant in variants)
 
     def accept(self, node: Node) -> bool:
         parent = node.parent

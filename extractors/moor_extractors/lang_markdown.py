@@ -14,6 +14,14 @@ from .lang_base import LanguageSpec, Span
 from .normalise import Dialect, Streams
 
 _CLOSING_HASHES = re.compile(r"(?:^|\s+)#+\s*$")
+# What a reader does not see of a heading: HTML tags (`<a id="oom"></a>`), code and
+# emphasis markers, and the targets of links and images.
+_TAG = re.compile(r"<[^>\n]*>")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MARKERS = re.compile(r"`+|(?<!\w)[*_]{1,3}|[*_]{1,3}(?!\w)")
+_WHITESPACE = re.compile(r"\s+")
+# GitHub's heading anchors keep letters, digits, `-`, `_` and spaces (then hyphens).
+_NOT_SLUG = re.compile(r"[^\w\- ]")
 
 
 def _heading(section: Node) -> Node | None:
@@ -28,6 +36,19 @@ def heading_text(heading: Node) -> str:
     return _CLOSING_HASHES.sub("", content.text.decode("utf-8", "replace")).strip()
 
 
+def visible_text(text: str) -> str:
+    """A heading as a reader sees it rendered: `## <a id="x"></a> Use `moor` *now*` is
+    `Use moor now`."""
+    text = _LINK.sub(r"\1", _TAG.sub("", text))
+    return _WHITESPACE.sub(" ", _MARKERS.sub("", text)).strip()
+
+
+def slug(text: str) -> str:
+    """GitHub's anchor for a heading's visible text (`OutOfMemoryError when Foo …` is
+    `outofmemoryerror-when-foo-`)."""
+    return _NOT_SLUG.sub("", text.lower()).replace(" ", "-")
+
+
 class MarkdownSpec(LanguageSpec):
     dialect = Dialect(skip=frozenset())
     separator = " > "
@@ -37,7 +58,7 @@ class MarkdownSpec(LanguageSpec):
 
     def name(self, node: Node, name_node: Node | None) -> str | None:
         heading = _heading(node)
-        return heading_text(heading) if heading is not None else None
+        return visible_text(heading_text(heading)) if heading is not None else None
 
     def kind(self, node: Node, captured: str, container_kind: str | None) -> str:
         return "section"
@@ -59,6 +80,25 @@ class MarkdownSpec(LanguageSpec):
 
     def file_tokens(self, source: bytes, root: Node | None = None) -> list[str]:
         return source.decode("utf-8", "replace").split()
+
+    def loose_matches(self, symbol: str, qnames: list[str]) -> list[int]:
+        """A breadcrumb may leave out leading headings (`Storage > Journal` finds
+        `Architecture > Storage > Journal`), be written with the headings' markup, or be
+        one heading's GitHub anchor (`#outofmemoryerror-when-foo`)."""
+        seen = self.separator.join(visible_text(level) for level in symbol.split(self.separator))
+        exact = [index for index, qname in enumerate(qnames) if qname == seen]
+        if exact:
+            return exact
+        suffix = self.separator + seen
+        found = [index for index, qname in enumerate(qnames) if qname.endswith(suffix)]
+        if found or self.separator in symbol:
+            return found
+        anchor = symbol.lower().removeprefix("#")
+        return [
+            index
+            for index, qname in enumerate(qnames)
+            if slug(qname.rsplit(self.separator, 1)[-1]) in (anchor, anchor + "-")
+        ]
 
 
 SPEC = MarkdownSpec("markdown")

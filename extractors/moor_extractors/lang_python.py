@@ -11,12 +11,14 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from .lang_base import LanguageSpec, Part
+from .lang_base import LanguageSpec, Part, Span, Variant
 from .normalise import Dialect, TokenWriter, fields
 
 _DEFINITIONS = frozenset({"function_definition", "class_definition"})
 _STRINGS = ("string", "concatenated_string")
 _QUOTES = "'\""
+# `@x.setter` beside `@property def x`: the accessors of one property.
+_ACCESSORS = frozenset({"setter", "deleter", "getter"})
 # A literal's prefix, and its opening quote as written.
 _OPENING = re.compile(rb"([A-Za-z]*)('''|\"\"\"|'|\")")
 
@@ -228,10 +230,42 @@ class PythonSpec(LanguageSpec):
     name_fields: ClassVar[Mapping[str, str]] = {"assignment": "left"}
     leading_comments_are_doc = False  # Python documents with docstrings
 
+    def variant(self, node: Node, span: Span) -> Variant:
+        name = node.child_by_field_name("name")
+        own = name.text.decode("utf-8", "replace") if name is not None and name.text else ""
+        for decorator in span.top.named_children if span.top != node else ():
+            if decorator.type != "decorator" or not decorator.named_children:
+                continue
+            role = _role(decorator.named_children[0], own)
+            if role is not None:
+                return Variant(role=role)
+        return Variant()
+
+    def together(self, variants: list[Variant]) -> bool:
+        roles = [variant.role for variant in variants]
+        if "property" in roles and all(role in ("property", "accessor") for role in roles):
+            return True
+        # `@overload` stubs with (at most) one implementation: one function to its callers.
+        return roles.count("overload") >= max(len(roles) - 1, 1)
+
     def classify(self, parent: Node, child: Node, field_name: str | None) -> Part:
         if field_name == "superclasses" and child.named_child_count == 0:
             return Part.SKIP  # `class A():` is `class A:`
         return super().classify(parent, child, field_name)
+
+
+def _role(expression: Node, own: str) -> str | None:
+    """`property`, `accessor` (`@own.setter`) or `overload` for a decorator's expression."""
+    text = (expression.text or b"").decode("utf-8", "replace")
+    last = text.rsplit(".", 1)[-1]
+    if expression.type == "identifier" or expression.type == "attribute":
+        if text == f"{own}.{last}" and last in _ACCESSORS:
+            return "accessor"
+        if last == "property":
+            return "property"
+        if last == "overload":
+            return "overload"
+    return None
 
 
 SPEC = PythonSpec("python")

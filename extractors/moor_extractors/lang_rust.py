@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from .lang_base import LanguageSpec, Part
+from .lang_base import LanguageSpec, Part, Span, Variant
 from .normalise import PUNCTUATION, Dialect, write_as_written
 
 DIALECT = Dialect(
@@ -79,10 +79,63 @@ class RustSpec(LanguageSpec):
                 return "method"
         return kind
 
+    def variant(self, node: Node, span: Span) -> Variant:
+        """A method of `impl Display for Pattern` is picked by its trait,
+        `Pattern.fmt(Display)`, or by the whole impl header where the trait is not enough;
+        `#[cfg(…)]` on it or on its impl makes it a variant."""
+        block = node.parent
+        impl = block.parent if block is not None and block.type == "declaration_list" else None
+        trait = _text(impl.child_by_field_name("trait")) if impl is not None else None
+        own = _text(impl.child_by_field_name("type")) if impl is not None else None
+        # Impls of one trait for two instantiations of a type (`From<&str> for Box<str>`,
+        # `… for Box<dyn Error>`), or two inherent impls: the whole header tells them apart.
+        full = f"{trait} for {own}" if trait is not None else own
+        cfg = _has_cfg(span.first, span.top) or (impl is not None and _has_cfg(*_attributes(impl)))
+        return Variant(spelling=trait, full=full, role="cfg" if cfg else None)
+
+    def together(self, variants: list[Variant]) -> bool:
+        # One function per platform or feature: a reader sees one function.
+        return all(variant.role == "cfg" for variant in variants)
+
     def classify(self, parent: Node, child: Node, field_name: str | None) -> Part:
         if parent.type == "macro_definition" and child.type == "macro_rule":
             return Part.BODY
         return super().classify(parent, child, field_name)
+
+
+def _text(node: Node | None) -> str | None:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text else None
+
+
+def _attributes(item: Node) -> tuple[Node, Node]:
+    """The first of the attributes right before `item` (or `item`), and `item`."""
+    first, sibling = item, item.prev_sibling
+    while sibling is not None and sibling.type in (
+        "attribute_item",
+        "line_comment",
+        "block_comment",
+    ):
+        if sibling.type == "attribute_item":
+            first = sibling
+        sibling = sibling.prev_sibling
+    return first, item
+
+
+def _has_cfg(first: Node, top: Node) -> bool:
+    """Whether a `#[cfg(…)]` is among the attributes from `first` up to `top`."""
+    sibling: Node | None = first
+    while sibling is not None and sibling != top:
+        if sibling.type == "attribute_item":
+            attribute = sibling.named_children[0] if sibling.named_children else None
+            name = (
+                attribute.named_children[0]
+                if attribute is not None and attribute.named_children
+                else None
+            )
+            if name is not None and name.text == b"cfg":
+                return True
+        sibling = sibling.next_sibling
+    return False
 
 
 SPEC = RustSpec("rust")

@@ -1,8 +1,61 @@
-"""TypeScript and TSX: JavaScript's rules over the TypeScript grammars."""
+"""TypeScript and TSX: JavaScript's rules over the TypeScript grammars, plus overloads.
+
+Overload signatures and their implementation are one function (the bare name); a list of
+parameter types picks one: `parse(string, number?)` — each parameter's type as written,
+`any` where none is written, `?` after an optional one, `...` before a rest parameter.
+"""
 
 from __future__ import annotations
 
+from tree_sitter import Node
+
+from .lang_base import Span, Variant
 from .lang_javascript import JavaScriptSpec
 
-SPEC = JavaScriptSpec("typescript")
-TSX_SPEC = JavaScriptSpec("tsx")
+_CALLABLES = frozenset(
+    {
+        "function_declaration",
+        "generator_function_declaration",
+        "function_signature",
+        "method_definition",
+        "method_signature",
+        "abstract_method_signature",
+    }
+)
+
+
+class TypeScriptSpec(JavaScriptSpec):
+    def variant(self, node: Node, span: Span) -> Variant:
+        role = super().variant(node, span).role
+        parameters = node.child_by_field_name("parameters")
+        if node.type not in _CALLABLES or parameters is None:
+            return Variant(role=role)
+        types = [
+            _parameter_type(p)
+            for p in parameters.named_children
+            if p.type in ("required_parameter", "optional_parameter")
+        ]
+        return Variant(spelling=", ".join(types), role=role)
+
+    def together(self, variants: list[Variant]) -> bool:
+        return super().together(variants) or all(v.spelling is not None for v in variants)
+
+
+def _parameter_type(parameter: Node) -> str:
+    annotation = parameter.child_by_field_name("type")
+    written = (
+        annotation.named_children[0]
+        if annotation is not None and annotation.named_children
+        else None
+    )
+    text = (written.text or b"").decode("utf-8", "replace") if written is not None else "any"
+    pattern = parameter.child_by_field_name("pattern")
+    if pattern is not None and pattern.type == "rest_pattern":
+        text = "..." + text
+    if parameter.type == "optional_parameter":
+        text += "?"
+    return text
+
+
+SPEC = TypeScriptSpec("typescript")
+TSX_SPEC = TypeScriptSpec("tsx")

@@ -69,16 +69,40 @@ _TS_EXTRA = """
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)])
   @definition.method
 """
+# Values a top-level binding or a class field may hold that make it a definition of its
+# own (a function value is one already: tags.scm names it as a function).
+_JS_VALUES = """(object) (array) (string) (template_string) (number) (true) (false) (null)
+  (undefined) (regex) (identifier) (member_expression) (subscript_expression)
+  (call_expression) (new_expression) (binary_expression) (unary_expression)
+  (ternary_expression) (await_expression)"""
+_TS_VALUES = _JS_VALUES + " (as_expression) (satisfies_expression) (non_null_expression)"
+
+
+def _js_values(values: str, field: str, name: str) -> str:
+    binding = "(variable_declarator name: (identifier) @name value: [{v}])"
+    constant = f'(lexical_declaration "const" {binding} @definition.constant)'
+    variable = f'(lexical_declaration "let" {binding} @definition.variable)'
+    var = f"(variable_declaration {binding} @definition.variable)"
+    patterns = [
+        *(f"(program {d})" for d in (constant, variable, var)),
+        *(f"(program (export_statement declaration: {d}))" for d in (constant, variable, var)),
+        f"({field} {name}: (_) @name value: [{{v}}]) @definition.field",
+        f"({field} {name}: (_) @name !value) @definition.field",
+    ]
+    return "\n".join(patterns).replace("{v}", values) + "\n"
+
+
 _SUPPLEMENTS: dict[str, str] = {
     "python": "",
     "javascript": _JS_EXTRA
+    + _js_values(_JS_VALUES, "field_definition", "property")
     + """
 ; Class fields bound to functions are methods in all but syntax.
 (field_definition property: (_) @name value: [(arrow_function) (function_expression)])
   @definition.method
 """,
-    "typescript": _JS_EXTRA + _TS_EXTRA,
-    "tsx": _JS_EXTRA + _TS_EXTRA,
+    "typescript": _JS_EXTRA + _TS_EXTRA + _js_values(_TS_VALUES, "public_field_definition", "name"),
+    "tsx": _JS_EXTRA + _TS_EXTRA + _js_values(_TS_VALUES, "public_field_definition", "name"),
     "go": """
 ; tags.scm lists type_spec only; `type A = B` is a type_alias. Package-level constants and
 ; variables are matched there without a definition capture.
@@ -98,6 +122,12 @@ _SUPPLEMENTS: dict[str, str] = {
 (enum_declaration name: (identifier) @name) @definition.enum
 (record_declaration name: (identifier) @name) @definition.record
 (annotation_type_declaration name: (identifier) @name) @definition.annotation
+; Fields and enum constants are definitions; methods in an enum constant's body or in an
+; anonymous class that initialises a field are named through it (`Mode.FAST.apply`).
+(field_declaration declarator: (variable_declarator name: (identifier) @name) @definition.field)
+(constant_declaration declarator: (variable_declarator name: (identifier) @name)
+  @definition.constant)
+(enum_constant name: (identifier) @name) @definition.constant
 """,
     # tree-sitter-markdown ships no tags.scm: a definition is a heading section.
     "markdown": "(section) @definition.section",

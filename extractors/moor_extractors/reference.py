@@ -7,7 +7,12 @@ Grammar (one string): ``PATH``, ``PATH#SYMBOL`` or ``anchor:NAME``.
   ``C:/x``, ``~/x``) and any ``..`` segment are refused. A ``#`` cannot occur in a path: the
   first ``#`` always starts the symbol.
 * ``SYMBOL`` in a code file is a qualified name with dots between levels (``Class.method``);
-  no level may be empty or contain whitespace. In a Markdown file (``.md``/``.markdown``,
+  no level may be empty or contain whitespace. It may end in one parenthesised, balanced
+  list that picks one of several same-named definitions (`moor_extractors.resolve`):
+  parameter types in Java and TypeScript (``Registry.lookup(String, int)``), the trait in
+  Rust (``Pattern.fmt(Display)``). Inside it whitespace is allowed and normalised
+  (`canonical_spelling`), so ``lookup(Map<String,Integer> , int)`` is
+  ``lookup(Map<String, Integer>, int)``. In a Markdown file (``.md``/``.markdown``,
   any case) it is a heading breadcrumb; levels are separated by ``>``, whitespace around
   and inside each level is collapsed, so ``A>B`` and ``A  >  B`` both become ``A > B``.
   A heading that itself contains ``>`` cannot be referenced.
@@ -52,6 +57,10 @@ _FORBIDDEN = re.compile(
 _DRIVE = re.compile(r"[A-Za-z]:")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 _WHITESPACE_RUN = re.compile(r"\s+")
+# Spaces that carry no meaning in a type: inside brackets (`Map< K >`), before a comma or
+# an opening bracket (`int []`), around `::` and `.`. Others stay (`dyn Error + 'a`).
+_LOOSE_SPACE = re.compile(r"(?<=[<(\[{.]) | (?=[>)\]},<(\[.])|(?<=::) | (?=::)")
+_COMMA = re.compile(r", ?")
 
 
 @dataclass(frozen=True)
@@ -139,14 +148,78 @@ def normalise_path(raw: str) -> str | Failure:
     return "/".join(segments)
 
 
+def split_spelling(symbol: str) -> tuple[str, str | None]:
+    """`A.m(String, int)` -> (`A.m`, `String, int`); a symbol without a final balanced
+    parenthesised list -> (symbol, None)."""
+    if not symbol.endswith(")"):
+        return symbol, None
+    depth = 0
+    for index in range(len(symbol) - 1, -1, -1):
+        char = symbol[index]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            depth -= 1
+            if depth == 0:
+                return symbol[:index], symbol[index + 1 : -1]
+    return symbol, None
+
+
+def canonical_spelling(inside: str) -> str | None:
+    """The one way to write a parenthesised list: every comma followed by one space, each
+    item's whitespace runs collapsed and dropped inside brackets and before them
+    (`Map< K ,V >` -> `Map<K, V>`, `String []` -> `String[]`; `keyof T` and
+    `From<&str> for Box<str>` stay). None when its brackets do not balance."""
+    items: list[str] = []
+    start = 0
+    closing = {")": "(", "]": "[", ">": "<", "}": "{"}
+    stack: list[str] = []
+    for index, char in enumerate(inside):
+        if char in "([<{":
+            stack.append(char)
+        elif char in closing:
+            if char == ">" and index > 0 and inside[index - 1] == "=":
+                continue  # `=>` of a function type, not a closing bracket
+            if not stack or stack.pop() != closing[char]:
+                return None
+        elif char == "," and not stack:
+            items.append(inside[start:index])
+            start = index + 1
+    if stack:
+        return None
+    items.append(inside[start:])
+    normal = [_tight(item) for item in items]
+    if normal == [""]:
+        return ""
+    return None if "" in normal else ", ".join(normal)
+
+
+def _tight(text: str) -> str:
+    text = _WHITESPACE_RUN.sub(" ", text).strip()
+    return _COMMA.sub(", ", _LOOSE_SPACE.sub("", text))
+
+
 def _code_symbol(symbol: str) -> str | Failure:
-    levels = symbol.split(".")
+    head, inside = split_spelling(symbol)
+    if inside is not None:
+        spelling = canonical_spelling(inside)
+        if spelling is None:
+            return _bad(
+                f"the symbol {symbol!r} has unbalanced brackets or an empty item in its '(…)'"
+            )
+        levels = _code_levels(head, symbol)
+        return levels if isinstance(levels, Failure) else f"{head}({spelling})"
+    return _code_levels(symbol, symbol)
+
+
+def _code_levels(head: str, symbol: str) -> str | Failure:
+    levels = head.split(".")
     for level in levels:
         if level == "":
             return _bad(f"the symbol {symbol!r} has an empty level; write 'Class.method'")
         if _WHITESPACE_RUN.search(level):
             return _bad(f"the symbol {symbol!r} contains whitespace")
-    return symbol
+    return head
 
 
 def _markdown_symbol(symbol: str) -> str | Failure:

@@ -37,7 +37,8 @@ _ROOT_PLACE = "^"
 
 
 @cache
-def _spec(language: str) -> LanguageSpec:
+def spec_for(language: str) -> LanguageSpec:
+    """The language module's spec; KeyError for a language moor has no grammar for."""
     module_name, attribute = _SPECS[language]
     spec: LanguageSpec = getattr(importlib.import_module(f".{module_name}", __package__), attribute)
     return spec
@@ -177,6 +178,16 @@ class ParsedFile:
             definition.context = start
         return definition.key
 
+    @property
+    def spec(self) -> LanguageSpec:
+        return self._spec
+
+    def definition(self, site: DefinitionSite) -> tuple[Node, Span]:
+        """The definition node of a site listed by `sites()`, and its span."""
+        definition = self._located(site)
+        assert definition.node is not None and definition.span is not None
+        return definition.node, definition.span
+
     def source_text(self, site: DefinitionSite) -> str:
         return self.source[site.start_byte : site.end_byte].decode("utf-8", "replace")
 
@@ -231,7 +242,7 @@ def parse_source(language: str, source: bytes, earlier: ParsedFile | None = None
     as a fresh parse, never much longer, measured) and lets the definitions be listed again
     only where the file changed (`_relist_definitions`). The tree is the same either way
     (a tree with a syntax error is parsed afresh: error recovery is not)."""
-    spec = _spec(language)
+    spec = spec_for(language)
     parser = new_parser(language)
     if earlier is None or earlier.language != language:
         return ParsedFile(language, source, parser.parse(source), spec)
@@ -296,7 +307,7 @@ def file_facts(language: str | None, source: bytes, parsed: ParsedFile | None = 
         body = _text_lines(source)
     else:
         root = parsed.tree.root_node if parsed is not None and parsed.source == source else None
-        body = _spec(language).file_tokens(source, root)
+        body = spec_for(language).file_tokens(source, root)
     axes = {axis: _EMPTY for axis in AXES}
     axes["kind"] = digest_tokens(["file"])
     axes["body"] = digest_tokens(body)
@@ -306,18 +317,18 @@ def file_facts(language: str | None, source: bytes, parsed: ParsedFile | None = 
 
 def alias_of(language: str, text: str) -> str | None:
     """The name a definition's text merely re-binds (`Old = New`), if that is all it is."""
-    return _spec(language).alias_of(text)
+    return spec_for(language).alias_of(text)
 
 
 def split_qualified(language: str, qname: str) -> tuple[str | None, str]:
     """A qualified name's container (None at the top) and its own name."""
-    container, separator, own = qname.rpartition(_spec(language).separator)
+    container, separator, own = qname.rpartition(spec_for(language).separator)
     return (container if separator else None), own
 
 
 @lru_cache(maxsize=2048)
 def _snippet_tokens(language: str, text: str) -> tuple[str, ...]:
-    return tuple(_spec(language).file_tokens(text.encode("utf-8")))
+    return tuple(spec_for(language).file_tokens(text.encode("utf-8")))
 
 
 def snippet_tokens(language: str, text: str) -> list[str]:
@@ -447,16 +458,19 @@ def _relist_definitions(
     return result
 
 
-def _outline(root: Node, start: int, end: int, shift: int) -> list[tuple[str, int, int, bool]]:
+def _outline(root: Node, start: int, end: int, shift: int) -> list[tuple[str, int, int, str]]:
     """The top-level nodes outside [start, end): type, start and end (those after the range
-    moved back by `shift`), and whether they hold a syntax error."""
+    moved back by `shift`), and the whole shape of those that hold a syntax error (error
+    recovery can reshape the inside of a node far from the edit while its extent stays:
+    a TypeScript field `privte` appears or not)."""
     outline = []
     for child in root.children:
+        shape = str(child) if child.has_error else ""
         if child.end_byte <= start:
-            outline.append((child.type, child.start_byte, child.end_byte, child.has_error))
+            outline.append((child.type, child.start_byte, child.end_byte, shape))
         elif child.start_byte >= end:
             moved = (child.start_byte - shift, child.end_byte - shift)
-            outline.append((child.type, *moved, child.has_error))
+            outline.append((child.type, *moved, shape))
     return outline
 
 

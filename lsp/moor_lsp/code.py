@@ -15,7 +15,8 @@ from pathlib import Path
 from moor_extractors.languages import language_for_path
 from moor_extractors.model import DefinitionSite, Failure
 from moor_extractors.reference import is_markdown_path, normalise_path, resolve_path
-from moor_extractors.symbols import parse_source
+from moor_extractors.resolve import SymbolRef, group_of, references, resolve
+from moor_extractors.symbols import ParsedFile, parse_source
 
 from moor_lsp.positions import Span, span_of_bytes
 
@@ -37,7 +38,15 @@ class CodeFile:
 
     path: str
     source: bytes
-    sites: tuple[DefinitionSite, ...]
+    parsed: ParsedFile
+
+    @property
+    def sites(self) -> tuple[DefinitionSite, ...]:
+        return self.parsed.sites()
+
+    def symbols(self) -> list[SymbolRef]:
+        """Every symbol that names a definition exactly (what `moor symbols` prints)."""
+        return references(self.parsed, self.path)
 
     def span(self, site: DefinitionSite) -> Span:
         return span_of_bytes(self.source, site.start_byte, site.end_byte)
@@ -55,8 +64,23 @@ class CodeFile:
         )
 
     def named(self, symbol: str) -> list[DefinitionSite]:
-        """The definitions whose qualified name is `symbol` (several when ambiguous)."""
-        return [s for s in self.sites if symbol_key(self.path, s.qname) == symbol]
+        """The definitions `symbol` names (when it is ambiguous: every candidate)."""
+        sites = self.sites
+
+        def same(qname: str) -> list[int]:
+            return [i for i, s in enumerate(sites) if symbol_key(self.path, s.qname) == qname]
+
+        def parse() -> ParsedFile:
+            return self.parsed
+
+        meaning = resolve(
+            symbol,
+            sites,
+            self.parsed.language,
+            same,
+            lambda indexes: group_of(self.parsed.spec, [sites[i] for i in indexes], parse),
+        )
+        return [] if meaning is None else [sites[i] for i in meaning.indexes]
 
 
 def safe_file(root: Path, rel: str) -> Path | None:
@@ -89,4 +113,4 @@ def read_code(root: Path, rel: str, source: bytes | None = None) -> CodeFile | N
             return None
     if len(source) > MAX_BYTES:
         return None
-    return CodeFile(rel, source, parse_source(language, source).sites())
+    return CodeFile(rel, source, parse_source(language, source))

@@ -80,3 +80,30 @@ def test_a_touched_but_unchanged_file_is_read_but_not_parsed(tmp_path: Path) -> 
     states, parses, reread = check(root)
     assert states == ["current", "drifted", "current"]
     assert reread == {"src/a.py"} and parses == 1
+
+
+def test_a_warm_check_of_overloads_and_a_spelled_overload_parses_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "memories").mkdir()
+    (root / "src/R.java").write_text(
+        "class R {\n    int get(int a) { return a; }\n    int get(String s) { return 0; }\n}\n",
+        encoding="utf-8",
+    )
+    for name, ref in [("all", "src/R.java#R.get"), ("one", "src/R.java#R.get(String)")]:
+        (root / f"memories/{name}.md").write_text(
+            f"---\nabout: {ref}\n---\n# {name}\n", encoding="utf-8"
+        )
+    os.utime(root / "src/R.java", ns=(10**18, 10**18))
+    with Session.open(root) as session:
+        assert not bind(session, []).refused
+    states, parses, reread = check(root)
+    assert states == ["current", "current"]
+    assert parses == 0 and reread == set()
+    # Control: with the cache gone, knowing what `R.get` means takes a parse.
+    (root / ".moor/journal.sqlite").unlink()
+    for suffix in ("-wal", "-shm"):
+        (root / f".moor/journal.sqlite{suffix}").unlink(missing_ok=True)
+    states, parses, _ = check(root)
+    assert states == ["current", "current"]
+    assert parses == 1

@@ -120,6 +120,32 @@ def test_a_code_symbol_with_an_empty_level_or_whitespace_is_refused() -> None:
     assert ok("a.py#outer.inner.deep").symbol == "outer.inner.deep"
 
 
+def test_a_parenthesised_list_after_the_last_level_may_hold_normalised_whitespace() -> None:
+    assert ok("R.java#Registry.lookup(String,   int)").symbol == "Registry.lookup(String, int)"
+    assert ok("R.java#R.put( Map< K ,V > ,int [] )").symbol == "R.put(Map<K, V>, int[])"
+    assert ok("a.rs#B.f(From<&str>  for Box<dyn Error + 'a>)").symbol == (
+        "B.f(From<&str> for Box<dyn Error + 'a>)"
+    )
+    assert ok("R.java#R.run()").symbol == "R.run()"
+    assert ok("a.ts#f(keyof T)").symbol == "f(keyof T)"  # a space between words is meaning
+    assert ok("a.rs#Pattern.fmt(fmt::Display)").symbol == "Pattern.fmt(fmt::Display)"
+    # Each canonical form is its own fixed point.
+    for raw in ["R.java#R.put(Map<K, V>, int[])", "a.ts#f(keyof T, (x: number) => void)"]:
+        assert ok(ok(raw).canonical()).canonical() == ok(raw).canonical()
+
+
+def test_whitespace_outside_the_parenthesised_list_or_unbalanced_brackets_are_refused() -> None:
+    for raw in [
+        "R.java#R.my method(int)",
+        "R.java#R.run (int)",
+        "R.java#R.run(Map<K, int)",
+        "R.java#R.run(int,)",
+        "R.java#R.run(,)",
+    ]:
+        assert refused(raw).code == "bad_reference", raw
+    assert ok("R.java#R.run(int)").symbol == "R.run(int)"
+
+
 def test_whitespace_only_or_padded_path_parts_are_refused() -> None:
     for raw in ["src/ /a.py", " src/a.py", "src/a.py ", "src /a.py", "src/a.py #f"]:
         assert refused(raw).code == "bad_reference", raw

@@ -69,12 +69,15 @@ def test_nested_classes_qualify_their_methods() -> None:
     sites = parse_source("java", SOURCE.encode()).sites()
     assert [(site.qname, site.kind) for site in sites] == [
         ("Store", "class"),
+        ("Store.items", "field"),
         ("Store.Store", "constructor"),
         ("Store.put", "method"),
         ("Store.put", "method"),
         ("Store.Cache", "class"),
         ("Store.Cache.put", "method"),
         ("Store.Colour", "enum"),
+        ("Store.Colour.RED", "constant"),
+        ("Store.Colour.GREEN", "constant"),
         ("Store.Pair", "record"),
         ("Shape", "interface"),
         ("Shape.put", "method"),

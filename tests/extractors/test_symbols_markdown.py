@@ -52,7 +52,7 @@ def test_sections_are_named_by_their_heading_breadcrumb() -> None:
         ("Storage", "section"),
         ("Storage > Journal", "section"),
         ("Storage > Journal > Layout", "section"),
-        ("Storage > Lock *file*", "section"),
+        ("Storage > Lock file", "section"),
         ("Other", "section"),
         ("Other > Journal", "section"),
     ]
@@ -87,16 +87,16 @@ def test_a_subsection_edit_moves_its_ancestors_too() -> None:
     after = SOURCE.replace("One row per entry.", "Two rows per entry.")
     assert "body" in moved(SOURCE, after, "Storage > Journal > Layout")
     assert "body" in moved(SOURCE, after, "Storage")
-    assert moved(SOURCE, after, "Storage > Lock *file*") == set()
+    assert moved(SOURCE, after, "Storage > Lock file") == set()
 
 
 def test_a_heading_level_change_moves_the_signature() -> None:
     after = SOURCE.replace("### Layout", "#### Layout")
     assert "signature" in moved(SOURCE, after, "Storage > Journal > Layout")
-    assert "signature" not in moved(SOURCE, after, "Storage > Lock *file*")
+    assert "signature" not in moved(SOURCE, after, "Storage > Lock file")
 
 
 def test_place_moves_when_the_preceding_section_changes() -> None:
     after = SOURCE.replace("## Lock *file*", "## Index\n\nNew.\n\n## Lock *file*")
-    assert moved(SOURCE, after, "Storage > Lock *file*") == {"place"}
-    assert moved(SOURCE, "\n\n" + SOURCE, "Storage > Lock *file*") == set()
+    assert moved(SOURCE, after, "Storage > Lock file") == {"place"}
+    assert moved(SOURCE, "\n\n" + SOURCE, "Storage > Lock file") == set()

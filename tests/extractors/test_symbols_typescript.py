@@ -89,6 +89,7 @@ def test_qualified_names_cover_typescript_declarations() -> None:
     sites = parse_source("typescript", SOURCE.encode()).sites()
     assert [(site.qname, site.kind) for site in sites] == [
         ("Store", "class"),
+        ("Store.limit", "field"),
         ("Store.constructor", "method"),
         ("Store.put", "method"),
         ("Store.get", "method"),

@@ -97,3 +97,35 @@ async def test_after_a_hash_the_files_qualified_names_are_offered(editor: Editor
     assert narrowed is not None and isinstance(narrowed.items[0].text_edit, types.TextEdit)
     assert narrowed.items[0].text_edit.range.start.character == len("  - ref: src/net/client.py#")
     assert labels(headings) == ["Storage > Journal format"]  # the breadcrumb as written
+
+
+async def test_completion_offers_what_moor_symbols_lists_overload_spellings_included(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write(
+        "src/Registry.java",
+        "class Registry {\n    Object lookup(Key k) { return null; }\n"
+        "    Object lookup(String s, int d) { return null; }\n    void lookup() {}\n"
+        "    void drop() {}\n    void drop() {}\n}\n",
+    )
+    ws.write("memories/typing.md", MEMORY.replace("src/ne\n", "src/Registry.java#Registry.l\n"))
+    await editor.start()
+    editor.open("memories/typing.md")
+    offered = await editor.complete(
+        "memories/typing.md", 2, len("  - src/Registry.java#Registry.l")
+    )
+    assert labels(offered) == [
+        "Registry.lookup",
+        "Registry.lookup()",
+        "Registry.lookup(Key)",
+        "Registry.lookup(String, int)",
+    ]
+    listed = ws.moor("symbols", "src/Registry.java", check=True).out.splitlines()
+    spelled = [r.removeprefix("src/Registry.java#") for r in listed if "lookup" in r]
+    assert sorted(spelled) == labels(offered)
+    # Control: the file's other names are offered too, but not the twice-declared `drop`
+    # (two equal parameter lists are no overloads), which no reference names.
+    everything = await editor.complete("memories/typing.md", 2, len("  - src/Registry.java#"))
+    assert "Registry" in labels(everything)
+    assert not [label for label in labels(everything) if "drop" in label]

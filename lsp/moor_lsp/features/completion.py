@@ -27,7 +27,7 @@ from moor_extractors.languages import language_for_path
 from moor_extractors.model import Failure
 from moor_extractors.reference import normalise_path, resolve_path
 
-from moor_lsp.code import read_code, symbol_key
+from moor_lsp.code import read_code
 from moor_lsp.documents import is_memory
 from moor_lsp.features import Feature
 from moor_lsp.positions import from_client_character, split_lines, to_client_character
@@ -147,21 +147,15 @@ def list_folder(root: Path, folder: str) -> list[Entry] | None:
 
 
 def list_symbols(root: Path, rel: str) -> list[tuple[str, str]]:
-    """(qualified name as a reference spells it, kind) for each definition in the file."""
+    """(symbol, kind) for each symbol that names definitions of the file exactly — what
+    `moor symbols` lists."""
     normal = normalise_path(rel)
     if isinstance(normal, Failure):
         return []
     code = read_code(root, normal)
     if code is None:
         return []
-    seen: set[str] = set()
-    result = []
-    for site in code.sites:
-        name = symbol_key(normal, site.qname)
-        if name not in seen:
-            seen.add(name)
-            result.append((name, site.kind))
-    return result
+    return [(symbol.symbol, symbol.kind) for symbol in code.symbols()]
 
 
 def _squash(text: str) -> str:

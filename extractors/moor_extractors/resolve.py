@@ -1,0 +1,219 @@
+"""Which definitions a symbol names (DESIGN §2): one resolver for the engine, the CLI's
+`moor symbols` and the editor's completion.
+
+A qualified name shared by several definitions is a *group*. The parse decides what the
+group is (`group_of`): one symbol whose bare name means all of it, watched together
+(branches of one `if`, property accessors, overloads with their implementation, `cfg`
+variants), and which spelling picks each member alone (`Registry.lookup(Key)`,
+`Pattern.fmt(Display)`). `resolve` then needs only the listed sites and the groups, which
+a caller may remember: a warm check never parses to know what a name means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from .lang_base import LanguageSpec, Variant
+from .model import DefinitionSite, Failure
+from .reference import canonical_spelling, parse_reference, split_spelling
+from .symbols import ParsedFile, spec_for
+
+
+@dataclass(frozen=True)
+class Group:
+    """What the parse says about the definitions sharing one qualified name."""
+
+    together: bool
+    """The bare name means every one of them, watched together."""
+    spellings: tuple[str | None, ...]
+    """Per definition (in document order): what `name(…)` holds to pick it alone."""
+
+
+@dataclass(frozen=True)
+class Named:
+    """The sites a symbol names: one, or several watched together."""
+
+    indexes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Ambiguous:
+    """The symbol names several definitions that are not one thing to a reader."""
+
+    indexes: tuple[int, ...]
+    candidates: tuple[tuple[str | None, int], ...]
+    """Per definition: the symbol that picks it alone (None: there is none), its line."""
+
+
+Resolution = Named | Ambiguous | None
+
+
+@dataclass(frozen=True)
+class SymbolRef:
+    """One symbol that names definitions of a file exactly (`moor symbols`)."""
+
+    symbol: str
+    kind: str
+    line: int
+    end_line: int
+    variants: int
+
+
+def resolve(
+    symbol: str,
+    sites: Sequence[DefinitionSite],
+    language: str,
+    named: Callable[[str], list[int]],
+    group: Callable[[list[int]], Group],
+) -> Resolution:
+    """What `symbol` (canonical, as `parse_reference` gives it) names among `sites`.
+
+    `named(qname)`: the indexes of the sites with that qualified name; `group(indexes)`:
+    `group_of` those sites (asked only when several share the name, or a spelling is
+    given). None: nothing of that name."""
+    spec = spec_for(language)
+    base, spelling = split_spelling(symbol)
+    indexes = named(base)
+    if not indexes:
+        indexes = spec.loose_matches(base, [site.qname for site in sites])
+    if not indexes:
+        pasted = spec.pasted(base)
+        indexes = named(pasted) if pasted is not None else []
+    if not indexes:
+        return None
+    if spelling is not None:
+        spellings = group(indexes).spellings
+        picked = tuple(i for i, s in zip(indexes, spellings, strict=True) if s == spelling)
+        if len(picked) > 1:
+            return Ambiguous(picked, tuple((None, sites[i].line) for i in picked))
+        return Named(picked) if picked else None
+    if len(indexes) == 1:
+        return Named((indexes[0],))
+    return _bare(sites, indexes, group(indexes))
+
+
+def _bare(sites: Sequence[DefinitionSite], indexes: list[int], found: Group) -> Named | Ambiguous:
+    """What the bare name of several same-named definitions means."""
+    if found.together:
+        return Named(tuple(indexes))
+    plain = [i for i, s in zip(indexes, found.spellings, strict=True) if s is None]
+    if len(plain) == 1:
+        # Rust resolves `p.fmt()` to the inherent method before any trait's: so does moor.
+        return Named((plain[0],))
+    qname = sites[indexes[0]].qname
+    return Ambiguous(
+        tuple(indexes),
+        tuple(
+            (_spelled(qname, s, found.spellings), sites[i].line)
+            for i, s in zip(indexes, found.spellings, strict=True)
+        ),
+    )
+
+
+def _spelled(qname: str, spelling: str | None, spellings: tuple[str | None, ...]) -> str | None:
+    """The symbol that picks the definition with this spelling alone, if one does."""
+    if spelling is None or spellings.count(spelling) > 1:
+        return None
+    return f"{qname}({spelling})"
+
+
+def group_of(
+    spec: LanguageSpec,
+    sites: Sequence[DefinitionSite],
+    parsed: Callable[[], ParsedFile],
+) -> Group:
+    """Decide what same-named `sites` are (or what one site's spelling is); `parsed()`
+    gives the parse they come from."""
+    parse = parsed()
+    nodes = [parse.definition(site) for site in sites]
+    variants = [spec.variant(node, span) for node, span in nodes]
+    spellings = _distinct([_canonical(v.spelling) for v in variants], variants)
+    # `f = None` (or `f: Callable | None = None`) beside `def f`: a declared default or
+    # fallback of one symbol, watched together.
+    declared = sum(site.kind != "constant" for site in sites) <= 1
+    together = declared or spec.together(variants) or _exclusive(spec, [node for node, _ in nodes])
+    return Group(together, spellings)
+
+
+def _distinct(short: list[str | None], variants: list[Variant]) -> tuple[str | None, ...]:
+    """Each member's spelling: its short one where that alone tells it apart (no spelling
+    at all, for the one member the bare name means), else its full one."""
+    chosen: list[str | None] = []
+    for spelling, variant in zip(short, variants, strict=True):
+        if short.count(spelling) > 1 and variant.full is not None:
+            spelling = _canonical(variant.full)
+        chosen.append(spelling)
+    return tuple(chosen)
+
+
+def _canonical(spelling: str | None) -> str | None:
+    return None if spelling is None else canonical_spelling(spelling)
+
+
+def _exclusive(spec: LanguageSpec, nodes: list[Node]) -> bool:
+    """True when no two of the definitions can both run: each pair sits in different
+    branches of some conditional (`if WIN: def f` / `else: def f`, `try:`/`except:`, also
+    nested, and methods of a class defined once per branch). Two `def f` in one branch
+    are a redefinition, not variants."""
+    branches: list[dict[tuple[int, int], tuple[int, int]]] = []
+    for definition in nodes:
+        child: Node = definition
+        node = definition.parent
+        seen: dict[tuple[int, int], tuple[int, int]] = {}  # conditional -> branch
+        while node is not None:
+            if node.type in spec.conditionals:
+                seen[(node.start_byte, node.end_byte)] = (child.start_byte, child.end_byte)
+            child, node = node, node.parent
+        branches.append(seen)
+    return all(
+        any(a[c] != b[c] for c in a.keys() & b.keys())
+        for index, a in enumerate(branches)
+        for b in branches[index + 1 :]
+    )
+
+
+def reference_symbol(path: str, qname: str) -> str | None:
+    """A qualified name as a reference to it in `path` spells it, or None when no
+    reference can (a heading holding `>`)."""
+    ref = parse_reference(f"{path}#{qname}")
+    return None if isinstance(ref, Failure) else ref.symbol
+
+
+def references(parsed: ParsedFile, path: str) -> list[SymbolRef]:
+    """Every symbol that names definitions of `parsed` (the file at `path`) exactly, in
+    document order: each unique name, each group's bare name (when it means something),
+    and each spelling that picks one member."""
+    sites = parsed.sites()
+    by_name: dict[str, list[int]] = {}
+    for index, site in enumerate(sites):
+        by_name.setdefault(site.qname, []).append(index)
+    spec = parsed.spec
+
+    def parse() -> ParsedFile:
+        return parsed
+
+    result: list[SymbolRef] = []
+    for qname, indexes in by_name.items():
+        symbol = reference_symbol(path, qname)
+        if symbol is None:
+            continue
+        if len(indexes) == 1:
+            result.append(_ref(symbol, [sites[indexes[0]]]))
+            continue
+        members = [sites[i] for i in indexes]
+        found = group_of(spec, members, parse)
+        meaning = _bare(sites, indexes, found)
+        if isinstance(meaning, Named):
+            result.append(_ref(symbol, [sites[i] for i in meaning.indexes]))
+        for site, spelling in zip(members, found.spellings, strict=True):
+            picked = _spelled(symbol, spelling, found.spellings)
+            if picked is not None:
+                result.append(_ref(picked, [site]))
+    return result
+
+
+def _ref(symbol: str, sites: list[DefinitionSite]) -> SymbolRef:
+    return SymbolRef(symbol, sites[0].kind, sites[0].line, sites[-1].end_line, len(sites))
