@@ -78,36 +78,102 @@ def _write_string(writer: TokenWriter, node: Node, field: str | None) -> None:
     if value is not None:
         writer.add(_value_token(value), field)
         return
-    prefix = _prefix(node)
-    if "f" not in prefix and "t" not in prefix:
+    template = _template(writer, node)
+    if template is None:
         writer.add(writer.text(node), field)  # unparseable literal: as written
         return
-    # An f-string: its prefix (case and order are not meaning) and content without quotes.
-    writer.open("f" + "".join(sorted(prefix)), field)
-    for child in node.children:
+    _write_template(writer, *template, field)
+
+
+# A literal part's value, or an interpolation node.
+_Segment = str | Node
+
+
+def _template(writer: TokenWriter, string: Node) -> tuple[str, list[_Segment]] | None:
+    """An f-string (`"f"`) or t-string (`"t"`) as its literal parts' values and its
+    interpolations; None for any other literal. Values, not text: a raw and an escaped
+    spelling of the same characters are one template, as are `F'a{x}'` and `f"a{x}"`."""
+    prefix = _prefix(string)
+    if "f" not in prefix and "t" not in prefix:
+        return None
+    start = (string.children[0].text or b"").decode("ascii", "replace")
+    quote = start[len(prefix) :]
+    raw = "r" in prefix
+    segments: list[_Segment] = []
+    for child in string.children:
         if child.type == "string_content":
-            writer.add(writer.text(child).replace("\r\n", "\n"))
+            segments.append(_template_text(writer.text(child), raw, quote))
         elif child.type == "interpolation":
-            writer.write(child)
+            segments.append(child)
+    return ("t" if "t" in prefix else "f"), segments
+
+
+@lru_cache(maxsize=4096)
+def _template_text(text: str, raw: bool, quote: str) -> str:
+    """The value of a literal part of an f-string: doubled braces are one brace, and
+    escapes are read as Python reads them (`\\n` is a newline unless the piece is raw)."""
+    text = text.replace("\r\n", "\n").replace("{{", "{").replace("}}", "}")
+    if "\\" not in text:
+        return text
+    # A sentinel after the text: the part may end in a backslash or a quote character.
+    value = _evaluate(("r" if raw else "") + quote + text + "_" + quote)
+    return value[:-1] if isinstance(value, str) else text
+
+
+def _write_template(
+    writer: TokenWriter, kind: str, segments: list[_Segment], field: str | None
+) -> None:
+    """Adjacent literal parts as one value, so where a literal is split is not meaning; an
+    f-string without interpolations is the plain string it equals."""
+    merged: list[_Segment] = []
+    for segment in segments:
+        if isinstance(segment, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += segment
+        elif not isinstance(segment, str) or segment:
+            merged.append(segment)
+    if kind == "f" and all(isinstance(segment, str) for segment in merged):
+        writer.add(_value_token("".join(s for s in merged if isinstance(s, str))), field)
+        return
+    writer.open(kind + "-string", field)
+    for segment in merged:
+        if isinstance(segment, str):
+            writer.add(_value_token(segment))
+        else:
+            writer.write(segment)
     writer.add(")")
 
 
 def _write_concatenated(writer: TokenWriter, node: Node, field: str | None) -> None:
-    """`"a" "b"` is the literal "ab" when no part interpolates."""
+    """`"a" "b"` is the literal "ab"; `"a" f"b{x}"` is the f-string `f"ab{x}"`."""
     strings = [child for child in node.children if child.type == "string"]
     values = [literal_value(child, writer.source) for child in strings]
     if all(isinstance(value, str) for value in values):
         writer.add(
             _value_token("".join(value for value in values if isinstance(value, str))), field
         )
-    elif all(isinstance(value, bytes) for value in values):
+        return
+    if all(isinstance(value, bytes) for value in values):
         joined = b"".join(value for value in values if isinstance(value, bytes))
         writer.add(_value_token(joined), field)
-    else:
-        writer.open("concatenated_string", field)
-        for child in strings:
-            _write_string(writer, child, None)
-        writer.add(")")
+        return
+    kinds: set[str] = set()
+    segments: list[_Segment] = []
+    for child, value in zip(strings, values, strict=True):
+        template = None if value is not None else _template(writer, child)
+        if isinstance(value, str):
+            segments.append(value)
+        elif template is not None:
+            kinds.add(template[0])
+            segments.extend(template[1])
+        else:
+            kinds.add("")  # bytes or an unparseable piece: not one template
+    if len(kinds) == 1 and "" not in kinds:
+        _write_template(writer, kinds.pop(), segments, field)
+        return
+    writer.open("concatenated_string", field)
+    for child in strings:
+        _write_string(writer, child, None)
+    writer.add(")")
 
 
 def _write_else(writer: TokenWriter, node: Node, field: str | None) -> None:
