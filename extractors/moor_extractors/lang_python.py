@@ -30,13 +30,17 @@ def literal_value(string: Node, source: bytes) -> str | bytes | None:
     """The value of a string literal without interpolation; None for an f-string."""
     text = source[string.start_byte : string.end_byte]
     opening = _OPENING.match(text)
-    if opening is None or b"\\" in text or string.has_error:
+    if opening is None or string.has_error:
         return _value_from_parts(string)
-    # The common case, read off the literal's own text (no child nodes are made): without
-    # an escape sequence the value is the text between the quotes as written.
+    # Read off the literal's own text, never its leaves: tree-sitter-python 0.25 puts the
+    # content of `r'\\'` in no leaf at all (its string_end is `\\'`).
     prefix = opening.group(1).lower()
     if b"f" in prefix or b"t" in prefix:
         return None
+    if b"\\" in text and b"r" not in prefix:
+        return _evaluate(text.decode("utf-8", "replace"))
+    # Without an escape sequence (and always in a raw literal) the value is the text
+    # between the quotes as written.
     value = text[opening.end() : len(text) - len(opening.group(2))].replace(b"\r\n", b"\n")
     return value if b"b" in prefix else value.decode("utf-8", "replace")
 
@@ -75,6 +79,10 @@ def _value_token(value: str | bytes) -> str:
 
 def _write_string(writer: TokenWriter, node: Node, field: str | None) -> None:
     value = literal_value(node, writer.source)
+    if isinstance(value, str) and "\n" in value and field is None and _is_statement(node):
+        # A string statement does nothing: it is a comment, and black re-indents one that
+        # opens a block as if it were a docstring.
+        value = " ".join(value.split())
     if value is not None:
         writer.add(_value_token(value), field)
         return
@@ -85,6 +93,11 @@ def _write_string(writer: TokenWriter, node: Node, field: str | None) -> None:
     _write_template(writer, *template, field)
 
 
+def _is_statement(string: Node) -> bool:
+    parent = string.parent
+    return parent is not None and parent.type == "expression_statement" and parent.child_count == 1
+
+
 # A literal part's value, or an interpolation node.
 _Segment = str | Node
 
@@ -93,18 +106,26 @@ def _template(writer: TokenWriter, string: Node) -> tuple[str, list[_Segment]] |
     """An f-string (`"f"`) or t-string (`"t"`) as its literal parts' values and its
     interpolations; None for any other literal. Values, not text: a raw and an escaped
     spelling of the same characters are one template, as are `F'a{x}'` and `f"a{x}"`."""
-    prefix = _prefix(string)
+    source = writer.source
+    opening = _OPENING.match(source, string.start_byte, string.end_byte)
+    if opening is None or string.has_error:
+        return None
+    prefix = opening.group(1).decode("ascii").lower()
     if "f" not in prefix and "t" not in prefix:
         return None
-    start = (string.children[0].text or b"").decode("ascii", "replace")
-    quote = start[len(prefix) :]
+    quote = opening.group(2).decode("ascii")
     raw = "r" in prefix
+    # The literal parts are the bytes between the interpolations, not the content leaves
+    # (which miss text, see `literal_value`).
     segments: list[_Segment] = []
+    position = opening.end()
     for child in string.children:
-        if child.type == "string_content":
-            segments.append(_template_text(writer.text(child), raw, quote))
-        elif child.type == "interpolation":
-            segments.append(child)
+        if child.type == "interpolation":
+            part = source[position : child.start_byte].decode("utf-8", "replace")
+            segments.extend((_template_text(part, raw, quote), child))
+            position = child.end_byte
+    part = source[position : string.end_byte - len(quote)].decode("utf-8", "replace")
+    segments.append(_template_text(part, raw, quote))
     return ("t" if "t" in prefix else "f"), segments
 
 
@@ -113,7 +134,7 @@ def _template_text(text: str, raw: bool, quote: str) -> str:
     """The value of a literal part of an f-string: doubled braces are one brace, and
     escapes are read as Python reads them (`\\n` is a newline unless the piece is raw)."""
     text = text.replace("\r\n", "\n").replace("{{", "{").replace("}}", "}")
-    if "\\" not in text:
+    if raw or "\\" not in text:
         return text
     # A sentinel after the text: the part may end in a backslash or a quote character.
     value = _evaluate(("r" if raw else "") + quote + text + "_" + quote)
@@ -200,6 +221,18 @@ def _write_else(writer: TokenWriter, node: Node, field: str | None) -> None:
         writer.write(alternative, "alternative")
 
 
+def _write_tuple_pattern(writer: TokenWriter, node: Node, field: str | None) -> None:
+    """`(a) = x` is `a = x` (formatters parenthesise long targets); `(a,) = x` unpacks."""
+    inner = [child for child in node.named_children if child.type != "comment"]
+    if len(inner) == 1 and not any(child.type == "," for child in node.children):
+        writer.write(inner[0], field)
+        return
+    writer.open("tuple_pattern", field)
+    for child, name in fields(node):
+        writer.write(child, name)
+    writer.add(")")
+
+
 def _write_annotation(writer: TokenWriter, node: Node, field: str | None) -> None:
     """An annotation as Python reads it: `X[...]` parses as a generic_type bare but as a
     subscript in parentheses, and both are the same expression."""
@@ -277,6 +310,7 @@ DIALECT = Dialect(
         "string": _write_string,
         "concatenated_string": _write_concatenated,
         "else_clause": _write_else,
+        "tuple_pattern": _write_tuple_pattern,
         "type": _write_annotation,
     },
     leaves={"integer": _number, "float": _number},

@@ -45,6 +45,7 @@ def test_a_literal_split_into_adjacent_pieces_is_the_literal_it_spells(
         ('"a\\n" "b"', '"a\\nb"'),
         ('f"a\\n{x}" "b"', 'f"a\\n{x}b"'),
         ('f"\\N{EM DASH}{x}"', 'f"\u2014{x}"'),
+        ("r'\\\"'", 'r"\\""'),  # ruff format's requoting of a raw string
     ],
 )
 def test_prefix_quotes_and_escapes_spelling_the_same_value_are_cosmetic(
@@ -67,6 +68,8 @@ def test_prefix_quotes_and_escapes_spelling_the_same_value_are_cosmetic(
         ('f"{{a}}{x}"', '"{{a}}" f"{x}"'),  # two braces in a plain piece are two braces
         ('f"a{x}"', 't"a{x}"'),  # a template is not a str
         ('f"ab"', 'b"ab"'),
+        ("r'\\\\'", "r''"),  # tree-sitter puts this content in no leaf
+        ("rf'\\\\{x}'", "rf'{x}'"),
     ],
 )
 def test_a_change_of_characters_or_of_a_placeholder_is_drift(before: str, after: str) -> None:
