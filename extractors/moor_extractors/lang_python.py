@@ -159,8 +159,13 @@ def _write_template(
     for segment in merged:
         if isinstance(segment, str):
             writer.add(_value_token(segment))
-        else:
-            writer.write(segment)
+            continue
+        equals = [child for child in segment.children if child.type == "="]
+        if equals:
+            # `{x = }` prints its text as written, spaces included: that text is output.
+            debug = writer.source[segment.start_byte + 1 : equals[0].end_byte]
+            writer.add("debug " + repr(debug.decode("utf-8", "replace")))
+        writer.write(segment)
     writer.add(")")
 
 

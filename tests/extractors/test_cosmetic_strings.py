@@ -68,6 +68,7 @@ def test_prefix_quotes_and_escapes_spelling_the_same_value_are_cosmetic(
         ('f"{{a}}{x}"', '"{{a}}" f"{x}"'),  # two braces in a plain piece are two braces
         ('f"a{x}"', 't"a{x}"'),  # a template is not a str
         ('f"ab"', 'b"ab"'),
+        ('f"{x=}"', 'f"{x = }"'),  # a self-documenting expression prints its spacing
         ("r'\\\\'", "r''"),  # tree-sitter puts this content in no leaf
         ("rf'\\\\{x}'", "rf'{x}'"),
     ],
