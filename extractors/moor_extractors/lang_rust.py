@@ -48,13 +48,15 @@ def _write_token_tree(writer: TokenWriter, node: Node, field: str | None) -> Non
     `=> {…}`)."""
     children = [(child, name) for child, name in fields(node) if child.type not in _COMMENTS]
     last = len(children) - 1
+    # Without its closing delimiter (error recovery) nothing in the tree is trailing.
+    closed = last > 0 and children[last][0].type in (")", "]", "}")
     writer.open(node.type, field)
     for index, (child, name) in enumerate(children):
+        trailing_comma = child.type == "," and index == last - 1
+        transcriber_delimiter = field == "right" and index in (0, last)
         if child.is_named:
             writer.write(child, name)
-        elif child.type == "," and index == last - 1:
-            continue
-        elif field != "right" or index not in (0, last):
+        elif not (closed and (trailing_comma or transcriber_delimiter)):
             writer.add(child.type)
     writer.add(")")
 
