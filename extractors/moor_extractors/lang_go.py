@@ -15,13 +15,16 @@ _SPECS = frozenset({"type_spec", "type_alias", "const_spec", "var_spec"})
 _TYPE_KINDS = {"interface_type": "interface", "struct_type": "struct"}
 
 DIALECT = Dialect(
-    skip=frozenset({"comment"}),
+    # gofmt drops a stray `;`: an empty statement does nothing.
+    skip=frozenset({"comment", "empty_statement"}),
     elide=frozenset({"parenthesized_expression", "parenthesized_type"}),
     special={
         "interpreted_string_literal": write_as_written,
         "raw_string_literal": write_as_written,
         "rune_literal": write_as_written,
     },
+    # gofmt lower-cases `0X`, `0B`, `0O` and `E`; the case of a hex digit is not its value.
+    leaves={"int_literal": str.lower, "float_literal": str.lower, "imaginary_literal": str.lower},
 )
 
 

@@ -9,7 +9,7 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from .lang_base import LanguageSpec, Part, Span, Variant
-from .normalise import Dialect, TokenWriter
+from .normalise import Dialect, TokenWriter, fields
 
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _FUNCTION_VALUES = frozenset(
@@ -43,10 +43,47 @@ def _write_jsx_text(writer: TokenWriter, node: Node, field: str | None) -> None:
         writer.add(" ".join(words), field)
 
 
+def _write_parameters(writer: TokenWriter, node: Node, field: str | None) -> None:
+    """`(x) => …` is `x => …`: prettier adds the parentheses, other formatters drop them."""
+    parameters = [child for child in node.named_children if child.type not in _COMMENTS]
+    if len(parameters) == 1:
+        parameter = parameters[0]
+        if parameter.type == "required_parameter" and parameter.child_count == 1:
+            parameter = parameter.children[0]  # TypeScript: no type, default or modifier
+        if parameter.type == "identifier":
+            writer.add(writer.text(parameter), "parameter")
+            return
+    writer.open("formal_parameters", field)
+    for child, name in fields(node):
+        writer.write(child, name)
+    writer.add(")")
+
+
+def _write_type_operation(writer: TokenWriter, node: Node, field: str | None) -> None:
+    """TypeScript's `| A` is `A`: prettier leads a union (or intersection) on several lines
+    with its operator, and tree-sitter makes that a union of one."""
+    children = fields(node)
+    if children and not children[0][0].is_named:
+        for child, _ in children[1:]:
+            writer.write(child, field)
+        return
+    writer.open(node.type, field)
+    for child, name in children:
+        writer.write(child, name)
+    writer.add(")")
+
+
+_COMMENTS = frozenset({"comment", "html_comment"})
 DIALECT = Dialect(
-    skip=frozenset({"comment", "html_comment"}),
+    skip=_COMMENTS,
     elide=frozenset({"parenthesized_expression", "parenthesized_type"}),
-    special={"string": _write_string, "jsx_text": _write_jsx_text},
+    special={
+        "string": _write_string,
+        "jsx_text": _write_jsx_text,
+        "formal_parameters": _write_parameters,
+        "union_type": _write_type_operation,
+        "intersection_type": _write_type_operation,
+    },
     leaves={"number": str.lower},
 )
 

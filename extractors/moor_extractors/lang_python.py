@@ -32,13 +32,17 @@ def literal_value(string: Node, source: bytes) -> str | bytes | None:
     """The value of a string literal without interpolation; None for an f-string."""
     text = source[string.start_byte : string.end_byte]
     opening = _OPENING.match(text)
-    if opening is None or b"\\" in text or string.has_error:
+    if opening is None or string.has_error:
         return _value_from_parts(string)
-    # The common case, read off the literal's own text (no child nodes are made): without
-    # an escape sequence the value is the text between the quotes as written.
+    # Read off the literal's own text, never its leaves: tree-sitter-python 0.25 puts the
+    # content of `r'\\'` in no leaf at all (its string_end is `\\'`).
     prefix = opening.group(1).lower()
     if b"f" in prefix or b"t" in prefix:
         return None
+    if b"\\" in text and b"r" not in prefix:
+        return _evaluate(text.decode("utf-8", "replace"))
+    # Without an escape sequence (and always in a raw literal) the value is the text
+    # between the quotes as written.
     value = text[opening.end() : len(text) - len(opening.group(2))].replace(b"\r\n", b"\n")
     return value if b"b" in prefix else value.decode("utf-8", "replace")
 
@@ -77,39 +81,127 @@ def _value_token(value: str | bytes) -> str:
 
 def _write_string(writer: TokenWriter, node: Node, field: str | None) -> None:
     value = literal_value(node, writer.source)
+    if isinstance(value, str) and "\n" in value and field is None and _is_statement(node):
+        # A string statement does nothing: it is a comment, and black re-indents one that
+        # opens a block as if it were a docstring.
+        value = " ".join(value.split())
     if value is not None:
         writer.add(_value_token(value), field)
         return
-    prefix = _prefix(node)
-    if "f" not in prefix and "t" not in prefix:
+    template = _template(writer, node)
+    if template is None:
         writer.add(writer.text(node), field)  # unparseable literal: as written
         return
-    # An f-string: its prefix (case and order are not meaning) and content without quotes.
-    writer.open("f" + "".join(sorted(prefix)), field)
-    for child in node.children:
-        if child.type == "string_content":
-            writer.add(writer.text(child).replace("\r\n", "\n"))
-        elif child.type == "interpolation":
-            writer.write(child)
+    _write_template(writer, *template, field)
+
+
+def _is_statement(string: Node) -> bool:
+    parent = string.parent
+    return parent is not None and parent.type == "expression_statement" and parent.child_count == 1
+
+
+# A literal part's value, or an interpolation node.
+_Segment = str | Node
+
+
+def _template(writer: TokenWriter, string: Node) -> tuple[str, list[_Segment]] | None:
+    """An f-string (`"f"`) or t-string (`"t"`) as its literal parts' values and its
+    interpolations; None for any other literal. Values, not text: a raw and an escaped
+    spelling of the same characters are one template, as are `F'a{x}'` and `f"a{x}"`."""
+    source = writer.source
+    opening = _OPENING.match(source, string.start_byte, string.end_byte)
+    if opening is None or string.has_error:
+        return None
+    prefix = opening.group(1).decode("ascii").lower()
+    if "f" not in prefix and "t" not in prefix:
+        return None
+    quote = opening.group(2).decode("ascii")
+    raw = "r" in prefix
+    # The literal parts are the bytes between the interpolations, not the content leaves
+    # (which miss text, see `literal_value`).
+    segments: list[_Segment] = []
+    position = opening.end()
+    for child in string.children:
+        if child.type == "interpolation":
+            part = source[position : child.start_byte].decode("utf-8", "replace")
+            segments.extend((_template_text(part, raw, quote), child))
+            position = child.end_byte
+    part = source[position : string.end_byte - len(quote)].decode("utf-8", "replace")
+    segments.append(_template_text(part, raw, quote))
+    return ("t" if "t" in prefix else "f"), segments
+
+
+@lru_cache(maxsize=4096)
+def _template_text(text: str, raw: bool, quote: str) -> str:
+    """The value of a literal part of an f-string: doubled braces are one brace, and
+    escapes are read as Python reads them (`\\n` is a newline unless the piece is raw)."""
+    text = text.replace("\r\n", "\n").replace("{{", "{").replace("}}", "}")
+    if raw or "\\" not in text:
+        return text
+    # A sentinel after the text: the part may end in a backslash or a quote character.
+    value = _evaluate(("r" if raw else "") + quote + text + "_" + quote)
+    return value[:-1] if isinstance(value, str) else text
+
+
+def _write_template(
+    writer: TokenWriter, kind: str, segments: list[_Segment], field: str | None
+) -> None:
+    """Adjacent literal parts as one value, so where a literal is split is not meaning; an
+    f-string without interpolations is the plain string it equals."""
+    merged: list[_Segment] = []
+    for segment in segments:
+        if isinstance(segment, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += segment
+        elif not isinstance(segment, str) or segment:
+            merged.append(segment)
+    if kind == "f" and all(isinstance(segment, str) for segment in merged):
+        writer.add(_value_token("".join(s for s in merged if isinstance(s, str))), field)
+        return
+    writer.open(kind + "-string", field)
+    for segment in merged:
+        if isinstance(segment, str):
+            writer.add(_value_token(segment))
+            continue
+        equals = [child for child in segment.children if child.type == "="]
+        if equals:
+            # `{x = }` prints its text as written, spaces included: that text is output.
+            debug = writer.source[segment.start_byte + 1 : equals[0].end_byte]
+            writer.add("debug " + repr(debug.decode("utf-8", "replace")))
+        writer.write(segment)
     writer.add(")")
 
 
 def _write_concatenated(writer: TokenWriter, node: Node, field: str | None) -> None:
-    """`"a" "b"` is the literal "ab" when no part interpolates."""
+    """`"a" "b"` is the literal "ab"; `"a" f"b{x}"` is the f-string `f"ab{x}"`."""
     strings = [child for child in node.children if child.type == "string"]
     values = [literal_value(child, writer.source) for child in strings]
     if all(isinstance(value, str) for value in values):
         writer.add(
             _value_token("".join(value for value in values if isinstance(value, str))), field
         )
-    elif all(isinstance(value, bytes) for value in values):
+        return
+    if all(isinstance(value, bytes) for value in values):
         joined = b"".join(value for value in values if isinstance(value, bytes))
         writer.add(_value_token(joined), field)
-    else:
-        writer.open("concatenated_string", field)
-        for child in strings:
-            _write_string(writer, child, None)
-        writer.add(")")
+        return
+    kinds: set[str] = set()
+    segments: list[_Segment] = []
+    for child, value in zip(strings, values, strict=True):
+        template = None if value is not None else _template(writer, child)
+        if isinstance(value, str):
+            segments.append(value)
+        elif template is not None:
+            kinds.add(template[0])
+            segments.extend(template[1])
+        else:
+            kinds.add("")  # bytes or an unparseable piece: not one template
+    if len(kinds) == 1 and "" not in kinds:
+        _write_template(writer, kinds.pop(), segments, field)
+        return
+    writer.open("concatenated_string", field)
+    for child in strings:
+        _write_string(writer, child, None)
+    writer.add(")")
 
 
 def _write_else(writer: TokenWriter, node: Node, field: str | None) -> None:
@@ -134,6 +226,18 @@ def _write_else(writer: TokenWriter, node: Node, field: str | None) -> None:
     writer.add(")")
     for alternative in alternatives:
         writer.write(alternative, "alternative")
+
+
+def _write_tuple_pattern(writer: TokenWriter, node: Node, field: str | None) -> None:
+    """`(a) = x` is `a = x` (formatters parenthesise long targets); `(a,) = x` unpacks."""
+    inner = [child for child in node.named_children if child.type != "comment"]
+    if len(inner) == 1 and not any(child.type == "," for child in node.children):
+        writer.write(inner[0], field)
+        return
+    writer.open("tuple_pattern", field)
+    for child, name in fields(node):
+        writer.write(child, name)
+    writer.add(")")
 
 
 def _write_annotation(writer: TokenWriter, node: Node, field: str | None) -> None:
@@ -213,6 +317,7 @@ DIALECT = Dialect(
         "string": _write_string,
         "concatenated_string": _write_concatenated,
         "else_clause": _write_else,
+        "tuple_pattern": _write_tuple_pattern,
         "type": _write_annotation,
     },
     leaves={"integer": _number, "float": _number},

@@ -8,10 +8,61 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from .lang_base import LanguageSpec, Part, Span, Variant
-from .normalise import PUNCTUATION, Dialect, write_as_written
+from .normalise import PUNCTUATION, Dialect, TokenWriter, fields, write_as_written
+
+_COMMENTS = frozenset({"line_comment", "block_comment"})
+# What a block holds that is not its value.
+_STATEMENTS = frozenset(
+    {"let_declaration", "empty_statement", "macro_definition", "attribute_item", "label"}
+)
+
+
+def _block_value(block: Node) -> Node | None:
+    """The one expression `{ e }` is (rustfmt's match_arm_blocks add and remove these
+    braces); None for a block that holds statements, or a `;`."""
+    children = [child for child in block.children if child.type not in _COMMENTS]
+    if len(children) != 3:  # `{`, the value, `}`
+        return None
+    value = children[1]
+    if value.type == "expression_statement":
+        # `{ match x { … } }`: a block-like tail is parsed as a statement without its `;`.
+        return value.children[0] if value.child_count == 1 else None
+    if value.type in _STATEMENTS or value.type.endswith("_item"):
+        return None
+    return value
+
+
+def _write_braced_value(writer: TokenWriter, node: Node, field: str | None) -> None:
+    """A match arm's value or a closure's body: `{ e }` is `e`."""
+    writer.open(node.type, field)
+    for child, name in fields(node):
+        value = _block_value(child) if child.type == "block" else None
+        writer.write(value if value is not None else child, name)
+    writer.add(")")
+
+
+def _write_token_tree(writer: TokenWriter, node: Node, field: str | None) -> None:
+    """A macro's tokens with their punctuation, less what rustfmt adds and removes: a comma
+    before the closing delimiter (but a matcher, a `token_tree_pattern`, keeps it: there it
+    decides what matches), and the delimiters of a macro_rules transcriber (`=> (…)` is
+    `=> {…}`)."""
+    children = [(child, name) for child, name in fields(node) if child.type not in _COMMENTS]
+    last = len(children) - 1
+    # Without its closing delimiter (error recovery) nothing in the tree is trailing.
+    closed = last > 0 and children[last][0].type in (")", "]", "}")
+    writer.open(node.type, field)
+    for index, (child, name) in enumerate(children):
+        trailing_comma = child.type == "," and index == last - 1
+        transcriber_delimiter = field == "right" and index in (0, last)
+        if child.is_named:
+            writer.write(child, name)
+        elif not (closed and (trailing_comma or transcriber_delimiter)):
+            writer.add(child.type)
+    writer.add(")")
+
 
 DIALECT = Dialect(
-    skip=frozenset({"line_comment", "block_comment"}),
+    skip=_COMMENTS,
     elide=frozenset({"parenthesized_expression"}),
     drop=PUNCTUATION,
     # Inside a macro's token tree `[a; 3]` and `[a, 3]` differ only by punctuation.
@@ -22,6 +73,9 @@ DIALECT = Dialect(
         "string_literal": write_as_written,
         "raw_string_literal": write_as_written,
         "char_literal": write_as_written,
+        "match_arm": _write_braced_value,
+        "closure_expression": _write_braced_value,
+        "token_tree": _write_token_tree,
     },
 )
 
