@@ -13,6 +13,7 @@ from moor_store.journal import NewEntry
 from moor_store.lockfile import LockedAnchor, LockedMemory
 
 from moor_engine.check import locked_anchor_from
+from moor_engine.memories import loaded_lock_content, lock_content
 from moor_engine.observe import Found, NotFound, found_address
 from moor_engine.session import Session, UsageError
 from moor_engine.trust import AnchorReport, State
@@ -112,7 +113,11 @@ def bind(session: Session, paths: list[str]) -> Outcome:
             )
         if not added and not removed:
             continue  # already bound as it is, or nothing could be bound
-        content = loaded.memory.content_hash if old is None or added or removed else old.content
+        content = (
+            loaded_lock_content(session.workspace, loaded, anchors)
+            if old is None or added or removed
+            else old.content
+        )
         lock = session.with_memory(LockedMemory(path, content, anchors), path)
         session.lock = lock
         outcome.done.append(
@@ -321,9 +326,13 @@ def follow(
                 f"{move.target} is taken as it is now (`moor diff {path}` shows it)"
             )
         outcome.done.append(f"{path}: {move.raw} -> {move.target}")
+    was_current = old is None or old.content == loaded_lock_content(
+        session.workspace, loaded, old.anchors
+    )
+    followed_entries = [(entry, _canonical(entry.raw)) for entry in reparsed.memory.about]
     content = (
-        reparsed.memory.content_hash
-        if (old is None or old.content == loaded.memory.content_hash)
+        lock_content(text, reparsed.memory, followed_entries, anchors)
+        if was_current or old is None
         else old.content
     )
     new_lock = session.with_memory(LockedMemory(path, content, anchors), path)
@@ -347,6 +356,11 @@ def follow(
         session.journal.append(entries)
     session.observer.flush()
     return outcome
+
+
+def _canonical(raw: str) -> str | None:
+    ref = parse_reference(raw)
+    return None if isinstance(ref, Failure) else ref.canonical()
 
 
 def _chosen_move(

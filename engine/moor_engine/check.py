@@ -18,7 +18,7 @@ from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
 from moor_engine.bound_code import bound_code
 from moor_engine.dependents import Dependents
-from moor_engine.memories import LoadedMemory, ResolvedEntry, load_memories
+from moor_engine.memories import LoadedMemory, ResolvedEntry, load_memories, loaded_lock_content
 from moor_engine.observe import FileObserver, Found, NotFound, Observation
 from moor_engine.relocate import Relocation, Search, alias_target, relocate
 from moor_engine.suggest import suggestions
@@ -143,7 +143,9 @@ class Checker:
             states.append(anchor.state)
         if locked_memory is None and memory.about:
             report.notes.append("not in moor.lock yet: run `moor bind`")
-        elif locked_memory is not None and locked_memory.content != memory.content_hash:
+        elif locked_memory is not None and locked_memory.content != loaded_lock_content(
+            self.workspace, loaded, locked_memory.anchors
+        ):
             states.append(State.REWRITTEN)
             report.code = "rewritten"
             report.notes.append(

@@ -18,7 +18,14 @@ from moor_extractors import memory as memory_module
 from moor_extractors import model as model_module
 from moor_extractors import reference as reference_module
 from moor_extractors.digest import digest_bytes
-from moor_extractors.memory import AboutEntry, Memory, ParsedMemory, Problem, parse_memory
+from moor_extractors.memory import (
+    AboutEntry,
+    Memory,
+    ParsedMemory,
+    Problem,
+    hash_memory_text_without,
+    parse_memory,
+)
 from moor_extractors.model import Failure
 from moor_extractors.reference import Reference, parse_reference, resolve_path
 from moor_store.journal import CachedFile, Journal
@@ -46,6 +53,42 @@ class LoadedMemory:
     @property
     def valid(self) -> bool:
         return self.memory is not None
+
+
+def lock_content(
+    text: str | None,
+    memory: Memory,
+    entries: Iterable[tuple[AboutEntry, str | None]],
+    bound: Iterable[str],
+) -> str:
+    """The content hash moor.lock records for a memory bound to `bound`: its text without
+    the `about:` entries that are not bound. A reference that could not be bound, once
+    removed from the file, then leaves the memory as it was reaffirmed — and one added
+    but not bound yet is `unbound`, not a rewrite. (`text`: the file's text, read only when
+    some entry is unbound; None when it could not be read.)"""
+    bound = set(bound)
+    unbound = [entry for entry, canonical in entries if canonical is None or canonical not in bound]
+    if not unbound or text is None:
+        return memory.content_hash
+    lines = {n for e in unbound for n in range(e.line, max(e.end_line, e.line) + 1)}
+    return hash_memory_text_without(text, lines)
+
+
+def loaded_lock_content(workspace: Workspace, loaded: LoadedMemory, bound: Iterable[str]) -> str:
+    """`lock_content` of a loaded memory, its file read only when it has unbound entries."""
+    assert loaded.memory is not None
+    bound = set(bound)
+    entries = [
+        (item.entry, item.ref.canonical() if item.ref is not None else None)
+        for item in loaded.entries
+    ]
+    text: str | None = None
+    if any(canonical is None or canonical not in bound for _e, canonical in entries):
+        try:
+            text = (workspace.root / loaded.path).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = None
+    return lock_content(text, loaded.memory, entries, bound)
 
 
 @cache

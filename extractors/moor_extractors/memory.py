@@ -71,7 +71,7 @@ import difflib
 import re
 import types
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TypeGuard
@@ -219,6 +219,16 @@ def misspelt_key(name: str) -> str | None:
 def hash_memory_text(text: str) -> str:
     """`Memory.content_hash` for a memory's decoded text."""
     return digest_text(normalise_memory_text(text))
+
+
+def hash_memory_text_without(text: str, lines: Iterable[int]) -> str:
+    """`hash_memory_text` of the text with these lines (1-based, as the parser counts
+    them) left out."""
+    drop = set(lines)
+    if text.startswith(_BOM):
+        text = text[1:]
+    kept = [line for number, line in enumerate(_split_lines(text), 1) if number not in drop]
+    return hash_memory_text("\n".join(kept))
 
 
 def parse_memory(path: str, data: bytes) -> ParsedMemory:

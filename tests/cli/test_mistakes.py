@@ -89,3 +89,24 @@ def test_re_pointing_a_reference_by_hand_is_journalled_as_a_re_point(ws: Workspa
     ws.memory("send", ["net/client.py#helper", "net/client.py#Client.send"])
     ws.moor("bind", check=True)
     assert ws.moor("log", "memories/send.md", check=True).out.count("repoint") == 1
+
+
+def test_removing_a_reference_that_was_never_bound_needs_no_reaffirmation(ws: Workspace) -> None:
+    ws.write("net/client.py", CODE)
+    ws.memory("send", ["net/client.py#Client.send", "net/client.py#Client.recv"])
+    assert ws.moor("bind").code == 1  # recv does not exist: refused, send is bound
+    ws.memory("send", "net/client.py#Client.send")
+    assert ws.state("memories/send.md") == "current"
+    # Adding one not bound yet is unbound, not a rewrite; binding it makes it current.
+    ws.write("net/client.py", CODE + "\n    def recv(self):\n        return None\n")
+    ws.memory("send", ["net/client.py#Client.send", "net/client.py#Client.recv"])
+    assert ws.state("memories/send.md") == "unbound"
+    ws.moor("bind", check=True)
+    assert ws.state("memories/send.md") == "current"
+    # Control: removing a bound reference is a change of what the memory is about.
+    ws.memory("send", "net/client.py#Client.send")
+    assert ws.state("memories/send.md") == "rewritten"
+    # … and so is an edit of the text itself.
+    ws.moor("bind", check=True)
+    ws.memory("send", "net/client.py#Client.send", body="Another decision.")
+    assert ws.state("memories/send.md") == "rewritten"
