@@ -8,7 +8,7 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from .lang_base import LanguageSpec, Span, Variant
-from .normalise import Dialect, TokenWriter, fields, write_as_written
+from .normalise import Dialect, TokenWriter, fields, write_as_written, write_children
 
 
 def _write_inferred_parameters(writer: TokenWriter, node: Node, field: str | None) -> None:
@@ -16,10 +16,7 @@ def _write_inferred_parameters(writer: TokenWriter, node: Node, field: str | Non
     if node.named_child_count == 1 and node.named_children[0].type == "identifier":
         writer.add(writer.text(node.named_children[0]), field)
         return
-    writer.open("inferred_parameters", field)
-    for child, name in fields(node):
-        writer.write(child, name)
-    writer.add(")")
+    write_children(writer, node, field, "inferred_parameters")
 
 
 def _write_modifiers(writer: TokenWriter, node: Node, field: str | None) -> None:

@@ -9,7 +9,7 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from .lang_base import LanguageSpec, Part, Span, Variant
-from .normalise import Dialect, TokenWriter, fields
+from .normalise import Dialect, TokenWriter, fields, write_children
 
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _FUNCTION_VALUES = frozenset(
@@ -53,10 +53,7 @@ def _write_parameters(writer: TokenWriter, node: Node, field: str | None) -> Non
         if parameter.type == "identifier":
             writer.add(writer.text(parameter), "parameter")
             return
-    writer.open("formal_parameters", field)
-    for child, name in fields(node):
-        writer.write(child, name)
-    writer.add(")")
+    write_children(writer, node, field, "formal_parameters")
 
 
 def _write_type_operation(writer: TokenWriter, node: Node, field: str | None) -> None:

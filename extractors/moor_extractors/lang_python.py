@@ -12,7 +12,7 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from .lang_base import LanguageSpec, Part, Span, Variant
-from .normalise import Dialect, TokenWriter, fields
+from .normalise import Dialect, TokenWriter, fields, write_children
 
 _DEFINITIONS = frozenset({"function_definition", "class_definition"})
 _STRINGS = ("string", "concatenated_string")
@@ -234,10 +234,7 @@ def _write_tuple_pattern(writer: TokenWriter, node: Node, field: str | None) -> 
     if len(inner) == 1 and not any(child.type == "," for child in node.children):
         writer.write(inner[0], field)
         return
-    writer.open("tuple_pattern", field)
-    for child, name in fields(node):
-        writer.write(child, name)
-    writer.add(")")
+    write_children(writer, node, field, "tuple_pattern")
 
 
 def _write_annotation(writer: TokenWriter, node: Node, field: str | None) -> None:

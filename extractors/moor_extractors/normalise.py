@@ -326,6 +326,15 @@ class TokenWriter:
             self.tokens.extend(self.source[start:end].decode("utf-8", "replace").split())
 
 
+def write_children(writer: TokenWriter, node: Node, field_name: str | None, label: str) -> None:
+    """`node` as the generic walk writes it, under `label`: for a special writer that
+    finds nothing to simplify in this instance."""
+    writer.open(label, field_name)
+    for child, name in fields(node):
+        writer.write(child, name)
+    writer.add(")")
+
+
 def write_as_written(writer: TokenWriter, node: Node, field_name: str | None) -> None:
     """A literal as one token of its own text: escapes and all (no leaf holds all of it)."""
     writer.add(writer.text(node), field_name)
