@@ -15,8 +15,10 @@ import textwrap
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
+import moor_extractors as extractors_package
 from moor_extractors.digest import digest_bytes, digest_json, digest_tokens
 from moor_extractors.languages import language_for_path
 from moor_extractors.model import DefinitionSite, Facts, Failure, Reason
@@ -32,7 +34,20 @@ from moor_extractors.symbols import (
 from moor_store.journal import CachedFile, Journal
 
 PROBE_VERSION = 1
-CACHE_DERIVATION = f"parse/{PROBE_VERSION} norm/{NORMALISER_VERSION}"
+
+
+@cache
+def cache_derivation() -> str:
+    """The parse cache's key: the probe and normaliser versions and a digest of the
+    extractors' own source. A change to how definitions are listed or normalised (a query
+    supplement, a dialect) then never serves facts or sites computed by the code before
+    it, whether or not someone remembered to bump a version (`NORMALISER_VERSION` still
+    decides what moor.lock re-baselines)."""
+    package = Path(extractors_package.__file__ or "").parent
+    source = b"".join(path.read_bytes() for path in sorted(package.glob("*.py")))
+    return f"parse/{PROBE_VERSION} norm/{NORMALISER_VERSION} src/{digest_bytes(source)[:16]}"
+
+
 # Files modified less than this long before their cache row is written are re-hashed later.
 _RACY_WINDOW_NS = 2_000_000_000
 # Addresses remembered by facts key, at most (then forgotten all at once).
@@ -432,7 +447,7 @@ class FileObserver:
         cached = self._cache.get(rel)
         if cached is None and self.journal is not None and rel not in self._cache:
             cached = self.journal.cached_file(rel)
-        if cached is not None and cached.derivation != CACHE_DERIVATION:
+        if cached is not None and cached.derivation != cache_derivation():
             cached = None
         if not fresh and cached is not None and (cached.size, cached.mtime_ns) == stat_key:
             return FileView(rel, absolute, stat_key, cached.sha, language, _loads(cached), None)
@@ -606,7 +621,7 @@ class FileObserver:
                 # such a row vouch for the file by stat alone; the next check re-hashes it.
                 mtime_ns=view.stat_key[1] if view.stat_key[1] < racy_after else -1,
                 sha=view.sha,
-                derivation=CACHE_DERIVATION,
+                derivation=cache_derivation(),
                 payload=view.payload(),
             )
             for view in self._views.values()

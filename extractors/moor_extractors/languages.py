@@ -93,7 +93,12 @@ def _js_values(values: str, field: str, name: str) -> str:
 
 
 _SUPPLEMENTS: dict[str, str] = {
-    "python": "",
+    "python": """
+; Class attributes (`timeout = 30`, `name: str = ""`) are values a reader sees in the class,
+; as module constants are in the module.
+(class_definition body: (block (expression_statement
+  (assignment left: (identifier) @name) @definition.constant)))
+""",
     "javascript": _JS_EXTRA
     + _js_values(_JS_VALUES, "field_definition", "property")
     + """

@@ -238,3 +238,23 @@ def test_a_syntax_error_inside_a_definition_is_flagged_on_that_site_only() -> No
     assert sites["Store.put"].has_error is False
     assert sites["LIMIT"].has_error is False
     assert any(site.has_error for site in sites.values())
+
+
+def test_class_attributes_are_definitions_named_through_their_class() -> None:
+    source = (
+        b"class Client:\n    timeout = 30\n    name: str = 'x'\n\n"
+        b"    def send(self):\n        return 1\n"
+    )
+    parsed = parse_source("python", source)
+    names = {site.qname: site.kind for site in parsed.sites()}
+    assert names["Client.timeout"] == "constant"
+    assert names["Client.name"] == "constant"
+    site = next(s for s in parsed.sites() if s.qname == "Client.timeout")
+    changed = parse_source("python", source.replace(b"30", b"60"))
+    moved = next(s for s in changed.sites() if s.qname == "Client.timeout")
+    # The value is the body; the name is in no axis.
+    assert parsed.facts(site).axes["body"] != changed.facts(moved).axes["body"]
+    assert parsed.facts(site).axes["signature"] == changed.facts(moved).axes["signature"]
+    # Control: an assignment inside a method is a local, not a definition.
+    local = parse_source("python", b"class C:\n    def f(self):\n        x = 1\n        return x\n")
+    assert [s.qname for s in local.sites()] == ["C", "C.f"]
