@@ -134,7 +134,11 @@ async def test_a_file_written_by_another_process_updates_diagnostics(editor: Edi
     await editor.one("memories/retry.md", "drifted")
 
     ws.write("src/a.py", g2 + h5)  # and back
-    assert list(await editor.diagnostics("memories/retry.md", lambda items: not items)) == []
+    for _ in range(100):  # the clearing publish of a slow machine's extra check
+        if await editor.now("memories/retry.md") == []:
+            break
+        await asyncio.sleep(0.1)
+    assert await editor.now("memories/retry.md") == []
 
     ws.memory("fresh", "src/a.py#h")  # a new memory file, never opened
     await editor.one("memories/fresh.md", "unbound")
@@ -160,10 +164,14 @@ async def test_a_file_written_again_while_the_change_settles_is_checked_as_last_
     ws.write("src/a.py", G2)  # … then written back before the check
     ws.memory("later", "src/a.py#g")  # a change whose diagnostic shows the check is done
     await editor.one("memories/later.md", "unbound")
+    # What must hold is the end state: checked as last written. (On a slow machine the
+    # first write can get a check of its own, whose drift is then rightly shown and
+    # cleared; a parse prepared for it and used for the second would leave it drifted.)
+    for _ in range(100):  # the clearing publish of a slow machine's extra check
+        if await editor.now("memories/retry.md") == []:
+            break
+        await asyncio.sleep(0.1)
     assert await editor.now("memories/retry.md") == []
-    if not editor.pull:
-        published = editor.client.published  # type: ignore[attr-defined]
-        assert not [n for uri, n in published if uri == editor.uri("memories/retry.md") and n]
     # Control: written once, the same edit is drift.
     ws.write("src/a.py", G3)
     await editor.one("memories/retry.md", "drifted")
