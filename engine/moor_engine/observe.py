@@ -293,6 +293,15 @@ class FileView:
             self.dirty = True
         return self._file_facts
 
+    def head(self, index: int) -> str:
+        """The first line of a site's source (read only when a resolution needs it)."""
+        site = self.sites()[index]
+        source = self.source()
+        end = source.find(b"\n", site.start_byte, site.end_byte)
+        return source[site.start_byte : end if end >= 0 else site.end_byte].decode(
+            "utf-8", "replace"
+        )
+
     def source_text(self, site: DefinitionSite | None) -> str:
         """The definition's source, dedented as if it started its own file (for diffs)."""
         if site is None:
@@ -550,7 +559,7 @@ class FileObserver:
                 "Python, JavaScript, TypeScript, Go, Rust, Java and Markdown files",
             )
         sites = view.sites()
-        meaning = resolve(ref.symbol, sites, language, view.named, view.group)
+        meaning = resolve(ref.symbol, sites, language, view.named, view.group, view.head)
         if meaning is None:
             return NotFound(ref.path, derivation, not_found_address(derivation))
         if isinstance(meaning, Ambiguous):

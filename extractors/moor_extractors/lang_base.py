@@ -6,7 +6,7 @@ A language module subclasses `LanguageSpec` and overrides only what its grammar 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -137,6 +137,10 @@ class LanguageSpec:
         output means (Rust `Type::method`, a stack trace's `Class/method`), or None."""
         dotted = symbol.replace("::", ".").replace("/", ".")
         return dotted if dotted != symbol else None
+
+    def anchor_matches(self, symbol: str, count: int, head: Callable[[int], str]) -> list[int]:
+        """Sites named by an explicit anchor written in their source (none by default)."""
+        return []
 
     def loose_matches(self, symbol: str, qnames: list[str]) -> list[int]:
         """Indexes of `qnames` a symbol names when none is exactly it."""

@@ -7,6 +7,7 @@ does not change what it says.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from tree_sitter import Node
 
@@ -100,5 +101,16 @@ class MarkdownSpec(LanguageSpec):
             if slug(qname.rsplit(self.separator, 1)[-1]) in (anchor, anchor + "-")
         ]
 
+    def anchor_matches(self, symbol: str, count: int, head: Callable[[int], str]) -> list[int]:
+        """A heading's explicit HTML anchor (`## <a id="oom"></a> OutOfMemoryError …`),
+        written as `#oom` or `oom`: the id a link to it uses."""
+        if self.separator in symbol:
+            return []
+        wanted = symbol.removeprefix("#")
+        return [index for index in range(count) if wanted in _EXPLICIT_ANCHOR.findall(head(index))]
+
+
+# `<a id="x">`, `<a name='x'>`, `<span id=x>`: the ids a heading's HTML gives it.
+_EXPLICIT_ANCHOR = re.compile(r"<[A-Za-z][\w-]*\s[^>]*?\b(?:id|name)\s*=\s*[\"']?([^\"'\s>]+)")
 
 SPEC = MarkdownSpec("markdown")

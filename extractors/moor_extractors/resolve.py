@@ -68,12 +68,15 @@ def resolve(
     language: str,
     named: Callable[[str], list[int]],
     group: Callable[[list[int]], Group],
+    head: Callable[[int], str] | None = None,
 ) -> Resolution:
     """What `symbol` (canonical, as `parse_reference` gives it) names among `sites`.
 
     `named(qname)`: the indexes of the sites with that qualified name; `group(indexes)`:
     `group_of` those sites (asked only when several share the name, or a spelling is
-    given). None: nothing of that name."""
+    given); `head(index)`: a site's first line of source, asked only when nothing else
+    matched (an explicit anchor written in a Markdown heading). None: nothing of that
+    name."""
     spec = spec_for(language)
     base, spelling = split_spelling(symbol)
     indexes = named(base)
@@ -82,6 +85,8 @@ def resolve(
     if not indexes:
         pasted = spec.pasted(base)
         indexes = named(pasted) if pasted is not None else []
+    if not indexes and head is not None:
+        indexes = spec.anchor_matches(base, len(sites), head)
     if not indexes:
         return None
     if spelling is not None:

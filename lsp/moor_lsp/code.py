@@ -51,6 +51,12 @@ class CodeFile:
     def span(self, site: DefinitionSite) -> Span:
         return span_of_bytes(self.source, site.start_byte, site.end_byte)
 
+    def head_text(self, site: DefinitionSite) -> str:
+        """The definition's first line of source."""
+        end = self.source.find(b"\n", site.start_byte, site.end_byte)
+        stop = end if end >= 0 else site.end_byte
+        return self.source[site.start_byte : stop].decode("utf-8", "replace")
+
     def head(self, site: DefinitionSite) -> Span:
         """The definition's first line (where a lens or a cursor goes)."""
         whole = self.span(site)
@@ -79,6 +85,7 @@ class CodeFile:
             self.parsed.language,
             same,
             lambda indexes: group_of(self.parsed.spec, [sites[i] for i in indexes], parse),
+            lambda index: self.head_text(sites[index]),
         )
         return [] if meaning is None else [sites[i] for i in meaning.indexes]
 

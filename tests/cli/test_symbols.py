@@ -253,3 +253,24 @@ def test_a_markdown_heading_with_markup_binds_by_visible_text_or_github_anchor(
     states = ws.states()
     assert states["memories/visible.md"]["state"] == "drifted"
     assert states["memories/anchor.md"]["state"] == "drifted"
+
+
+def test_an_explicit_html_anchor_in_a_heading_names_its_section(ws: Workspace) -> None:
+    guide = (
+        "# Guide\n\n"
+        '## <a id="oom"></a> OutOfMemoryError when `Loader` runs\n\nRaise the heap.\n\n'
+        "## Other\n\nUnrelated.\n"
+    )
+    ws.write("docs/guide.md", guide)
+    ws.memory("oom", ["docs/guide.md#oom", "docs/guide.md##oom"])
+    ws.moor("bind", check=True)
+    assert ws.state("memories/oom.md") == "current"
+    # The id outlives a reworded heading: a link to it still works, so the memory holds.
+    ws.write("docs/guide.md", guide.replace("when `Loader` runs", "while loading"))
+    assert ws.state("memories/oom.md") == "current"
+    # Control: a change to the section's text drifts it.
+    ws.write("docs/guide.md", guide.replace("Raise the heap.", "Lower the heap."))
+    assert ws.state("memories/oom.md") == "drifted"
+    # Control: an id no heading has names nothing.
+    ws.memory("none", "docs/guide.md#nowhere")
+    assert ws.state("memories/none.md") == "gone"
