@@ -41,6 +41,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from case_workspace import apply_change, write_workspace
+
 CATEGORIES = ("unchanged", "cosmetic", "docstring", "semantic", "moved", "renamed", "deleted")
 # Share of cases moor must get right (DESIGN targets for this benchmark).
 TARGETS = {
@@ -55,9 +58,6 @@ TARGETS = {
 SEED = 20240601
 STDLIB_PER_CATEGORY = 100
 MIN_BODY_STATEMENTS = 3
-# Files as they were when the memory was bound: long before the change (no same-second mtime).
-BOUND_MTIME_NS = 1_600_000_000 * 1_000_000_000
-MEMORY_PATH = "memories/case.md"
 SHOWN_MISSES = 8
 
 
@@ -804,34 +804,6 @@ def _case_in_file(module: Module, found: list[Target], category: str, number: in
 # Running moor and the baselines
 
 
-def write_workspace(root: Path, case: Case) -> None:
-    root.mkdir(parents=True)
-    (root / "moor.toml").write_text('memory_roots = ["memories"]\n', encoding="utf-8")
-    memory = root / MEMORY_PATH
-    memory.parent.mkdir(parents=True)
-    reference = json.dumps(f"{case.file_old}#{case.symbol_old}")
-    memory.write_text(
-        f"---\nabout:\n  - {reference}\n---\n# {case.id}\n\nA note about this code.\n",
-        encoding="utf-8",
-    )
-    for rel, text in case.before.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode("utf-8"))
-        os.utime(path, ns=(BOUND_MTIME_NS, BOUND_MTIME_NS))
-
-
-def apply_change(root: Path, case: Case) -> None:
-    """Write what changed, as a checkout would: untouched files keep their old mtime."""
-    for rel, text in case.after.items():
-        path = root / rel
-        if text is None:
-            path.unlink(missing_ok=True)
-        elif case.before.get(rel) != text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(text.encode("utf-8"))
-
-
 def run_moor(case: Case, scratch: Path) -> tuple[str, str | None, str]:
     """(state, moved_to, note) of the case's memory after bind, change and check."""
     from moor_engine.actions import bind
@@ -839,12 +811,18 @@ def run_moor(case: Case, scratch: Path) -> tuple[str, str | None, str]:
 
     root = scratch / case.id
     try:
-        write_workspace(root, case)
+        write_workspace(
+            root,
+            f"{case.file_old}#{case.symbol_old}",
+            case.id,
+            case.before,
+            "A note about this code.",
+        )
         with Session.open(root) as session:
             outcome = bind(session, [])
         if outcome.refused:
             return "bind-refused", None, "; ".join(outcome.refused)
-        apply_change(root, case)
+        apply_change(root, case.before, case.after)
         with Session.open(root) as session:
             report = session.check(session.select([]))
         memory = report.memories[0]

@@ -52,7 +52,11 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from typing import TYPE_CHECKING
+
+from case_workspace import MEMORY_PATH, apply_change, write_workspace
 
 if TYPE_CHECKING:
     from moor_extractors.model import DefinitionSite
@@ -69,8 +73,6 @@ PER_CATEGORY = 40
 MIN_BODY_LEAVES = 25
 MAX_FILE_BYTES = 60_000  # bigger files cost time and add nothing a smaller one lacks
 MAX_FILES_SCANNED = 1500  # per language: enough to fill every category
-BOUND_MTIME_NS = 1_600_000_000 * 1_000_000_000
-MEMORY_PATH = "memories/case.md"
 
 # Debian-packaged crates read for Rust cases (directory names, so versions are fixed).
 RUST_CRATES = (
@@ -900,32 +902,6 @@ class Outcome:
     note: str = ""
 
 
-def write_workspace(root: Path, case: Case) -> None:
-    root.mkdir(parents=True)
-    (root / "moor.toml").write_text('memory_roots = ["memories"]\n', encoding="utf-8")
-    memory = root / MEMORY_PATH
-    memory.parent.mkdir(parents=True)
-    memory.write_text(
-        f"---\nabout:\n  - {json.dumps(case.ref)}\n---\n# {case.id}\n\nA note.\n",
-        encoding="utf-8",
-    )
-    for rel, text in case.before.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode("utf-8"))
-        os.utime(path, ns=(BOUND_MTIME_NS, BOUND_MTIME_NS))
-
-
-def apply_change(root: Path, case: Case) -> None:
-    for rel, text in case.after.items():
-        path = root / rel
-        if text is None:
-            path.unlink(missing_ok=True)
-        elif case.before.get(rel) != text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(text.encode("utf-8"))
-
-
 def run_moor(case: Case, scratch: Path) -> Outcome:
     """Bind, change, check; then the follow step moor offers (`follow` for moved, `follow
     --to` its first candidate for gone) and check again — each step in a fresh Session."""
@@ -934,12 +910,12 @@ def run_moor(case: Case, scratch: Path) -> Outcome:
 
     root = scratch / case.id
     try:
-        write_workspace(root, case)
+        write_workspace(root, case.ref, case.id, case.before, "A note.")
         with Session.open(root) as session:
             bound = bind(session, [])
         if bound.refused:
             return Outcome("bind-refused", note="; ".join(bound.refused))
-        apply_change(root, case)
+        apply_change(root, case.before, case.after)
         with Session.open(root) as session:
             anchor = session.check(session.select([])).memories[0].anchors[0]
         outcome = Outcome(
