@@ -11,21 +11,15 @@ other tool's spelling in moor's, a name that ends the same way (`send` for
 from __future__ import annotations
 
 import difflib
-import re
 
 from moor_extractors.reference import Reference
+from moor_extractors.symbols import spec_for
 
 from moor_engine.observe import FileObserver, FileView
 from moor_engine.workspace import Workspace
 
 MAX_SUGGESTIONS = 3
 _CUTOFF = 0.6
-# Spellings of other tools, in moor's (`Class.method`).
-_RESPELL = (
-    (re.compile(r"\(\*?([\w$]+)\)\."), r"\1."),  # Go `(*T).Method`, `(T).Method`
-    (re.compile(r"::"), "."),  # Rust, C++
-    (re.compile(r"(?<=\w)[/#](?=\w)"), "."),  # `Class/method`, javadoc `Class#method`
-)
 
 
 def suggestions(workspace: Workspace, observer: FileObserver, ref: Reference) -> list[str]:
@@ -37,17 +31,16 @@ def suggestions(workspace: Workspace, observer: FileObserver, ref: Reference) ->
     if isinstance(view, FileView) and ref.symbol is not None and view.language is not None:
         return [
             Reference(ref.path, symbol, None).canonical()
-            for symbol in _symbol_suggestions(view, ref.symbol)
+            for symbol in _symbol_suggestions(view, view.language, ref.symbol)
         ]
     return []
 
 
-def _symbol_suggestions(view: FileView, symbol: str) -> list[str]:
+def _symbol_suggestions(view: FileView, language: str, symbol: str) -> list[str]:
     names = list(dict.fromkeys(site.qname for site in view.sites()))
     found: list[str] = []
-    respelt = symbol
-    for pattern, replacement in _RESPELL:
-        respelt = pattern.sub(replacement, respelt)
+    # Another tool's spelling in moor's, as the language reads it (the resolver's rule).
+    respelt = spec_for(language).pasted(symbol) or symbol
     folded = symbol.casefold()
     found += [name for name in names if name == respelt and name != symbol]
     found += [name for name in names if name.casefold() in (folded, respelt.casefold())]

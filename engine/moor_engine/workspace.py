@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -34,6 +34,7 @@ def find_root(start: Path) -> Path:
 class Workspace:
     root: Path
     config: Config
+    _virtualenvs: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def open(cls, start: Path) -> Workspace:
@@ -89,11 +90,9 @@ class Workspace:
 
     def _is_virtualenv(self, folder: str) -> bool:
         """A folder holding pyvenv.cfg, whatever its name (remembered per folder)."""
-        known = self.__dict__.setdefault("_virtualenvs", {})
-        if folder not in known:
-            known[folder] = (self.root / folder / "pyvenv.cfg").exists()
-        result: bool = known[folder]
-        return result
+        if folder not in self._virtualenvs:
+            self._virtualenvs[folder] = (self.root / folder / "pyvenv.cfg").exists()
+        return self._virtualenvs[folder]
 
     def is_memory_path(self, rel: str) -> bool:
         return rel.endswith(".md") and any(
