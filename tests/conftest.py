@@ -72,8 +72,8 @@ class Workspace:
         ]
         return self.write(f"memories/{name}.md", "\n".join(lines))
 
-    def moor(self, *args: str, check: bool = False) -> Run:
-        env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    def moor(self, *args: str, check: bool = False, env: dict[str, str] | None = None) -> Run:
+        env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
         result = subprocess.run(
             [sys.executable, "-m", "moor", *args],
             cwd=self.root,

@@ -7,17 +7,20 @@ error. Heavy imports (rich, the LSP stack) stay out of the start-up path.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from moor_engine.config import ConfigError
 from moor_engine.session import Session, UsageError
+from moor_store.inside import NotInside
 from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
+from moor_store.writelock import WriteBusy
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -110,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not start.is_dir():
             raise UsageError(f"-C {args.directory}: no such folder")
         return COMMANDS[args.command](args, start)
-    except (UsageError, ConfigError, LockError, JournalError) as error:
+    except (UsageError, ConfigError, LockError, JournalError, WriteBusy, NotInside) as error:
         print(f"moor: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -164,18 +167,28 @@ def _progress(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callabl
     return update, stop
 
 
+@contextlib.contextmanager
+def _session(start: Path, *, use_journal: bool = True) -> Iterator[Session]:
+    """A session whose waits and warnings are told on stderr."""
+    with Session.open(start, use_journal=use_journal) as session:
+        session.on_wait = lambda message: print(f"moor: {message}…", file=sys.stderr)
+        try:
+            yield session
+        finally:
+            for warning in dict.fromkeys(session.warnings):
+                print(f"moor: {warning}", file=sys.stderr)
+
+
 def cmd_check(args: argparse.Namespace, start: Path) -> int:
     from moor import render
 
-    with Session.open(start) as session:
+    with _session(start) as session:
         paths = session.select(args.paths)
         update, stop = _progress(args.format == "text" and not args.no_progress)
         try:
             report = session.check(paths, update)
         finally:
             stop()
-        for warning in session.warnings:
-            print(f"moor: {warning}", file=sys.stderr)
     if args.format == "json":
         render.render_json(report)
     elif args.format == "sarif":
@@ -188,7 +201,7 @@ def cmd_check(args: argparse.Namespace, start: Path) -> int:
 def cmd_status(args: argparse.Namespace, start: Path) -> int:
     from moor import render
 
-    with Session.open(start) as session:
+    with _session(start) as session:
         report = session.check(session.select(args.paths), record=False)
     render.render_text(report, verbose=False)
     return EXIT_LOOK if report.needs_attention else EXIT_OK
@@ -205,7 +218,7 @@ def _outcome(done: list[str], refused: list[str]) -> int:
 def cmd_bind(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.actions import bind
 
-    with Session.open(start) as session:
+    with _session(start) as session:
         outcome = bind(session, args.memories)
     if not outcome.done and not outcome.refused:
         print("nothing to bind: every memory's references are in moor.lock")
@@ -215,7 +228,7 @@ def cmd_bind(args: argparse.Namespace, start: Path) -> int:
 def cmd_reaffirm(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.actions import reaffirm
 
-    with Session.open(start) as session:
+    with _session(start) as session:
         outcome = reaffirm(session, args.memory, args.why)
     return _outcome(outcome.done, outcome.refused)
 
@@ -223,7 +236,7 @@ def cmd_reaffirm(args: argparse.Namespace, start: Path) -> int:
 def cmd_follow(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.actions import follow
 
-    with Session.open(start) as session:
+    with _session(start) as session:
         if args.source is not None and args.to is None:
             raise UsageError("--from needs --to: the new place of that reference")
         outcome = follow(session, args.memory, args.to, args.source, args.why)
@@ -233,7 +246,7 @@ def cmd_follow(args: argparse.Namespace, start: Path) -> int:
 def cmd_diff(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.history import memory_diff
 
-    with Session.open(start) as session:
+    with _session(start) as session:
         _path, diffs = memory_diff(session, args.memory)
     for item in diffs:
         print(f"== {item.ref}" + (f"  ({item.note})" if item.note else ""))
@@ -246,7 +259,7 @@ def cmd_diff(args: argparse.Namespace, start: Path) -> int:
 def cmd_log(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.history import memory_log
 
-    with Session.open(start) as session:
+    with _session(start) as session:
         path, entries = memory_log(session, args.memory)
     if not entries:
         print(f"{path}: no journal entries in this clone yet")
@@ -269,7 +282,7 @@ def cmd_symbols(args: argparse.Namespace, start: Path) -> int:
 
     from moor import render
 
-    with Session.open(start, use_journal=False) as session:
+    with _session(start, use_journal=False) as session:
         rel, found = file_symbols(session, args.path)
     if args.format == "json":
         render.render_symbols_json(rel, found)

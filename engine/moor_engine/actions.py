@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from moor_extractors.memory import parse_memory
 from moor_extractors.model import Facts, Failure
 from moor_extractors.reference import Reference, parse_reference
-from moor_store.atomic import write_atomically
+from moor_store.inside import exists_inside, read_inside
+from moor_store.intent import Change
 from moor_store.journal import NewEntry
-from moor_store.lockfile import LockedAnchor, LockedMemory
+from moor_store.lockfile import LockedAnchor, LockedMemory, format_lock
 
 from moor_engine.check import locked_anchor_from
 from moor_engine.memories import loaded_lock_content, lock_content
@@ -37,13 +38,12 @@ def _require_memory(session: Session, path: str) -> str:
     return selected[0]
 
 
-def _seal(session: Session, found: Found) -> None:
-    if session.journal is None:
-        return
+def _seal(session: Session, found: Found, change: Change) -> None:
+    """Keep the code as it is now, so `diff` can show what changed since (with the change)."""
     view = session.observer.view(found.path)
     if view is None or isinstance(view, Failure):
         return
-    session.journal.seal(found.address, view.source_text(found.site))
+    change.seals.append((found.address, view.source_text(found.site)))
 
 
 def bind(session: Session, paths: list[str]) -> Outcome:
@@ -51,8 +51,15 @@ def bind(session: Session, paths: list[str]) -> Outcome:
 
     Anchors already bound keep their bound address (accepting drift is `reaffirm`'s job);
     a memory's text hash is recorded when it is first bound or its `about:` set changes.
+    Under the write lock, as one unit (ARCHITECTURE.md, "writing").
     """
+    with session.writing("moor bind"):
+        return _bind(session, paths)
+
+
+def _bind(session: Session, paths: list[str]) -> Outcome:
     selected = session.select(paths)
+    change = Change("moor bind")
     evaluation = session.evaluate(selected)
     outcome = Outcome()
     lock = session.lock
@@ -91,7 +98,7 @@ def bind(session: Session, paths: list[str]) -> Outcome:
                 continue
             anchors[canonical] = locked_anchor_from(item.ref, observation)
             added.append(canonical)
-            _seal(session, observation)
+            _seal(session, observation, change)
             entries.append(
                 NewEntry("open", canonical, memory=path, address=observation.address, code="bind")
             )
@@ -125,8 +132,16 @@ def bind(session: Session, paths: list[str]) -> Outcome:
             + (f", dropped {len(removed)}" if removed else "")
         )
     if not paths:
-        # A full bind also forgets lock entries of memory files that no longer exist.
+        # A full bind also forgets lock entries of memory files that no longer exist — only
+        # those: one that is still on disk (outside the memory roots now, or unreadable) is
+        # kept, so a configuration mistake never drops what was bound.
         for path in sorted(set(lock.memories) - set(selected)):
+            if exists_inside(session.workspace.root, path):
+                session.warnings.append(
+                    f"{path} is in moor.lock but not a memory under memory_roots "
+                    f"{session.workspace.config.memory_roots}; kept in moor.lock"
+                )
+                continue
             entries.extend(
                 NewEntry("revise", ref, memory=path, code="unbind", detail="memory file removed")
                 for ref in lock.memories[path].anchors
@@ -135,9 +150,9 @@ def bind(session: Session, paths: list[str]) -> Outcome:
             session.lock = lock
             outcome.done.append(f"{path}: no longer exists; dropped from moor.lock")
     if outcome.done:
-        session.save_lock(lock)
-    if session.journal is not None and entries:
-        session.journal.append(entries)
+        change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
+    change.entries = entries
+    session.commit(change)
     session.observer.flush()
     return outcome
 
@@ -151,6 +166,11 @@ def reaffirm(session: Session, path: str, why: str) -> Outcome:
     if not why.strip():
         raise UsageError('reaffirm needs a reason: --why "..."')
     path = _require_memory(session, path)
+    with session.writing("moor reaffirm"):
+        return _reaffirm(session, path, why)
+
+
+def _reaffirm(session: Session, path: str, why: str) -> Outcome:
     evaluation = session.evaluate([path])
     loaded = evaluation.loaded[path]
     outcome = Outcome()
@@ -184,9 +204,10 @@ def reaffirm(session: Session, path: str, why: str) -> Outcome:
     if outcome.refused:
         return outcome
     old = session.lock.memories.get(path)
+    change = Change("moor reaffirm")
     entries = []
     for canonical, found in founds:
-        _seal(session, found)
+        _seal(session, found, change)
         previous = old.anchors[canonical].address if old and canonical in old.anchors else None
         entries.append(
             NewEntry(
@@ -203,11 +224,11 @@ def reaffirm(session: Session, path: str, why: str) -> Outcome:
         entries.append(
             NewEntry("revise", f"memory:{path}", memory=path, reason=why, code="reaffirm")
         )
-    session.save_lock(
-        session.with_memory(LockedMemory(path, loaded.memory.content_hash, anchors), path)
-    )
-    if session.journal is not None:
-        session.journal.append(entries)
+    lock = session.with_memory(LockedMemory(path, loaded.memory.content_hash, anchors), path)
+    change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
+    change.entries = entries
+    session.commit(change)
+    session.lock = lock
     session.observer.flush()
     outcome.done.append(f"{path}: reaffirmed {len(founds)} anchor(s): {why}")
     return outcome
@@ -238,6 +259,13 @@ def follow(
     reaffirms it with a reason.
     """
     path = _require_memory(session, path)
+    with session.writing("moor follow"):
+        return _follow(session, path, to, source, why)
+
+
+def _follow(
+    session: Session, path: str, to: str | None, source: str | None, why: str | None
+) -> Outcome:
     evaluation = session.evaluate([path])
     loaded = evaluation.loaded[path]
     outcome = Outcome()
@@ -281,8 +309,7 @@ def follow(
             )
             return outcome
         founds[move.target] = observation
-    memory_file = session.workspace.root / path
-    original = memory_file.read_bytes()
+    original = _memory_bytes(session, path)
     text = original.decode("utf-8")
     for move in moves:
         rewritten = _replace_reference(text, move.raw, move.target, move.line)
@@ -336,12 +363,11 @@ def follow(
         else old.content
     )
     new_lock = session.with_memory(LockedMemory(path, content, anchors), path)
-    if memory_file.read_bytes() != original:
+    if _memory_bytes(session, path) != original:
         outcome.refused.append(f"{path}: changed while following; nothing was changed")
         outcome.done.clear()
         return outcome
-    write_atomically(memory_file, text.encode("utf-8"))
-    session.save_lock(new_lock)
+    change = Change("moor follow")
     for move in moves:
         followed_ref = parse_reference(move.target)
         assert not isinstance(followed_ref, Failure)
@@ -351,11 +377,21 @@ def follow(
             founds[move.target],
             before,
             new_lock.memories[path].anchors[followed_ref.canonical()],
+            change,
         )
-    if session.journal is not None and entries:
-        session.journal.append(entries)
+    # The memory first, moor.lock after it: the intent record completes both if a crash
+    # comes between them.
+    change.write(path, original, text.encode("utf-8"))
+    change.write("moor.lock", session.lock_bytes, format_lock(new_lock).encode("utf-8"))
+    change.entries = entries
+    session.commit(change)
+    session.lock = new_lock
     session.observer.flush()
     return outcome
+
+
+def _memory_bytes(session: Session, path: str) -> bytes:
+    return read_inside(session.workspace.root, path, limit=session.workspace.config.max_file_size)
 
 
 def _canonical(raw: str) -> str | None:
@@ -420,15 +456,19 @@ def _followed_anchor(ref: Reference, found: Found, before: LockedAnchor | None) 
 
 
 def _seal_followed(
-    session: Session, found: Found, before: LockedAnchor | None, followed: LockedAnchor
+    session: Session,
+    found: Found,
+    before: LockedAnchor | None,
+    followed: LockedAnchor,
+    change: Change,
 ) -> None:
     """Keep `diff` working after a follow: the followed address shows the bound code."""
     if followed.address == found.address or session.journal is None:
-        _seal(session, found)
+        _seal(session, found, change)
         return
     text = session.journal.snapshot(before.address) if before is not None else None
     if text is not None:
-        session.journal.seal(followed.address, text)
+        change.seals.append((followed.address, text))
 
 
 _LINE_BREAK = re.compile(r"(\r\n|\r|\n)")

@@ -18,8 +18,16 @@ from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
 from moor_engine.bound_code import bound_code
 from moor_engine.dependents import Dependents
+from moor_engine.derivations import Standing, Translation, standing, translate
 from moor_engine.memories import LoadedMemory, ResolvedEntry, load_memories, loaded_lock_content
-from moor_engine.observe import FileObserver, Found, NotFound, Observation
+from moor_engine.observe import (
+    FileObserver,
+    FileView,
+    Found,
+    NotFound,
+    Observation,
+    found_address,
+)
 from moor_engine.relocate import Relocation, Search, alias_target, relocate
 from moor_engine.suggest import suggestions
 from moor_engine.trust import AnchorReport, MemoryReport, Report, State, worst
@@ -36,6 +44,9 @@ class Evaluation:
     loaded: dict[str, LoadedMemory]
     observations: dict[str, Observation]
     relocations: dict[str, Search] = field(default_factory=dict)
+    # Anchors of an older derivation: their bound code under today's normaliser, the
+    # baseline they were compared with and the one a re-baseline writes.
+    translations: dict[str, Translation] = field(default_factory=dict)
 
     def dependents(self) -> Dependents:
         """Which memories depend on which files, by this evaluation's memories."""
@@ -66,6 +77,7 @@ class Checker:
         self.observer = observer
         self.snapshots = journal  # where the bound code's sealed source is looked up
         self._relocations: dict[str, Search] = {}
+        self._translations: dict[str, Translation | None] = {}
 
     def evaluate(self, paths: Iterable[str], progress: Progress | None = None) -> Evaluation:
         paths = list(paths)
@@ -84,7 +96,8 @@ class Checker:
             if progress is not None and index % 64 == 0:
                 progress(len(paths) + index * len(paths) // max(len(refs), 1), 2 * len(paths))
         reports = [self.memory_report(loaded[path], observations) for path in paths]
-        return Evaluation(Report(reports), loaded, observations, self._relocations)
+        translations = {k: t for k, t in self._translations.items() if t is not None}
+        return Evaluation(Report(reports), loaded, observations, self._relocations, translations)
 
     def observe(self, ref: Reference) -> Observation:
         if ref.path is None:
@@ -124,7 +137,7 @@ class Checker:
                 else [p.message for p in loaded.problems],
                 line=first.line if first else 1,
                 column=first.column if first else 1,
-                code=first.code if first else "unreadable",
+                code=first.code if first else (loaded.read_code or "unreadable"),
             )
         memory = loaded.memory
         locked_memory = self.lock.memories.get(loaded.path)
@@ -227,11 +240,10 @@ class Checker:
             report.detail = "not bound yet: run `moor bind`"
             return report
         if locked.derivation != observation.derivation:
-            report.code = "rebaselined"
-            report.detail = (
-                f"re-baselined: derivation {locked.derivation!r} -> {observation.derivation!r}"
-            )
-            return report
+            baseline = self._baseline(canonical, locked, observation, report)
+            if baseline is None:
+                return report
+            locked = baseline
         alias = alias_target(self.observer, observation, locked)
         if alias is not None:
             report.state = State.MOVED
@@ -252,6 +264,54 @@ class Checker:
             what = item.ref.symbol or item.ref.path or canonical
             report.detail = f"{', '.join(moved)} changed in {what} since it was bound"
         return report
+
+    def _baseline(
+        self, canonical: str, locked: LockedAnchor, found: Found, report: AnchorReport
+    ) -> LockedAnchor | None:
+        """What an anchor bound by another derivation is compared with (derivations.py):
+        its bound code under today's normaliser; None when nothing can be compared (the
+        report then says why)."""
+        how = standing(locked.derivation, found.derivation)
+        if how in (Standing.NEWER, Standing.UNKNOWN):
+            report.state = State.UNVERIFIED
+            report.code = "lock_from_newer_moor" if how == Standing.NEWER else "unknown_derivation"
+            report.detail = (
+                f"bound by {locked.derivation!r}, which this moor ({found.derivation!r}) "
+                + (
+                    "does not have: a newer moor wrote moor.lock; upgrade moor"
+                    if how == Standing.NEWER
+                    else "does not know: nothing is compared and nothing re-baselined"
+                )
+            )
+            return None
+        if canonical not in self._translations:
+            view = self.observer.view(found.path)
+            self._translations[canonical] = (
+                translate(self.workspace, self.snapshots, canonical, locked, found, view.source())
+                if isinstance(view, FileView)
+                else None
+            )
+        translation = self._translations[canonical]
+        if translation is None:
+            report.state = State.UNVERIFIED
+            report.code = "older_derivation_unverifiable"
+            report.detail = (
+                f"bound by an older normaliser ({locked.derivation!r}) and the bound code is "
+                "neither in this clone's journal nor in git history, so whether it changed "
+                "cannot be told: read the code, then `moor reaffirm --why`"
+            )
+            return None
+        report.code = "rebaselined"
+        report.detail = (
+            f"re-baselined: derivation {locked.derivation!r} -> {found.derivation!r} "
+            f"(bound code from {translation.origin})"
+        )
+        return replace(
+            locked,
+            derivation=found.derivation,
+            kind=translation.facts.kind,
+            axes=dict(translation.facts.axes),
+        )
 
     def _moved_axes(
         self, relocation: Relocation, locked: LockedAnchor | None, watch: tuple[str, ...]
@@ -286,6 +346,18 @@ def journal_observations(
     changed: set[str],
 ) -> None:
     """Append what this check saw: opens, transitions, stills and attempts (DESIGN §1)."""
+    entries = observation_entries(journal, evaluation, lock, changed)
+    if entries:
+        journal.append(entries)
+
+
+def observation_entries(
+    journal: Journal,
+    evaluation: Evaluation,
+    lock: Lock,
+    changed: set[str],
+) -> list[NewEntry]:
+    """What this check saw, as journal entries (not yet appended)."""
     bound: dict[str, LockedAnchor] = {}
     for memory in lock.memories.values():
         for canonical, locked in memory.anchors.items():
@@ -327,20 +399,23 @@ def journal_observations(
                 )
             continue
         seen = states.get(key)
-        if seen is not None and seen.code == "rebaselined":
-            # The bound address was computed by another normaliser: record both addresses.
+        translation = evaluation.translations.get(key)
+        if translation is not None and isinstance(observation, Found):
+            # Bound by an older normaliser: the baseline it is compared with from now on.
+            translated = found_address(observation.derivation, translation.facts)
             entries.append(
                 NewEntry(
                     "revise",
                     key,
-                    address=observation.address,
+                    address=translated,
                     previous=bound[key].address,
                     code="reprobe",
-                    detail=seen.detail,
-                    data={"old_derivation": bound[key].derivation},
+                    detail=seen.detail if seen else None,
+                    data={"old_derivation": bound[key].derivation, "origin": translation.origin},
                 )
             )
-        elif observation.address != last_address:
+            last_address = translated
+        if observation.address != last_address:
             entries.append(
                 NewEntry(
                     "transition",
@@ -357,8 +432,18 @@ def journal_observations(
         ):
             # The file's bytes changed (or the last look failed) and the anchor held.
             entries.append(NewEntry("still", key, address=observation.address))
-    if entries:
-        journal.append(entries)
+    return entries
+
+
+def translated_anchor(old: LockedAnchor, derivation: str, translation: Translation) -> LockedAnchor:
+    facts = translation.facts
+    return replace(
+        old,
+        address=found_address(derivation, facts),
+        derivation=derivation,
+        kind=facts.kind,
+        axes=dict(facts.axes),
+    )
 
 
 def rebaseline(lock: Lock, evaluation: Evaluation) -> tuple[Lock, int]:
@@ -369,21 +454,20 @@ def rebaseline(lock: Lock, evaluation: Evaluation) -> tuple[Lock, int]:
         locked_memory = memories.get(memory_report.path)
         if locked_memory is None:
             continue
-        rebased = [a for a in memory_report.anchors if a.code == "rebaselined" and a.canonical]
+        rebased = [a for a in memory_report.anchors if a.canonical in evaluation.translations]
         if not rebased:
             continue
         anchors = dict(locked_memory.anchors)
         for anchor in rebased:
             assert anchor.canonical is not None
             observation = evaluation.observations.get(anchor.canonical)
-            if isinstance(observation, Found):  # (absent: seen in an unsaved buffer)
-                old = anchors[anchor.canonical]
-                anchors[anchor.canonical] = replace(
-                    old,
-                    address=observation.address,
-                    derivation=observation.derivation,
-                    kind=observation.facts.kind,
-                    axes=dict(observation.facts.axes),
+            if isinstance(observation, Found) and anchor.canonical in anchors:
+                # The bound code under today's normaliser, not the code as it is now: drift
+                # since binding stays drift after the upgrade.
+                anchors[anchor.canonical] = translated_anchor(
+                    anchors[anchor.canonical],
+                    observation.derivation,
+                    evaluation.translations[anchor.canonical],
                 )
                 count += 1
         memories[memory_report.path] = replace(locked_memory, anchors=anchors)

@@ -1,8 +1,15 @@
-"""`moor init`: make a folder a moor workspace. Idempotent: never overwrites."""
+"""`moor init`: make a folder a moor workspace. Idempotent: never overwrites.
+
+Every file is written inside the workspace only (moor_store.inside): a planted `moor.toml`
+or `.gitignore` link leading outside is refused, never written through.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+from moor_store.inside import open_inside_dir, read_inside, write_inside
 
 from moor_engine.config import CONFIG_FILE, DEFAULT_CONFIG_TEXT
 from moor_engine.workspace import STATE_DIR
@@ -12,20 +19,20 @@ _IGNORE_LINE = f"{STATE_DIR}/"
 
 def init_workspace(root: Path) -> list[str]:
     done: list[str] = []
-    config = root / CONFIG_FILE
-    if config.exists():
+    if os.path.lexists(root / CONFIG_FILE):
         done.append(f"{CONFIG_FILE} already exists: left as it is")
     else:
-        config.write_text(DEFAULT_CONFIG_TEXT, encoding="utf-8")
+        write_inside(root, CONFIG_FILE, DEFAULT_CONFIG_TEXT.encode("utf-8"), exclusive=True)
         done.append(f"created {CONFIG_FILE}")
-    memories = root / "memories"
-    if memories.is_dir():
+    if (root / "memories").is_dir():
         done.append("memories/ already exists")
     else:
-        memories.mkdir(parents=True)
-        done.append("created memories/")
-    gitignore = root / ".gitignore"
-    existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+        with open_inside_dir(root, "memories"):
+            done.append("created memories/")
+    try:
+        existing = read_inside(root, ".gitignore").decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        existing = ""
     if any(
         line.strip() in (_IGNORE_LINE, STATE_DIR, f"/{_IGNORE_LINE}")
         for line in existing.splitlines()
@@ -33,10 +40,8 @@ def init_workspace(root: Path) -> list[str]:
         done.append(".moor/ is already ignored by .gitignore")
     else:
         prefix = "" if not existing or existing.endswith("\n") else "\n"
-        gitignore.write_text(
-            existing + prefix + "# moor's local journal and caches\n" + _IGNORE_LINE + "\n",
-            encoding="utf-8",
-        )
+        text = existing + prefix + "# moor's local journal and caches\n" + _IGNORE_LINE + "\n"
+        write_inside(root, ".gitignore", text.encode("utf-8", "surrogateescape"))
         done.append("added .moor/ to .gitignore")
     done.append("next: write a memory in memories/ with `about:` references, then `moor bind`")
     return done

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from moor_extractors.model import Failure
-from moor_store.lockfile import Lock, read_lock
+from moor_store.lockfile import Lock
 
-from moor_engine.check import Checker, Evaluation, journal_observations, rebaseline
+from moor_engine.check import Checker, Evaluation
 from moor_engine.dependents import Dependents
 from moor_engine.gitignore import IGNORE_FILE
 from moor_engine.memories import LoadedMemory, load_memories
@@ -215,7 +215,8 @@ class LiveCheck:
         dirty = set(self._stale)
         self._stale.clear()
         if LOCK_FILE in changed and _stat(workspace.lock_path) != self._lock_stat:
-            dirty |= self._reload_lock(read_lock(workspace.lock_path))
+            session.lock_bytes, lock = session.read_lock()
+            dirty |= self._reload_lock(lock)
         roots = tuple(root.rstrip("/") for root in workspace.config.memory_roots)
         in_memories = {
             rel for rel in changed if any(rel == r or rel.startswith(r + "/") for r in roots)
@@ -354,12 +355,8 @@ class LiveCheck:
                     if not self._overlaid(canonical)
                 }
                 evaluation = Evaluation(evaluation.report, evaluation.loaded, kept)
-            new_lock, count = rebaseline(session.lock, evaluation)
-            if session.journal is not None:
-                journal_observations(session.journal, evaluation, session.lock, pending.changed)
-            if count:
-                session.save_lock(new_lock)
-                checker.lock = new_lock
+            if session.record(evaluation, pending.changed):
+                checker.lock = session.lock
                 self._lock_stat = _stat(session.workspace.lock_path)
                 self._stale |= {m.path for m in evaluation.report.memories}
         session.observer.flush()

@@ -28,6 +28,7 @@ from moor_extractors.memory import (
 )
 from moor_extractors.model import Failure
 from moor_extractors.reference import Reference, parse_reference, resolve_path
+from moor_store.inside import NotInside, read_inside, stat_inside
 from moor_store.journal import CachedFile, Journal
 
 from moor_engine.workspace import Workspace
@@ -49,6 +50,7 @@ class LoadedMemory:
     problems: tuple[Problem, ...] = ()
     entries: list[ResolvedEntry] = field(default_factory=list)
     read_error: str | None = None
+    read_code: str | None = None  # why it was not read (moor_store.inside codes)
 
     @property
     def valid(self) -> bool:
@@ -120,9 +122,8 @@ def load_memories(
     fresh: list[CachedFile] = []
     resolved: dict[str, Path | Failure] = {}  # many memories point into the same file
     for path in paths:
-        absolute = workspace.root / path
         try:
-            info = absolute.stat()
+            info = stat_inside(workspace.root, path)
             row = cached.get(_CACHE_PREFIX + path)
             parsed = None
             if (
@@ -132,7 +133,7 @@ def load_memories(
             ):
                 parsed = _from_payload(row.payload)
             if parsed is None:
-                data = absolute.read_bytes()
+                data = read_inside(workspace.root, path, limit=workspace.config.max_file_size)
                 parsed = parse_memory(path, data)
                 fresh.append(
                     CachedFile(
@@ -144,6 +145,13 @@ def load_memories(
                         _to_payload(parsed),
                     )
                 )
+        except NotInside as error:
+            # Memory files are contained like code: never read through a link leading
+            # outside, never a FIFO or device, never over the size cap.
+            loaded[path] = LoadedMemory(
+                path, None, read_error=f"{path} was not read: {error}", read_code=error.code
+            )
+            continue
         except OSError as error:
             reason = error.strerror or type(error).__name__
             loaded[path] = LoadedMemory(path, None, read_error=f"cannot read {path}: {reason}")

@@ -31,6 +31,7 @@ from moor_extractors.symbols import (
     parse_source,
     spec_for,
 )
+from moor_store.inside import NotInside, read_inside, stat_inside
 from moor_store.journal import CachedFile, Journal
 
 PROBE_VERSION = 1
@@ -322,7 +323,6 @@ class FileObserver:
         self.root = root
         self.max_file_size = max_file_size
         self.journal = journal
-        self._real_root = os.path.realpath(root).rstrip(os.sep) + os.sep
         self._views: dict[str, FileView | Failure | None] = {}
         self._cache: dict[str, CachedFile] = {}
         self.reread: set[str] = set()  # files whose bytes were read in this run
@@ -490,31 +490,38 @@ class FileObserver:
         return view
 
     def _regular_file(self, rel: str, absolute: Path) -> os.stat_result | Failure | None:
-        """The file's stat, if it is a regular file inside the workspace; None: no file."""
+        """The file's stat, if it is a regular file inside the workspace; None: no file.
+
+        Links are walked inside the workspace only (moor_store.inside): one that leads
+        outside (e.g. a tracked link met while searching for moved code) is never read."""
         try:
-            info = absolute.stat()
+            info = stat_inside(self.root, rel)
         except FileNotFoundError:
             return None
+        except NotInside as error:
+            return _refusal(rel, error)
         except PermissionError as error:
             return Failure(
                 Reason.UNREACHABLE, "file_missing_unreadable", f"{rel}: {error.strerror}"
             )
         except OSError as error:
             return Failure(Reason.UNREACHABLE, "io_error", f"{rel}: {error.strerror}")
-        real = os.path.realpath(absolute)
-        if not real.startswith(self._real_root):
-            # Reached through a symlink that leaves the workspace (e.g. a tracked link met
-            # while searching for moved code): never read it.
-            return Failure(Reason.UNEVALUABLE, "outside_workspace", f"{rel} leads outside")
         if not stat.S_ISREG(info.st_mode):
             what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
             return Failure(Reason.UNUSABLE, "not_a_file", f"{rel} is {what}")
         return info
 
     def _read(self, rel: str, absolute: Path) -> bytes | Failure:
-        """A file's bytes, if they are text moor can observe."""
+        """A file's bytes, if they are text moor can observe (opened without following a
+        link swapped in since it was looked at, never blocking on a FIFO)."""
         try:
-            data = absolute.read_bytes()
+            data = read_inside(self.root, rel, limit=self.max_file_size)
+        except FileNotFoundError as error:
+            return Failure(
+                Reason.UNREACHABLE, "file_missing_unreadable", f"{rel}: {error.strerror}"
+            )
+        except NotInside as error:
+            return _refusal(rel, error)
         except PermissionError as error:
             return Failure(
                 Reason.UNREACHABLE, "file_missing_unreadable", f"{rel}: {error.strerror}"
@@ -669,6 +676,17 @@ def _usable(rel: str, data: bytes, max_file_size: int) -> bytes | Failure:
         line = data[: error.start].count(b"\n") + 1
         return Failure(Reason.UNUSABLE, "invalid_utf8", f"{rel}: invalid UTF-8 at line {line}")
     return data
+
+
+def _refusal(rel: str, error: NotInside) -> Failure:
+    """A path moor will not read, as an observation failure (never drift)."""
+    if error.code == "too_large":
+        return Failure(Reason.UNUSABLE, "too_large", error.message)
+    if error.code == "not_a_file":
+        return Failure(Reason.UNUSABLE, "not_a_file", error.message)
+    if error.code == "changed_while_reading":
+        return Failure(Reason.UNREACHABLE, "changed_while_reading", error.message)
+    return Failure(Reason.UNEVALUABLE, "outside_workspace", error.message)
 
 
 def file_exists(root: Path, rel: str) -> bool:

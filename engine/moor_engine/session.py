@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from moor_store.journal import Journal, JournalError, JournalVersionError
-from moor_store.lockfile import Lock, LockedMemory, read_lock, write_lock
+from moor_store import intent
+from moor_store.inside import NotInside, open_inside_dir, read_inside, remove_stray_temporaries
+from moor_store.journal import Journal, JournalBusy, JournalError, JournalVersionError, utc_now
+from moor_store.lockfile import Lock, LockedMemory, LockError, format_lock, parse_lock
+from moor_store.writelock import WriteBusy, holding, write_lock
 
 from moor_engine.check import (
     Checker,
     Evaluation,
     Progress,
-    journal_observations,
+    observation_entries,
     rebaseline,
 )
 from moor_engine.observe import FileObserver
 from moor_engine.trust import Report
-from moor_engine.workspace import Workspace
+from moor_engine.workspace import JOURNAL_FILE, LOCK_FILE, STATE_DIR, Workspace
+
+# A check waits this long for another writer before leaving a re-baseline to the next one.
+_REBASE_WAIT_S = 2.0
 
 
 class UsageError(Exception):
@@ -36,15 +45,28 @@ class Session:
     # included), as in git; the language server starts at the workspace root.
     start: Path = field(default_factory=Path.cwd)
     last_evaluation: Evaluation | None = None
+    # moor.lock's bytes as read (None: no file): what a write replaces, and how a writer
+    # notices that another one wrote in between.
+    lock_bytes: bytes | None = None
+    # Told, once, when a write has to wait for another writer (the CLI prints it).
+    on_wait: Callable[[str], None] | None = None
 
     @classmethod
     def open(cls, start: Path, *, use_journal: bool = True) -> Session:
         workspace = Workspace.open(start)
-        lock = read_lock(workspace.lock_path)
         warnings: list[str] = []
         journal = open_journal(workspace, warnings) if use_journal else None
+        if journal is not None and intent.pending(workspace.root):
+            # A crash interrupted an action: complete it before reading what it wrote.
+            try:
+                with write_lock(workspace.root, "moor (completing an interrupted action)", wait=0):
+                    warnings.extend(intent.recover(workspace.root, journal))
+            except WriteBusy:
+                pass  # its writer is alive: it is not interrupted
+        lock_bytes = read_lock_bytes(workspace)
+        lock = _parse_lock(workspace, lock_bytes)
         observer = FileObserver(workspace.root, workspace.config.max_file_size, journal)
-        return cls(workspace, lock, journal, observer, warnings, start.resolve())
+        return cls(workspace, lock, journal, observer, warnings, start.resolve(), None, lock_bytes)
 
     def close(self) -> None:
         if self.journal is not None:
@@ -117,18 +139,75 @@ class Session:
         evaluation = self.evaluate(paths, progress)
         self.last_evaluation = evaluation  # observations and sites, for editors
         if record:
-            new_lock, count = rebaseline(self.lock, evaluation)
-            if self.journal is not None:
-                journal_observations(self.journal, evaluation, self.lock, self.observer.changed)
-            if count:
-                self.save_lock(new_lock)
-                evaluation.report.rebaselined = count
+            self.record(evaluation, self.observer.changed)
         self.observer.flush()
         return evaluation.report
 
-    def save_lock(self, lock: Lock) -> None:
-        self.lock = lock
-        write_lock(self.workspace.lock_path, lock)
+    def record(self, evaluation: Evaluation, changed: set[str]) -> int:
+        """Journal what `evaluation` saw and re-baseline anchors of an older normaliser (one
+        unit, under the write lock); the number re-baselined."""
+        new_lock, count = rebaseline(self.lock, evaluation)
+        entries = (
+            observation_entries(self.journal, evaluation, self.lock, changed)
+            if self.journal is not None
+            else []
+        )
+        if not count:
+            if entries and self.journal is not None:
+                self.journal.append(entries)
+            return 0
+        try:
+            with write_lock(self.workspace.root, "moor check (re-baseline)", wait=_REBASE_WAIT_S):
+                if read_lock_bytes(self.workspace) != self.lock_bytes:
+                    count = 0  # another writer changed moor.lock since it was read
+                change = intent.Change("moor check (re-baseline)", entries=entries)
+                if count:
+                    change.write("moor.lock", self.lock_bytes, format_lock(new_lock).encode())
+                self.commit(change)
+                if count:
+                    self.lock = new_lock
+        except WriteBusy:
+            count = 0  # another writer is busy: re-baselining waits for the next check
+            if self.journal is not None and entries:
+                self.journal.append(entries)
+        if not count:
+            self.warnings.append(
+                "moor.lock was being changed by another writer: anchors of an older normaliser "
+                "are re-baselined by the next check"
+            )
+        evaluation.report.rebaselined = count
+        return count
+
+    def read_lock(self) -> tuple[bytes | None, Lock]:
+        """moor.lock as it is now: its bytes and what they say."""
+        data = read_lock_bytes(self.workspace)
+        return data, _parse_lock(self.workspace, data)
+
+    @contextlib.contextmanager
+    def writing(self, action: str) -> Iterator[None]:
+        """Hold the workspace write lock for `action`; moor.lock is read again under it."""
+        if holding(self.workspace.root):
+            yield
+            return
+        with write_lock(self.workspace.root, action, on_wait=self.on_wait):
+            self.warnings.extend(intent.recover(self.workspace.root, self.journal))
+            # Holding the lock, no writer is alive to own these: a killed one left them.
+            remove_stray_temporaries(self.workspace.root, ".", [LOCK_FILE])
+            remove_stray_temporaries(self.workspace.root, STATE_DIR)
+            self.lock_bytes, self.lock = self.read_lock()
+            yield
+
+    def commit(self, change: intent.Change) -> None:
+        """Carry out one action's writes as one unit (moor_store.intent)."""
+        intent.apply(self.workspace.root, self.journal, change, clock=utc_now)
+        if "moor.lock" in change.files:
+            self.lock_bytes = change.files["moor.lock"][1]
+
+    def lock_change(self, action: str, lock: Lock) -> intent.Change:
+        """A change that writes `lock` as moor.lock (nothing when it is what is there)."""
+        change = intent.Change(action)
+        change.write("moor.lock", self.lock_bytes, format_lock(lock).encode("utf-8"))
+        return change
 
     def with_memory(self, memory: LockedMemory | None, path: str) -> Lock:
         memories = dict(self.lock.memories)
@@ -139,14 +218,69 @@ class Session:
         return replace(self.lock, memories=memories)
 
 
-def open_journal(workspace: Workspace, warnings: list[str]) -> Journal:
-    """Open the local journal; a corrupt one is moved aside and rebuilt (it is only a cache
-    of history: moor.lock holds everything the team needs)."""
+def read_lock_bytes(workspace: Workspace) -> bytes | None:
+    """moor.lock's bytes (None: there is none), read without leaving the workspace."""
+    try:
+        return read_inside(workspace.root, "moor.lock")
+    except FileNotFoundError:
+        return None
+    except NotInside as error:
+        raise LockError(f"moor.lock was not read: {error}", path=workspace.lock_path) from error
+    except OSError as error:
+        raise LockError(f"cannot read moor.lock: {error}", path=workspace.lock_path) from error
+
+
+def _parse_lock(workspace: Workspace, data: bytes | None) -> Lock:
+    if data is None:
+        return Lock()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LockError(
+            "moor.lock is not valid UTF-8; restore it from version control "
+            "(`git checkout -- moor.lock`)",
+            path=workspace.lock_path,
+            line=data[: exc.start].count(b"\n") + 1,
+        ) from exc
+    return parse_lock(text, path=workspace.lock_path)
+
+
+def open_journal(workspace: Workspace, warnings: list[str]) -> Journal | None:
+    """Open the local journal. A busy one (another program holds its write lock) is left
+    alone and this run records nothing; only one that is not a usable moor journal (corrupt,
+    another program's) is moved aside and rebuilt, and the warning says so loudly: the
+    journal is a cache of history, moor.lock holds everything the team needs."""
     path = workspace.journal_path
+    try:
+        _state_folder_inside(workspace)
+    except NotInside as error:
+        warnings.append(f"the journal was not opened: {error}; this run records nothing")
+        return None
     try:
         return Journal(path)
     except JournalVersionError:
         raise  # written by a newer moor: keep it, and say so
+    except JournalBusy as error:
+        warnings.append(f"{error}; this run records nothing in the journal")
+        return None
     except JournalError as error:
-        warnings.append(f"{error}; moved it aside and started a new journal")
-        return Journal.rebuild(path)
+        journal = Journal.rebuild(path)
+        warnings.append(
+            f"THE JOURNAL WAS UNUSABLE AND HAS BEEN SET ASIDE: {error}. A new, empty journal "
+            f"was started; the old one is kept beside it as {path.name}.broken-*"
+        )
+        return journal
+
+
+def _state_folder_inside(workspace: Workspace) -> None:
+    """NotInside unless `.moor/` is a folder inside the workspace (made if missing) and the
+    journal's files in it are not links: SQLite opens them by name, so a link would make it
+    write (or a rebuild rename) another program's file."""
+    with open_inside_dir(workspace.root, STATE_DIR) as folder:
+        for name in (JOURNAL_FILE, f"{JOURNAL_FILE}-wal", f"{JOURNAL_FILE}-shm"):
+            try:
+                info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                raise NotInside("outside_workspace", f"{STATE_DIR}/{name} is a symbolic link")

@@ -21,6 +21,11 @@ _REAFFIRM_BLOCKERS = {
 }
 
 
+# Unverified anchors a person may still accept: the code is observable, only its bound
+# digests cannot be compared (an older normaliser, bound code not recoverable).
+REAFFIRMABLE_CODES = frozenset({"older_derivation_unverifiable"})
+
+
 @dataclass(frozen=True)
 class Verdict:
     allowed: bool
@@ -33,7 +38,7 @@ def reaffirm_verdict(memory: MemoryReport) -> Verdict:
     blocked = [
         f"{anchor.ref}: {_REAFFIRM_BLOCKERS.get(anchor.state, anchor.state.value)}"
         for anchor in memory.anchors
-        if anchor.state not in REAFFIRMABLE
+        if anchor.state not in REAFFIRMABLE and anchor.code not in REAFFIRMABLE_CODES
     ]
     if blocked:
         return Verdict(False, "; ".join(blocked))

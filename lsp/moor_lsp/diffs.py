@@ -22,6 +22,7 @@ from pathlib import Path
 from moor_engine.history import AnchorDiff, memory_diff
 from moor_engine.session import UsageError
 from moor_engine.workspace import STATE_DIR
+from moor_store.inside import write_inside
 
 from moor_lsp.engine import EngineProblem, open_session
 
@@ -81,6 +82,10 @@ def diff_since_bound(
     if not save:
         return DiffText(path, text, None)
     target = diff_file(root, path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    try:
+        # Never through a planted link: `.moor/diffs/x.diff -> ~/.bashrc` is replaced, not
+        # written into, and a `.moor` leading outside is refused.
+        write_inside(root, target.relative_to(root).as_posix(), text.encode("utf-8"), own=True)
+    except OSError as error:
+        raise EngineProblem(f"could not save the diff: {error}") from error
     return DiffText(path, text, target)

@@ -25,6 +25,7 @@ from moor_engine.trust import AnchorReport, MemoryReport, State
 from moor_engine.verdicts import reaffirm_verdict
 from moor_store.journal import Entry, JournalError
 from moor_store.lockfile import LockError
+from moor_store.writelock import WriteBusy
 
 from moor_lsp.positions import Span, span_in_lines, span_of_bytes, split_lines
 
@@ -117,7 +118,7 @@ def open_session(root: Path, buffers: Mapping[str, bytes] | None = None) -> Sess
     unsaved code buffers, observed instead of their files (as the live check does)."""
     try:
         session = Session.open(root)
-    except (ConfigError, JournalError, LockError, UsageError, OSError) as error:
+    except (ConfigError, JournalError, LockError, UsageError, WriteBusy, OSError) as error:
         raise problem(error) from error
     if buffers:
         session.observer.overlays = dict(buffers)
@@ -321,5 +322,5 @@ def act(root: Path, action: str, memory_path: str, args: list[str]) -> Outcome:
     with open_session(root) as session:
         try:
             return ACTIONS[action](session, str(root / memory_path), args)
-        except UsageError as error:
+        except (UsageError, WriteBusy, OSError) as error:
             raise EngineProblem(str(error)) from error

@@ -50,6 +50,7 @@ __all__ = [
     "Entry",
     "EntryKind",
     "Journal",
+    "JournalBusy",
     "JournalError",
     "JournalVersionError",
     "NewEntry",
@@ -75,6 +76,10 @@ class JournalError(Exception):
 
 class JournalVersionError(JournalError):
     """The journal was written by a newer moor (a newer schema version)."""
+
+
+class JournalBusy(JournalError):
+    """Another connection held SQLite's write lock for longer than moor waits: busy, not broken."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +195,33 @@ _ENTRY_COLUMNS: Final = (
 )
 
 
+def _busy_timeout() -> float:
+    """How long to wait for SQLite's write lock: `MOOR_WRITE_WAIT` seconds when set, else 5."""
+    raw = os.environ.get("MOOR_WRITE_WAIT")
+    if raw:
+        try:
+            return max(0.0, float(raw))
+        except ValueError:
+            pass
+    return _BUSY_TIMEOUT_S
+
+
+def _is_busy(error: sqlite3.Error) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return isinstance(error, sqlite3.OperationalError) and (
+        "locked" in str(error) or "busy" in str(error)
+    )
+
+
+def _busy_text(path: Path, action: str) -> str:
+    return (
+        f"cannot {action}: {path} is busy — another program has held its write lock for more "
+        f"than {_busy_timeout():g} s. Nothing was lost; run moor again when it is done"
+    )
+
+
 def text_key(text: str) -> int:
     """The index key of an anchor or memory path: crc32 of its UTF-8 bytes.
 
@@ -236,7 +268,7 @@ class Journal:
                 self.path,
                 isolation_level=None,
                 check_same_thread=False,
-                timeout=_BUSY_TIMEOUT_S,
+                timeout=_busy_timeout(),
             )
         except sqlite3.Error as exc:
             raise JournalError(f"cannot open {self.path}: {exc}") from exc
@@ -247,6 +279,8 @@ class Journal:
             raise
         except sqlite3.Error as exc:
             self._db.close()
+            if _is_busy(exc):
+                raise JournalBusy(_busy_text(self.path, "open it")) from exc
             raise JournalError(
                 f"{self.path} is not a usable moor journal ({exc}). {_rebuild_hint(self.path)}"
             ) from exc
@@ -351,6 +385,8 @@ class Journal:
             try:
                 yield self._db
             except sqlite3.Error as exc:
+                if _is_busy(exc):
+                    raise JournalBusy(_busy_text(self.path, action)) from exc
                 hint = ""
                 if type(exc) is sqlite3.DatabaseError:  # corruption, not a constraint or a lock
                     hint = f". {_rebuild_hint(self.path)}"
@@ -460,6 +496,16 @@ class Journal:
         return None if row is None else str(row[0])
 
     # -- sealed snapshots ------------------------------------------------------------------
+
+    def has_intent(self, anchor: str, intent: str) -> bool:
+        """Whether entries of the action with intent id `intent` (one about `anchor`) are in."""
+        with self._guard("read the journal") as db:
+            row = db.execute(
+                "SELECT 1 FROM journal WHERE anchor_key = ? AND anchor = ? "
+                "AND json_valid(data) AND json_extract(data, '$.intent') = ? LIMIT 1",
+                (text_key(anchor), anchor, intent),
+            ).fetchone()
+        return row is not None
 
     def seal(self, address: str, text: str) -> None:
         """Keep `text` as the snapshot of `address`; a sealed address is never changed."""

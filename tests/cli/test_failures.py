@@ -92,14 +92,15 @@ def test_an_unreadable_file_is_unverified_file_missing_unreadable(
     (root / "app/handler.py").write_text(CHANGED, encoding="utf-8")
     with Session.open(root) as session:  # control: a readable change is drift
         assert session.check(session.select([])).memories[0].state.value == "drifted"
-    real_read = Path.read_bytes
+    real_open = os.open
 
-    def refuse(self: Path) -> bytes:
-        if self.name == "handler.py":
+    def refuse(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        # As a permission bit would, for a user that is not root (tests may run as root).
+        if os.path.basename(path) == "handler.py":
             raise PermissionError(13, "Permission denied")
-        return real_read(self)
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr(os, "open", refuse)
     os.utime(root / "app/handler.py", ns=(1, 1))  # the stat moved: the file must be read
     with Session.open(root) as session:
         anchor = session.check(session.select([])).memories[0].anchors[0]

@@ -110,3 +110,18 @@ def test_removing_a_reference_that_was_never_bound_needs_no_reaffirmation(ws: Wo
     ws.moor("bind", check=True)
     ws.memory("send", "net/client.py#Client.send", body="Another decision.")
     assert ws.state("memories/send.md") == "rewritten"
+
+
+def test_a_full_bind_keeps_lock_entries_of_memory_files_still_on_disk(ws: Workspace) -> None:
+    ws.write("app.py", "def f(x):\n    return x + 1\n")
+    ws.memory("kept", "app.py#f")
+    ws.memory("removed", "app.py#f")
+    ws.moor("bind", check=True)
+    (ws.root / "memories/removed.md").unlink()
+    (ws.root / "docs").mkdir()
+    ws.write("moor.toml", 'memory_roots = ["docs"]\n')  # a mistake: the memories are elsewhere
+    run = ws.moor("bind")
+    assert "memories/kept.md is in moor.lock but not a memory under memory_roots" in run.err
+    lock = ws.read("moor.lock")
+    assert "memories/kept.md" in lock
+    assert "memories/removed.md" not in lock  # control: a file that is gone is dropped

@@ -1,0 +1,339 @@
+"""Every path moor reads or writes stays inside the workspace (ARCHITECTURE.md, "containment").
+
+A path is walked one component at a time from a descriptor of the workspace root. A symlink
+is never followed by the kernel: its target is read and walked explicitly, and refused when
+it leaves the root (an absolute target outside it, or `..` above it). Each folder is opened
+with ``O_NOFOLLOW | O_DIRECTORY`` relative to its parent's descriptor, and the file itself
+with ``O_NOFOLLOW | O_NONBLOCK``, so a link swapped in after the walk looked fails to open
+instead of being followed (the check and the open are the same step), and a FIFO, device or
+socket is refused after ``fstat`` without ever blocking. Writes go to a temporary file created
+in the parent's descriptor and renamed there: a planted link at the target is replaced, never
+written through.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import secrets
+import stat
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+__all__ = [
+    "NotInside",
+    "exists_inside",
+    "open_inside_dir",
+    "read_inside",
+    "remove_stray_temporaries",
+    "stat_inside",
+    "write_inside",
+]
+
+_MAX_LINKS: Final = 40  # as the kernel's own limit on links in one lookup
+_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+class NotInside(OSError):
+    """A path moor may not read or write; `code` names why (stable, shown to users).
+
+    Codes: ``outside_workspace`` (it, or a link on the way, leads outside the root),
+    ``link_loop``, ``not_a_file`` (a folder, FIFO, device or socket), ``too_large``,
+    ``changed_while_reading`` (a link was swapped in between looking and opening).
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass
+class _Walked:
+    """The folder holding the path's last component (as a descriptor) and that name."""
+
+    parents: list[int]  # descriptors from the root down; the last holds `name`
+    name: str
+    info: os.stat_result | None  # lstat of `name`; None when it does not exist
+
+    @property
+    def parent(self) -> int:
+        return self.parents[-1]
+
+    def close(self) -> None:
+        for fd in self.parents:
+            os.close(fd)
+        self.parents = []
+
+
+def _components(rel: str) -> list[str]:
+    return [part for part in rel.replace("\\", "/").split("/") if part not in ("", ".")]
+
+
+@contextlib.contextmanager
+def _walk(
+    root: Path, rel: str, *, create_dirs: bool = False, follow_last: bool = True
+) -> Iterator[_Walked]:
+    if os.path.isabs(rel):
+        raise NotInside("outside_workspace", f"{rel} is not a path inside the workspace")
+    real_root = os.path.realpath(root)
+    names: deque[str] = deque(_components(rel))
+    if not names:
+        raise NotInside("not_a_file", f"{rel or '.'} is the workspace folder itself")
+    parents = [os.open(real_root, _DIR_FLAGS)]
+    walked = _Walked(parents, "", None)
+    try:
+        links = 0
+        while names:
+            name = names.popleft()
+            if name == "..":
+                if len(parents) == 1:
+                    raise NotInside("outside_workspace", f"{rel} leads outside the workspace")
+                os.close(parents.pop())
+                continue
+            try:
+                info: os.stat_result | None = os.stat(
+                    name, dir_fd=parents[-1], follow_symlinks=False
+                )
+            except FileNotFoundError:
+                info = None
+            if info is not None and stat.S_ISLNK(info.st_mode) and (names or follow_last):
+                links += 1
+                if links > _MAX_LINKS:
+                    raise NotInside("link_loop", f"{rel}: too many symbolic links")
+                target = os.readlink(name, dir_fd=parents[-1])
+                if os.path.isabs(target):
+                    inner = _inside_real_root(target, real_root)
+                    if inner is None:
+                        raise NotInside(
+                            "outside_workspace", f"{rel} is a link that leads outside the workspace"
+                        )
+                    while len(parents) > 1:
+                        os.close(parents.pop())
+                    names.extendleft(reversed(_components(inner)))
+                else:
+                    names.extendleft(reversed([p for p in target.split("/") if p not in ("", ".")]))
+                continue
+            if not names:
+                walked.name, walked.info = name, info
+                yield walked
+                return
+            if info is None:
+                if not create_dirs:
+                    raise FileNotFoundError(errno.ENOENT, "No such file or directory", rel)
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o777, dir_fd=parents[-1])
+            try:
+                parents.append(os.open(name, _DIR_FLAGS, dir_fd=parents[-1]))
+            except OSError as error:
+                if error.errno == errno.ELOOP:
+                    raise NotInside(
+                        "changed_while_reading", f"{rel}: a link appeared while it was opened"
+                    ) from error
+                raise
+        raise NotInside("not_a_file", f"{rel} names the workspace folder itself")
+    finally:
+        walked.parents = parents
+        walked.close()
+
+
+def _inside_real_root(target: str, real_root: str) -> str | None:
+    """`target` (absolute) relative to the root, or None when it is not under it."""
+    normal = os.path.normpath(target)
+    for base in {real_root, os.path.normpath(real_root)}:
+        if normal == base:
+            return "."
+        if normal.startswith(base.rstrip("/") + "/"):
+            return normal[len(base.rstrip("/")) + 1 :]
+    return None
+
+
+def stat_inside(root: Path, rel: str) -> os.stat_result:
+    """The stat of the file `rel` names, its links walked inside the root.
+
+    FileNotFoundError when it does not exist; NotInside when it leads outside.
+    """
+    with _walk(root, rel) as walked:
+        if walked.info is None:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", rel)
+        return walked.info
+
+
+def exists_inside(root: Path, rel: str) -> bool:
+    try:
+        stat_inside(root, rel)
+    except OSError:
+        return False
+    return True
+
+
+def read_inside(root: Path, rel: str, *, limit: int | None = None) -> bytes:
+    """The bytes of the regular file `rel` names inside the root.
+
+    NotInside (with its code) for a path leading outside, a non-regular file, or one over
+    `limit` bytes; FileNotFoundError when it does not exist; other OSErrors as they are.
+    """
+    with _walk(root, rel) as walked:
+        if walked.info is None:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", rel)
+        if not stat.S_ISREG(walked.info.st_mode):
+            raise NotInside("not_a_file", f"{rel} is {_what(walked.info)}, not a regular file")
+        try:
+            fd = os.open(walked.name, _READ_FLAGS, dir_fd=walked.parent)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise NotInside(
+                    "changed_while_reading", f"{rel}: a link appeared while it was opened"
+                ) from error
+            raise
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise NotInside("not_a_file", f"{rel} is {_what(info)}, not a regular file")
+            if limit is not None and info.st_size > limit:
+                raise NotInside(
+                    "too_large", f"{rel} is {info.st_size} bytes, over the {limit}-byte cap"
+                )
+            os.set_blocking(fd, True)
+            chunks = []
+            remaining = (limit + 1) if limit is not None else None
+            while True:
+                chunk = os.read(fd, 1 << 20 if remaining is None else min(1 << 20, remaining))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                if remaining is not None:
+                    remaining -= len(chunk)
+                    if remaining <= 0:
+                        raise NotInside("too_large", f"{rel} grew over the {limit}-byte cap")
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+
+def _temporary_name(name: str) -> str:
+    return f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+
+
+_TEMPORARY: Final = re.compile(r"\.(?P<name>.+)\.\d+\.[0-9a-f]{8}\.tmp")
+
+
+def remove_stray_temporaries(root: Path, rel_dir: str, names: Iterable[str] | None = None) -> int:
+    """Remove temporary files a killed writer left in the folder `rel_dir` (only moor's own
+    pattern; only of `names` when given). Call it holding the write lock: then no live
+    writer has one. Returns how many were removed."""
+    wanted = set(names) if names is not None else None
+    removed = 0
+    try:
+        with open_inside_dir(root, rel_dir, create=False) as folder:
+            for entry in os.listdir(folder):
+                match = _TEMPORARY.fullmatch(entry)
+                if match is None or (wanted is not None and match["name"] not in wanted):
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry, dir_fd=folder)
+                    removed += 1
+    except (FileNotFoundError, NotInside):
+        return removed
+    return removed
+
+
+def _what(info: os.stat_result) -> str:
+    mode = info.st_mode
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def write_inside(
+    root: Path, rel: str, data: bytes, *, exclusive: bool = False, own: bool = False
+) -> None:
+    """Replace the file `rel` names inside the root with `data`, atomically.
+
+    A temporary file beside it is written and synced, given the old file's mode, and renamed
+    over it in the same folder descriptor; missing folders are created inside the root. A
+    failure removes the temporary file and leaves the target as it was. `exclusive`: refuse
+    (FileExistsError) when the target exists. `own`: the file is moor's own (a saved diff):
+    a link in its place is replaced by the file, never followed.
+    """
+    with _walk(root, rel, create_dirs=True, follow_last=not own) as walked:
+        if walked.info is not None and stat.S_ISDIR(walked.info.st_mode):
+            raise NotInside("not_a_file", f"{rel} is a folder")
+        if exclusive and walked.info is not None:
+            raise FileExistsError(errno.EEXIST, "File exists", rel)
+        parent, name = walked.parent, walked.name
+        tmp = _temporary_name(name)
+        try:
+            fd = os.open(
+                tmp,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o666,
+                dir_fd=parent,
+            )
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+                if walked.info is not None and stat.S_ISREG(walked.info.st_mode):
+                    os.fchmod(fd, stat.S_IMODE(walked.info.st_mode))
+            finally:
+                os.close(fd)
+            if exclusive:
+                os.link(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+                os.unlink(tmp, dir_fd=parent)
+            else:
+                os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=parent)
+            raise
+        with contextlib.suppress(OSError):
+            os.fsync(parent)
+
+
+@contextlib.contextmanager
+def open_inside_dir(root: Path, rel: str, *, create: bool = True) -> Iterator[int]:
+    """A descriptor of the folder `rel` names inside the root (created when missing)."""
+    if rel in ("", "."):
+        fd = os.open(os.path.realpath(root), _DIR_FLAGS)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+        return
+    with _walk(root, rel, create_dirs=create) as walked:
+        if walked.info is None and not create:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", rel)
+        if walked.info is None:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(walked.name, 0o777, dir_fd=walked.parent)
+        try:
+            fd = os.open(walked.name, _DIR_FLAGS, dir_fd=walked.parent)
+        except NotADirectoryError as error:
+            raise NotInside("not_a_file", f"{rel} is not a folder") from error
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise NotInside(
+                    "changed_while_reading", f"{rel}: a link appeared while it was opened"
+                ) from error
+            raise
+    try:
+        yield fd
+    finally:
+        os.close(fd)

@@ -1,0 +1,115 @@
+"""Trust of the lockfile's derivation (issue 9.7): an older normaliser's lock is translated
+through the bound code, so drift since binding stays drift; a newer or unknown derivation is
+reported and never swallows drift."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+from tests.conftest import Workspace
+
+CLIENT = '''
+class Client:
+    def send(self, payload):
+        """Send one payload."""
+        for attempt in range(3):
+            if self.transport.put(payload):
+                return True
+        return False
+'''
+CLIENT_CHANGED = CLIENT.replace("range(3)", "range(5)")
+MEMORY = "memories/retry.md"
+
+
+def _bound(ws: Workspace) -> None:
+    ws.write("src/net/client.py", CLIENT)
+    ws.memory("retry", "src/net/client.py#Client.send")
+    ws.moor("bind", check=True)
+
+
+def _as_derivation(ws: Workspace, norm: str) -> None:
+    """The lock as a moor with another normaliser wrote it: same address, other digests."""
+    lock = ws.read("moor.lock")
+    lock = re.sub(r"norm/\d+", norm, lock)
+    lock = re.sub(r'body = "[0-9a-f]+"', 'body = "' + "1" * 32 + '"', lock)
+    ws.write("moor.lock", lock)
+
+
+def _git(ws: Workspace, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=ws.root,
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_an_upgrade_rebaselines_unchanged_code_and_keeps_drift_since_binding(
+    ws: Workspace,
+) -> None:
+    _bound(ws)
+    _as_derivation(ws, "norm/0")
+    unchanged = shutil.copytree(ws.root, ws.root.parent / "unchanged")
+    ws.write("src/net/client.py", CLIENT_CHANGED)  # changed since binding, before the upgrade
+    drifted = ws.anchor(MEMORY)
+    assert (drifted["state"], drifted["axes"]) == ("drifted", ["body"])
+    assert "norm/0" not in ws.read("moor.lock")  # re-baselined to the bound code, translated
+    assert ws.state(MEMORY) == "drifted"  # and still drifted on the next run
+    assert "reprobe" in ws.moor("log", MEMORY).out
+    # Control: the same upgrade over unchanged code is current, silently re-baselined.
+    other = Workspace(unchanged)
+    run = other.moor("check")
+    assert run.code == 0 and "re-baselined 1" in run.out
+    assert other.state(MEMORY) == "current"
+
+
+def test_a_fresh_clone_translates_through_the_commit_that_bound_the_code(ws: Workspace) -> None:
+    _bound(ws)
+    _as_derivation(ws, "norm/0")
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A", ".")
+    _git(ws, "commit", "-qm", "bound by an older moor")
+    shutil.rmtree(ws.root / ".moor")  # a fresh clone: no journal, no sealed snapshot
+    clean = shutil.copytree(ws.root, ws.root.parent / "clean")
+    ws.write("src/net/client.py", CLIENT_CHANGED)
+    anchor = ws.anchor(MEMORY)
+    assert (anchor["state"], anchor["axes"]) == ("drifted", ["body"])
+    assert Workspace(clean).state(MEMORY) == "current"  # control: unchanged code
+
+
+def test_an_upgrade_whose_bound_code_is_lost_is_unverified_until_reaffirmed(
+    ws: Workspace,
+) -> None:
+    _bound(ws)
+    _as_derivation(ws, "norm/0")
+    shutil.rmtree(ws.root / ".moor")  # no journal and no git: nothing to translate through
+    anchor = ws.anchor(MEMORY)
+    assert (anchor["state"], anchor["code"]) == ("unverified", "older_derivation_unverifiable")
+    assert "norm/0" in ws.read("moor.lock")  # nothing was re-baselined
+    assert ws.moor("check").code == 1
+    ws.moor("reaffirm", MEMORY, "--why", "read it after the upgrade", check=True)
+    assert ws.state(MEMORY) == "current"
+
+
+def test_a_lock_from_a_newer_moor_or_an_unknown_derivation_is_never_rebaselined(
+    ws: Workspace,
+) -> None:
+    _bound(ws)
+    original = ws.read("moor.lock")
+    for derivation, code in (("norm/99", "lock_from_newer_moor"), ("zzz/1", "unknown_derivation")):
+        lock = re.sub(
+            r"symbol/\d+ norm/\d+ python", f"symbol/1 {derivation} python", ws.read("moor.lock")
+        )
+        if derivation == "zzz/1":
+            lock = re.sub(r"symbol/1 zzz/1 python", "probe-zzz python", lock)
+        ws.write("moor.lock", lock)
+        anchor = ws.anchor(MEMORY)
+        assert (anchor["state"], anchor["code"]) == ("unverified", code), anchor
+        assert ws.read("moor.lock") == lock  # left exactly as it is
+        assert ws.moor("check").code == 1
+        refused = ws.moor("reaffirm", MEMORY, "--why", "x")
+        assert refused.code == 1  # only upgrading moor helps
+    ws.write("moor.lock", original)  # control: this moor's own derivation compares as usual
+    assert ws.state(MEMORY) == "current"
