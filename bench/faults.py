@@ -1,0 +1,421 @@
+"""Fault report (issue 9): writers at once lose nothing; actions killed at every write recover;
+hostile workspaces are refused without reading outside.
+
+Every figure comes from real `moor` processes on real temporary workspaces:
+
+* **concurrent writers** — R rounds of W `moor reaffirm` processes started at once on W
+  drifted memories; a round passes when every reaffirmation is in moor.lock and its reason
+  in `moor log`. Baseline: the same rounds with the write lock switched off in a copy of
+  the write-lock module (`--no-baseline` skips it), showing how many updates are lost then.
+* **killed at every write** — for `follow`, `reaffirm` and `bind`, each file-system write a
+  run makes (rename, pwrite64, write, fsync, unlink, link — as strace counts them) is in turn
+  made to kill the process (`strace -e inject=SYSCALL:signal=KILL:when=N`); the next
+  `moor check` must end in the state of either the untouched workspace (killed before the
+  action's intent record) or the uninterrupted action: memory, moor.lock and the journal's
+  reasons alike.
+* **hostile workspaces** — layouts that try to make moor read or write outside the workspace;
+  each passes when a planted secret never reaches moor.lock, the journal or the output and
+  no file outside changes.
+
+    python bench/faults.py [--json] [--rounds R] [--writers W] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+SECRET = "TOP-SECRET-7f3a19"
+_SYSCALLS = ("rename", "pwrite64", "write", "fsync", "unlink", "linkat")
+
+
+def moor(
+    root: Path, *args: str, env: dict[str, str] | None = None, prefix: list[str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*(prefix or []), PYTHON, "-m", "moor", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        timeout=300,
+    )
+
+
+def workspace(base: Path, name: str) -> Path:
+    root = base / name
+    (root / "memories").mkdir(parents=True)
+    (root / "moor.toml").write_text('memory_roots = ["memories"]\n', encoding="utf-8")
+    return root
+
+
+def memory(root: Path, name: str, ref: str, body: str = "A decision.") -> None:
+    (root / "memories" / f"{name}.md").write_text(
+        f"---\nabout: {ref}\n---\n# {name}\n\n{body}\n\n## When this changes, ask\n- Still?\n",
+        encoding="utf-8",
+    )
+
+
+def code(count: int, variant: int = 0) -> str:
+    return "".join(
+        f"def f{i}(x):\n    total = x * {i} + {i}\n"
+        f"    return [total, total + 1, total + {2 + variant}, x]\n\n"
+        for i in range(count)
+    )
+
+
+# -- concurrent writers --------------------------------------------------------------------
+
+
+def concurrent_round(base: Path, writers: int, env: dict[str, str]) -> tuple[int, int]:
+    """(updates kept, updates made) for one round of `writers` reaffirms at once."""
+    root = workspace(base, f"round-{time.monotonic_ns()}")
+    (root / "app.py").write_text(code(writers), encoding="utf-8")
+    for i in range(writers):
+        memory(root, f"m{i}", f"app.py#f{i}")
+    moor(root, "bind", env=env)
+    (root / "app.py").write_text(code(writers, 1), encoding="utf-8")
+    procs = [
+        subprocess.Popen(
+            [PYTHON, "-m", "moor", "reaffirm", f"memories/m{i}.md", "--why", f"reason {i}"],
+            cwd=root,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **env},
+        )
+        for i in range(writers)
+    ]
+    for p in procs:
+        p.wait(timeout=300)
+    check = moor(root, "check", "--format", "json", env=env)
+    states = {m["path"]: m["state"] for m in json.loads(check.stdout)["memories"]}
+    kept = 0
+    for i in range(writers):
+        if (
+            states.get(f"memories/m{i}.md") == "current"
+            and f"reason {i}" in moor(root, "log", f"memories/m{i}.md", env=env).stdout
+        ):
+            kept += 1
+    shutil.rmtree(root, ignore_errors=True)
+    return kept, writers
+
+
+def unlocked_env(base: Path) -> dict[str, str]:
+    """PYTHONPATH with a copy of moor_store whose write lock does nothing: the baseline."""
+    shadow = base / "unlocked"
+    shutil.copytree(ROOT / "store" / "moor_store", shadow / "moor_store")
+    path = shadow / "moor_store" / "writelock.py"
+    text = path.read_text(encoding="utf-8")
+    text = text.replace(
+        "    state = _state(root)\n    me = threading.get_ident()",
+        "    yield\n    return\n    state = _state(root)\n    me = threading.get_ident()",
+        1,
+    )
+    path.write_text(text, encoding="utf-8")
+    return {"PYTHONPATH": str(shadow)}
+
+
+# -- killed at every write -----------------------------------------------------------------
+
+
+def _setup_follow(root: Path) -> list[str]:
+    (root / "client.py").write_text(SEND, encoding="utf-8")
+    memory(root, "retry", "client.py#Client.send")
+    moor(root, "bind")
+    (root / "client.py").write_text(
+        SEND.replace("def send(", "def send_payload("), encoding="utf-8"
+    )
+    return ["follow", "memories/retry.md", "--why", "renamed"]
+
+
+def _setup_reaffirm(root: Path) -> list[str]:
+    (root / "client.py").write_text(SEND, encoding="utf-8")
+    memory(root, "retry", "client.py#Client.send")
+    moor(root, "bind")
+    (root / "client.py").write_text(SEND.replace("attempt += 1", "attempt += 2"), encoding="utf-8")
+    return ["reaffirm", "memories/retry.md", "--why", "still fine"]
+
+
+def _setup_bind(root: Path) -> list[str]:
+    (root / "client.py").write_text(SEND, encoding="utf-8")
+    memory(root, "retry", "client.py#Client.send")
+    return ["bind"]
+
+
+SEND = """class Client:
+    def send(self, payload, retries=3):
+        attempt = 0
+        while attempt <= retries:
+            if self.transport.post(payload, key=payload.idempotency_key):
+                return True
+            attempt += 1
+        return False
+"""
+
+ACTIONS: dict[str, Callable[[Path], list[str]]] = {
+    "follow": _setup_follow,
+    "reaffirm": _setup_reaffirm,
+    "bind": _setup_bind,
+}
+
+
+def _state(root: Path) -> tuple[str, str, tuple[tuple[str, str, str], ...]]:
+    lock = (root / "moor.lock").read_text(encoding="utf-8") if (root / "moor.lock").exists() else ""
+    mem = (root / "memories/retry.md").read_text(encoding="utf-8")
+    journal = root / ".moor/journal.sqlite"
+    rows: tuple[tuple[str, str, str], ...] = ()
+    if journal.exists():
+        db = sqlite3.connect(journal)
+        with contextlib.closing(db):
+            rows = tuple(
+                (str(k), str(c), str(r))
+                for k, c, r in db.execute(
+                    "SELECT kind, code, reason FROM journal WHERE kind = 'revise' OR code = 'bind' "
+                    "ORDER BY seq"
+                )
+            )
+    return lock, mem, rows
+
+
+def _count_calls(root: Path, command: list[str]) -> dict[str, int]:
+    out = root.parent / f"{root.name}.strace"
+    moor(
+        root,
+        *command,
+        prefix=["strace", "-f", "-qq", "-c", "-o", str(out), "-e", "trace=" + ",".join(_SYSCALLS)],
+    )
+    counts: dict[str, int] = {}
+    for line in out.read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if parts and parts[-1] in _SYSCALLS and len(parts) >= 5:
+            counts[parts[-1]] = int(parts[3])
+    return counts
+
+
+def killed_at_every_write(base: Path, quick: bool) -> dict[str, dict[str, int]]:
+    results: dict[str, dict[str, int]] = {}
+    for action, setup in ACTIONS.items():
+        template = workspace(base, f"{action}-template")
+        command = setup(template)
+        before = _state(template)
+        after_root = base / f"{action}-after"
+        shutil.copytree(template, after_root)
+        moor(after_root, *command)
+        moor(after_root, "check")
+        after = _state(after_root)
+        counts = _count_calls(_fresh(base, template, "count"), command)
+        trials = killed = recovered = 0
+        for syscall, total in sorted(counts.items()):
+            step = max(1, total // 25) if quick else 1
+            for n in range(1, total + 1, step):
+                root = _fresh(base, template, f"{syscall}-{n}")
+                run = moor(
+                    root,
+                    *command,
+                    prefix=[
+                        "strace",
+                        "-f",
+                        "-qq",
+                        "-o",
+                        "/dev/null",
+                        "-e",
+                        f"trace={syscall}",
+                        "-e",
+                        f"inject={syscall}:signal=KILL:when={n}",
+                    ],
+                )
+                trials += 1
+                if run.returncode in (-9, 137):
+                    killed += 1
+                moor(root, "check")
+                if _state(root) in (before, after):
+                    recovered += 1
+                else:
+                    print(f"  NOT RECOVERED: {action} killed at {syscall} #{n}", file=sys.stderr)
+                shutil.rmtree(root, ignore_errors=True)
+        results[action] = {"trials": trials, "killed": killed, "recovered": recovered}
+    return results
+
+
+def _fresh(base: Path, template: Path, name: str) -> Path:
+    root = base / f"{template.name}-{name}"
+    if root.exists():
+        shutil.rmtree(root)
+    shutil.copytree(template, root)
+    return root
+
+
+# -- hostile workspaces --------------------------------------------------------------------
+
+
+def hostile_cases(base: Path) -> dict[str, bool]:
+    outside = base / "outside"
+    outside.mkdir()
+    secret_file = outside / "secret.md"
+    secret_file.write_text(f"---\nabout: app.py#f\n---\n# s\n\n{SECRET}\n", encoding="utf-8")
+    (outside / "secret.py").write_text(f"def f(x):\n    return '{SECRET}'\n", encoding="utf-8")
+    victim = outside / "victim.txt"
+    victim.write_text("precious", encoding="utf-8")
+
+    def case(name: str, plant: Callable[[Path], None], *commands: list[str]) -> bool:
+        root = workspace(base, f"hostile-{name}")
+        (root / "app.py").write_text("def f(x):\n    return x + 1\n", encoding="utf-8")
+        memory(root, "ok", "app.py#f")
+        before = {p: p.read_bytes() for p in outside.rglob("*") if p.is_file()}
+        plant(root)
+        output = ""
+        for command in commands or (["bind"], ["check"]):
+            run = moor(root, *command)
+            output += run.stdout + run.stderr
+            if "internal error" in output:
+                return False
+        state = root / ".moor"
+        mine = [root / "moor.lock"]
+        if state.is_dir() and not state.is_symlink():
+            mine += list(state.glob("*"))
+        leaked = SECRET in output or any(  # what moor wrote, not what a planted link shows
+            SECRET.encode() in p.read_bytes() for p in mine if p.is_file() and not p.is_symlink()
+        )
+        after = {p: p.read_bytes() for p in outside.rglob("*") if p.is_file()}
+        return not leaked and after == before
+
+    def link(rel: str, target: Path | str) -> Callable[[Path], None]:
+        def plant(root: Path) -> None:
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.exists() or path.is_symlink():
+                path.unlink()
+            os.symlink(target, path)
+
+        return plant
+
+    def memories_root(root: Path) -> None:
+        shutil.rmtree(root / "memories")
+        os.symlink(outside, root / "memories")
+
+    def fifo_memory(root: Path) -> None:
+        os.mkfifo(root / "memories/pipe.md")
+
+    def moor_dir(root: Path) -> None:
+        os.symlink(outside, root / ".moor")
+
+    def journal_link(root: Path) -> None:
+        (root / ".moor").mkdir()
+        os.symlink(victim, root / ".moor/journal.sqlite")
+
+    def diff_link(root: Path) -> None:
+        (root / ".moor/diffs").mkdir(parents=True)
+        os.symlink(victim, root / ".moor/diffs/memories__ok.md.diff")
+
+    def code_link(root: Path) -> None:
+        (root / "app.py").unlink()
+        os.symlink(outside / "secret.py", root / "app.py")
+
+    def traversal(root: Path) -> None:
+        memory(root, "up", "../outside/secret.py#f")
+
+    def intent_link(root: Path) -> None:
+        (root / ".moor").mkdir()
+        os.symlink(victim, root / ".moor/intent.json")
+
+    cases = {
+        "memory linked outside": case("memory", link("memories/leak.md", secret_file)),
+        "memory root linked outside": case("root", memories_root),
+        "memory that is a FIFO": case("fifo", fifo_memory),
+        ".moor linked outside": case("moordir", moor_dir),
+        "journal linked outside": case("journal", journal_link),
+        "moor.lock linked outside": case("lock", link("moor.lock", outside / "secret.py")),
+        "moor.toml linked outside": case("toml", link("moor.toml", outside / "secret.py")),
+        "code linked outside": case("code", code_link),
+        "reference leaving the workspace": case("traversal", traversal),
+        "intent record linked outside": case("intent", intent_link),
+        "saved diff linked outside": case("diff", diff_link, ["bind"], ["diff", "memories/ok.md"]),
+    }
+    return cases
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--quick", action="store_true", help="every ~25th write, fewer rounds")
+    parser.add_argument("--no-baseline", action="store_true")
+    args = parser.parse_args()
+    if shutil.which("strace") is None:
+        print("strace is needed (apt install strace)", file=sys.stderr)
+        return 2
+    rounds = 5 if args.quick else args.rounds
+    result: dict[str, object] = {}
+    with tempfile.TemporaryDirectory(prefix="moor-faults-") as tmp:
+        base = Path(tmp)
+        kept = sum(
+            concurrent_round(base, args.writers, {})[0] == args.writers for _ in range(rounds)
+        )
+        result["concurrent"] = {
+            "rounds": rounds,
+            "writers": args.writers,
+            "rounds_nothing_lost": kept,
+        }
+        if not args.no_baseline:
+            env = unlocked_env(base)
+            lost = [concurrent_round(base, args.writers, env) for _ in range(rounds)]
+            result["concurrent_baseline"] = {
+                "rounds_nothing_lost": sum(k == n for k, n in lost),
+                "updates_lost": sum(n - k for k, n in lost),
+            }
+        result["killed"] = killed_at_every_write(base, args.quick)
+        hostile = hostile_cases(base)
+        result["hostile"] = {
+            "cases": len(hostile),
+            "refused": sum(hostile.values()),
+            "failed": [k for k, v in hostile.items() if not v],
+        }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    c = result["concurrent"]
+    assert isinstance(c, dict)
+    print(
+        f"concurrent writers: {c['rounds_nothing_lost']}/{c['rounds']} rounds of "
+        f"{c['writers']} reaffirms at once lost nothing"
+    )
+    if "concurrent_baseline" in result:
+        b = result["concurrent_baseline"]
+        assert isinstance(b, dict)
+        print(
+            f"  baseline without the write lock: {b['rounds_nothing_lost']}/{rounds} rounds "
+            f"lost nothing, {b['updates_lost']} updates lost"
+        )
+    killed = result["killed"]
+    assert isinstance(killed, dict)
+    for action, row in killed.items():
+        print(
+            f"killed at every write: {action}: {row['recovered']}/{row['trials']} recovered "
+            f"({row['killed']} runs killed)"
+        )
+    h = result["hostile"]
+    assert isinstance(h, dict)
+    print(
+        f"hostile workspaces: {h['refused']}/{h['cases']} refused without reading or "
+        "writing outside" + (f" (failed: {h['failed']})" if h["failed"] else "")
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
