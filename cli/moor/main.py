@@ -174,7 +174,7 @@ def cmd_check(args: argparse.Namespace, start: Path) -> int:
             report = session.check(paths, update)
         finally:
             stop()
-        for warning in session.warnings:
+        for warning in [*session.warnings, *session.workspace.warnings]:
             print(f"moor: {warning}", file=sys.stderr)
     if args.format == "json":
         render.render_json(report)
@@ -207,6 +207,8 @@ def cmd_bind(args: argparse.Namespace, start: Path) -> int:
 
     with Session.open(start) as session:
         outcome = bind(session, args.memories)
+        for warning in session.workspace.warnings:
+            print(f"moor: {warning}", file=sys.stderr)
     if not outcome.done and not outcome.refused:
         print("nothing to bind: every memory's references are in moor.lock")
     return _outcome(outcome.done, outcome.refused)
