@@ -122,11 +122,20 @@ def compile_ignore_file(text: str) -> GitIgnoreSpec:
 
 
 def _compiles(pattern: str) -> bool:
-    try:
-        GitIgnoreSpec.from_lines([pattern])
-    except (ValueError, re.error):
-        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            GitIgnoreSpec.from_lines([pattern])
+        except (ValueError, re.error):
+            return False
     return True
+
+
+def ignore_pattern_compiles(line: str) -> bool:
+    """Whether one pattern (moor.toml's `ignore`) can be matched: it compiles as git reads
+    it (a pattern that matches nothing, like git's own, is allowed)."""
+    pattern = git_pattern(line)
+    return pattern is None or _compiles(pattern)
 
 
 def git_pattern(line: str) -> str | None:

@@ -13,7 +13,7 @@ from pathspec import GitIgnoreSpec
 
 from moor_engine.config import BUILTIN_IGNORES, Config, ConfigError, load_config
 from moor_engine.git import git
-from moor_engine.gitignore import GitIgnores
+from moor_engine.gitignore import GitIgnores, compile_ignore_file
 
 STATE_DIR = ".moor"
 JOURNAL_FILE = "journal.sqlite"
@@ -70,7 +70,7 @@ class Workspace:
 
     @cached_property
     def _ignore_spec(self) -> GitIgnoreSpec:
-        return GitIgnoreSpec.from_lines(self.config.ignore)
+        return compile_ignore_file("\n".join(self.config.ignore))
 
     @cached_property
     def gitignores(self) -> GitIgnores:
