@@ -12,7 +12,11 @@ from moor_engine.gitignore import GitIgnores
 from tests.conftest import Workspace
 from tests.hostile.common import CODE, timed
 
-HOSTILE = "a" * (5 * 1024 * 1024) + "\n[z-a]*.py\n[[:alpha:]][[:digit:]].py\n"
+# A 5 MB line; a reversed range (git: [z]); classes; a many-star pattern that a
+# backtracking regex needs minutes for against a long name of a's (git: milliseconds).
+STARS = "*a" * 12 + "b"
+LONG = "a" * 60
+HOSTILE = "a" * (5 * 1024 * 1024) + f"\n[z-a]*.py\n[[:alpha:]][[:digit:]].py\n{STARS}\n"
 
 
 def git_ignores(tmp: Path, ignore: str, paths: list[str]) -> list[str]:
@@ -43,10 +47,12 @@ def test_a_five_megabyte_line_and_a_reversed_range_ignore_what_git_ignores(
     baseline, baseline_seconds = timed(ws, "check", "--format", "json")
     assert baseline.code == 1, baseline.err
     ws.write(".gitignore", HOSTILE)
-    paths = ["app/zeta.py", "app/alpha.py", "z.py", "a.py", "b7.py", "77.py"]
-    assert git_ignores(tmp_path / "git", HOSTILE, paths) == ["app/zeta.py", "b7.py", "z.py"]
+    ws.write(f"app/{LONG}.py", "x = 1\n")  # the walk matches its name against every pattern
+    paths = ["app/zeta.py", "app/alpha.py", "z.py", "a.py", "b7.py", "77.py", LONG, LONG + "b"]
+    expected = ["app/zeta.py", "b7.py", "z.py", LONG + "b"]
+    assert git_ignores(tmp_path / "git", HOSTILE, paths) == sorted(expected)
     ignores = GitIgnores(ws.root)
-    assert sorted(p for p in paths if ignores.ignored(p)) == ["app/zeta.py", "b7.py", "z.py"]
+    assert sorted(p for p in paths if ignores.ignored(p)) == sorted(expected)
     run, seconds = timed(ws, "check", "--format", "json")
     assert seconds < 3 * baseline_seconds + 1.0, (seconds, baseline_seconds)
     assert run.code == 1 and not run.err, run.err
