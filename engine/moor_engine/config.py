@@ -1,14 +1,21 @@
 """Workspace configuration: `moor.toml`, or `[tool.moor]` in `pyproject.toml`.
 
-Every key is validated with a message naming the file and the key, so a typo never
-silently falls back to a default.
+Every key is validated with a message naming the file, the line and the key, so a typo
+never silently falls back to a default. Whatever the bytes of the file, reading it raises
+`ConfigError` and nothing else (bench/fuzz_inputs.py holds it to that).
 """
 
 from __future__ import annotations
 
+import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from moor_store.inside import NotInside, read_inside
+
+from moor_engine.gitignore import ignore_pattern_compiles
 
 CONFIG_FILE = "moor.toml"
 DEFAULT_ROOTS: tuple[str, ...] = ("memories",)
@@ -29,7 +36,7 @@ BUILTIN_IGNORES: tuple[str, ...] = (
 
 
 class ConfigError(Exception):
-    """The configuration cannot be used as written."""
+    """The configuration cannot be used as written (the message names file, line, problem)."""
 
 
 @dataclass(frozen=True)
@@ -43,60 +50,135 @@ class Config:
 
 
 _KNOWN_KEYS = {"memory_roots", "ignore", "max_file_size", "anchors", "rules"}
+PYPROJECT = "pyproject.toml"
+MAX_CONFIG_BYTES = 1024 * 1024  # a configuration file is a few lines; more is not one
+MAX_FILE_SIZE_LIMIT = 1 << 30  # files are read whole and parsed: 1 GiB is already absurd
+_POSITION = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def load_config(root: Path) -> Config:
-    path = root / CONFIG_FILE
-    if path.is_file():
-        table = _read_toml(path)
-        return _from_table(table, CONFIG_FILE)
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        tool = _read_toml(pyproject).get("tool", {})
-        if isinstance(tool, dict) and isinstance(tool.get("moor"), dict):
-            return _from_table(tool["moor"], "pyproject.toml [tool.moor]")
+    for name in (CONFIG_FILE, PYPROJECT):
+        if os.path.lexists(root / name):
+            return parse_config(_read(root, name), name)
     return Config()
 
 
-def _read_toml(path: Path) -> dict[str, object]:
+def _read(root: Path, name: str) -> bytes:
+    """The file's bytes, read inside the workspace only (a link leading outside is refused
+    before anything of it is read: its key names would leak in our messages)."""
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path.name}: not valid TOML: {error}") from error
+        return read_inside(root, name, limit=MAX_CONFIG_BYTES)
+    except NotInside as error:
+        if error.code == "too_large":
+            raise ConfigError(
+                f"{name}: larger than {MAX_CONFIG_BYTES:,} bytes; not a configuration"
+            ) from error
+        raise ConfigError(f"{name}: not read: {error}") from error
     except OSError as error:
-        raise ConfigError(f"{path.name}: cannot be read: {error.strerror}") from error
+        raise ConfigError(f"{name}: cannot be read: {error.strerror}") from error
 
 
-def _from_table(table: dict[str, object], source: str) -> Config:
+def parse_config(data: bytes, name: str) -> Config:
+    """The settings in the bytes of `moor.toml`, or of `pyproject.toml` (its `[tool.moor]`).
+
+    Raises only `ConfigError`, whose message starts with the file and, when known, the line
+    (`moor.toml:3:`)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{name}:{line}: not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})"
+        ) from error
+    try:
+        table: dict[str, object] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        message = str(error)
+        found = _POSITION.search(message)
+        if found is None:
+            where = name
+        elif found.group(1) is None:
+            where = f"{name}:{text.count(chr(10)) + 1}"  # at the end of the document
+        else:
+            where = f"{name}:{found.group(1)}:{found.group(2)}"
+        problem = message[: found.start()] if found else message
+        raise ConfigError(f"{where}: not valid TOML: {problem}") from error
+    if name != PYPROJECT:
+        return _from_table(table, _Source(name, text))
+    tool = table.get("tool")
+    if not isinstance(tool, dict) or "moor" not in tool:
+        return Config()
+    moor = tool["moor"]
+    if not isinstance(moor, dict):
+        raise ConfigError(_Source(PYPROJECT, text).at("moor", "tool.moor must be a table"))
+    return _from_table(moor, _Source(f"{PYPROJECT} [tool.moor]", text))
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Where settings came from, to say which line a problem is on."""
+
+    name: str
+    text: str
+
+    def at(self, key: str, problem: str) -> str:
+        assignment = re.compile(rf"^[ \t]*(?:{re.escape(key)}|\"{re.escape(key)}\")[ \t]*=", re.M)
+        found = assignment.search(self.text)
+        if found is None:
+            return f"{self.name}: {problem}"
+        line = self.text.count("\n", 0, found.start()) + 1
+        return f"{self.name}:{line}: {problem}"
+
+
+def _from_table(table: dict[str, object], source: _Source) -> Config:
     unknown = sorted(set(table) - _KNOWN_KEYS)
     if unknown:
         known = ", ".join(sorted(_KNOWN_KEYS))
-        raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}; known: {known}")
+        raise ConfigError(
+            source.at(unknown[0], f"unknown key(s) {', '.join(unknown)}; known: {known}")
+        )
     roots = _string_list(table.get("memory_roots", list(DEFAULT_ROOTS)), source, "memory_roots")
+    if not roots:
+        raise ConfigError(source.at("memory_roots", "memory_roots must name at least one folder"))
     for root in roots:
-        if root.startswith("/") or ".." in root.split("/") or not root.strip():
-            raise ConfigError(f"{source}: memory_roots entry {root!r} must be a workspace folder")
+        if (
+            root.startswith("/")
+            or ".." in root.split("/")
+            or not root.strip()
+            or _CONTROL.search(root)
+        ):
+            raise ConfigError(
+                source.at("memory_roots", f"memory_roots entry {root!r} must be a workspace folder")
+            )
     ignore = _string_list(table.get("ignore", []), source, "ignore")
+    for pattern in ignore:
+        if "\n" in pattern or "\r" in pattern or not ignore_pattern_compiles(pattern):
+            raise ConfigError(source.at("ignore", f"ignore pattern {pattern!r} cannot be used"))
     size = table.get("max_file_size", DEFAULT_MAX_FILE_SIZE)
-    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
-        raise ConfigError(f"{source}: max_file_size must be a positive number of bytes")
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= MAX_FILE_SIZE_LIMIT:
+        raise ConfigError(
+            source.at(
+                "max_file_size",
+                f"max_file_size must be a number of bytes from 1 to {MAX_FILE_SIZE_LIMIT}",
+            )
+        )
     return Config(
         memory_roots=tuple(r.strip("/") for r in roots),
         ignore=tuple(ignore),
         max_file_size=size,
-        source=source,
+        source=source.name,
         roots_configured="memory_roots" in table,
         extra={k: v for k, v in table.items() if k in {"anchors", "rules"}},
     )
 
 
-def _string_list(value: object, source: str, key: str) -> list[str]:
+def _string_list(value: object, source: _Source, key: str) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return list(value)
-    raise ConfigError(f"{source}: {key} must be a string or a list of strings")
+    raise ConfigError(source.at(key, f"{key} must be a string or a list of strings"))
 
 
 DEFAULT_CONFIG_TEXT = """\

@@ -13,12 +13,26 @@ from pathspec import GitIgnoreSpec
 
 from moor_engine.config import BUILTIN_IGNORES, Config, ConfigError, load_config
 from moor_engine.git import git
-from moor_engine.gitignore import GitIgnores
+from moor_engine.gitignore import GitIgnores, compile_ignore_file
 
 STATE_DIR = ".moor"
 JOURNAL_FILE = "journal.sqlite"
 LOCK_FILE = "moor.lock"
 _ROOT_MARKERS = ("moor.toml", "moor.lock", ".git")
+
+
+def shown_name(rel: str) -> str:
+    """A path as it can be printed and stored: bytes that are not UTF-8 as `\\xff`."""
+    return os.fsencode(rel).decode("utf-8", "backslashreplace")
+
+
+def _is_utf8(name: str) -> bool:
+    """Whether a name from the file system is text (undecodable bytes arrive as surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def find_root(start: Path) -> Path:
@@ -35,6 +49,8 @@ class Workspace:
     root: Path
     config: Config
     _virtualenvs: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+    # What the listings had to leave out or could not name (surfaces print them).
+    warnings: list[str] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def open(cls, start: Path) -> Workspace:
@@ -54,7 +70,7 @@ class Workspace:
 
     @cached_property
     def _ignore_spec(self) -> GitIgnoreSpec:
-        return GitIgnoreSpec.from_lines(self.config.ignore)
+        return compile_ignore_file("\n".join(self.config.ignore))
 
     @cached_property
     def gitignores(self) -> GitIgnores:
@@ -100,7 +116,10 @@ class Workspace:
         )
 
     def memory_paths(self) -> list[str]:
-        """Every memory file, sorted; hidden folders and ignored paths are skipped."""
+        """Every memory file, sorted; hidden folders and ignored paths are skipped.
+
+        A memory whose file name is not UTF-8 is listed under its escaped name (`\\xff`),
+        which names no file: it is reported as unreadable, never silently left out."""
         found: list[str] = []
         for memory_root in self.config.memory_roots:
             base = self.root / memory_root
@@ -113,13 +132,34 @@ class Workspace:
                 dirs[:] = [
                     d
                     for d in dirs
-                    if not d.startswith(".") and not self.is_ignored(f"{rel_folder}/{d}")
+                    if not d.startswith(".")
+                    and self._named(f"{rel_folder}/{d}", "folder")
+                    and not self.is_ignored(f"{rel_folder}/{d}")
                 ]
                 for name in files:
                     rel = f"{rel_folder}/{name}"
-                    if name.endswith(".md") and not self.is_ignored(rel):
+                    if not name.endswith(".md"):
+                        continue
+                    if not _is_utf8(name):
+                        self._warn(
+                            f"{shown_name(rel)}: the memory's file name is not UTF-8; "
+                            "moor cannot read or record it under that name (rename it)"
+                        )
+                        found.append(shown_name(rel))
+                    elif not self.is_ignored(rel):
                         found.append(rel)
         return sorted(set(found))
+
+    def _named(self, rel: str, what: str) -> bool:
+        """Whether `rel` has a UTF-8 name; if not, a warning names it and it is skipped."""
+        if _is_utf8(rel):
+            return True
+        self._warn(f"{shown_name(rel)}: skipped this {what}: its name is not UTF-8")
+        return False
+
+    def _warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
 
     def _missing_root(self, memory_root: str) -> str:
         """A configured memory root that is not there: a typo must not read as "no
@@ -152,7 +192,17 @@ class Workspace:
         listed = git(self.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
         if listed is None:
             return None
-        return [p for p in listed.decode("utf-8", "replace").split("\0") if p]
+        paths: list[str] = []
+        for raw in listed.split(b"\0"):
+            if not raw:
+                continue
+            try:
+                paths.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                name = os.fsdecode(raw)
+                if not self.is_memory_path(name):  # memory_paths reports those
+                    self._named(name, "file")
+        return paths
 
     def _walk_files(self) -> list[str]:
         """Every file, when git cannot list them: those that count (`counts`)."""
@@ -161,7 +211,16 @@ class Workspace:
             rel_folder = Path(folder).relative_to(self.root).as_posix()
             prefix = "" if rel_folder == "." else rel_folder + "/"
             dirs[:] = [
-                d for d in dirs if not d.startswith(".") and self.counts(prefix + d, folder=True)
+                d
+                for d in dirs
+                if not d.startswith(".")
+                and self.counts(prefix + d, folder=True)
+                and self._named(prefix + d, "folder")
             ]
-            found.extend(prefix + name for name in files if self.counts(prefix + name))
+            found.extend(
+                prefix + name
+                for name in files
+                if self.counts(prefix + name)
+                and (self.is_memory_path(prefix + name) or self._named(prefix + name, "file"))
+            )
         return found

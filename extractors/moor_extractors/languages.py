@@ -1,7 +1,8 @@
 """Which grammar reads a file, and the query that lists its definitions.
 
 Grammar modules are imported only when a language is first used: `moor` starts up for
-every CLI call, and most checks touch one or two languages.
+every CLI call, and most checks touch one or two languages. A grammar that fails to
+import makes its files read as having no grammar (`language_for_path` is None).
 """
 
 from __future__ import annotations
@@ -141,8 +142,23 @@ _SUPPLEMENTS: dict[str, str] = {
 
 @lru_cache(maxsize=65536)
 def language_for_path(path: str) -> str | None:
-    """The language moor parses a workspace path as, by extension; None if it has none."""
-    return _EXTENSIONS.get(PurePosixPath(path).suffix.lower())
+    """The language moor parses a workspace path as, by extension; None if it has none, or
+    if that language's grammar is installed but broken (then its symbols are `no_grammar`)."""
+    language = _EXTENSIONS.get(PurePosixPath(path).suffix.lower())
+    return language if language is not None and grammar_loads(language) else None
+
+
+@cache
+def grammar_loads(name: str) -> bool:
+    """Whether the grammar of `name` can be imported and loaded, tried once per process.
+
+    A grammar wheel that fails to import (a broken install, an ABI mismatch) raises
+    anything at all from its module; it must cost only that language, never the check."""
+    try:
+        grammar(name)
+    except Exception:
+        return False
+    return True
 
 
 @cache

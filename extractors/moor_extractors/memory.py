@@ -13,6 +13,10 @@ Problem codes (each at the position of the offending node unless said otherwise)
 ``missing_frontmatter``     the first line is not ``---``; at 1:1
 ``unclosed_frontmatter``    no closing ``---`` (or ``...``) line; at the opening ``---``
 ``empty_frontmatter``       nothing but blanks/comments between the delimiters; at 1:1
+``frontmatter_over_budget`` the frontmatter is larger than `MAX_FRONTMATTER_CHARS`, nests
+                            deeper than `MAX_DEPTH`, or its merge keys (``<<``) expand to more
+                            than `MAX_MERGED_ITEMS` keys (a "billion laughs"); at the node
+                            where the budget ran out (1:1 for the size)
 ``yaml_syntax``             YAML cannot parse it (YAML's own position, mapped to the file),
                             including characters YAML refuses (controls, a BOM inside)
 ``frontmatter_not_a_mapping`` the frontmatter is a list or a scalar
@@ -61,6 +65,10 @@ Choices, so that the engine and the editor can rely on them:
   or merge that puts a non-string where a string is needed is a problem, not a crash.
   Merge keys (``<<``) are honoured in the mappings this module reads. A value reached
   through an alias is located where its text is: at its anchor, not at the ``*alias``.
+* The frontmatter is budgeted, so that 600 hostile bytes cannot hang a check or the editor:
+  its size (checked before YAML sees it), its nesting depth (through aliases too) and the
+  keys its merges expand to. An alias itself is never expanded, so an unused alias bomb
+  costs nothing and stays valid; only what moor would walk is counted.
 * References are checked with `parse_reference` (lexically). Symlinks leaving the workspace
   need the workspace root: that check is `reference.resolve_path`, run by the engine.
 """
@@ -89,6 +97,11 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
 CONFIDENCE_LEVELS: tuple[str, ...] = ("verified", "inferred", "unverified")
+# Budgets for the frontmatter: each is ~100x what a real memory uses (the largest of moor's
+# own is 634 characters, 4 deep, no merges) and keeps the worst case well under 100 ms.
+MAX_FRONTMATTER_CHARS = 65536
+MAX_DEPTH = 64
+MAX_MERGED_ITEMS = 10_000
 DEFAULT_CONFIDENCE = "unverified"
 QUESTIONS_HEADING = "when this changes, ask"
 
@@ -390,6 +403,56 @@ def _is_null(node: Node) -> bool:
     return isinstance(node, ScalarNode) and node.tag == _NULL
 
 
+class _OverBudget(Exception):
+    """A frontmatter budget ran out while interpreting; becomes one positioned problem."""
+
+    def __init__(self, message: str, node: Node | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.node = node
+
+
+def _children(node: Node) -> list[Node]:
+    """The collection nodes directly inside `node` (scalars add no depth worth walking)."""
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair if not isinstance(part, ScalarNode)]
+    if isinstance(node, SequenceNode):
+        return [item for item in node.value if not isinstance(item, ScalarNode)]
+    return []
+
+
+def _too_deep(root: Node) -> Node | None:
+    """A node more than `MAX_DEPTH` collections deep (through aliases too), if any.
+
+    One walk over the node graph, each node's height remembered, so a shared alias is
+    measured once; an alias back to an enclosing node (a cycle) adds no depth."""
+    height: dict[int, int] = {}
+    on_path: set[int] = {id(root)}
+    stack: list[tuple[Node, Iterator[Node]]] = [(root, iter(_children(root)))]
+    while stack:
+        node, pending = stack[-1]
+        for child in pending:
+            if id(child) in on_path:
+                continue
+            known = height.get(id(child))
+            if known is not None:
+                if len(stack) + known > MAX_DEPTH:
+                    return child
+                continue
+            if len(stack) >= MAX_DEPTH:
+                return child
+            on_path.add(id(child))
+            stack.append((child, iter(_children(child))))
+            break
+        else:
+            stack.pop()
+            on_path.discard(id(node))
+            height[id(node)] = 1 + max(
+                (height.get(id(child), 0) for child in _children(node)), default=0
+            )
+    return None
+
+
 class _Frontmatter:
     """Composes the frontmatter and interprets its nodes, collecting positioned problems."""
 
@@ -400,6 +463,7 @@ class _Frontmatter:
         self.problems: list[Problem] = []
         self._starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self._loader: _Loader | None = None
+        self._merged = 0  # keys expanded through merge keys so far (`MAX_MERGED_ITEMS`)
 
     # positions
 
@@ -426,6 +490,13 @@ class _Frontmatter:
     # composing
 
     def read(self) -> _Fields | None:
+        if len(self.text) > MAX_FRONTMATTER_CHARS:
+            self.report(
+                "frontmatter_over_budget",
+                f"the frontmatter is {len(self.text):,} characters; "
+                f"moor reads at most {MAX_FRONTMATTER_CHARS:,}",
+            )
+            return None
         pattern = _NOT_YAML_PRINTABLE_ASCII if self.text.isascii() else _NOT_YAML_PRINTABLE
         bad = pattern.search(self.text)
         if bad is not None:
@@ -444,6 +515,14 @@ class _Frontmatter:
             if root is None:
                 self.report("empty_frontmatter", "the frontmatter is empty")
                 return None
+            deep = _too_deep(root)
+            if deep is not None:
+                self.report(
+                    "frontmatter_over_budget",
+                    f"the frontmatter nests more than {MAX_DEPTH} levels deep",
+                    deep,
+                )
+                return None
             if not _is_map(root):
                 self.report(
                     "frontmatter_not_a_mapping",
@@ -453,6 +532,9 @@ class _Frontmatter:
                 return None
             self._check_duplicates(root)
             return self._fields(root)
+        except _OverBudget as over:
+            self.report("frontmatter_over_budget", over.message, over.node)
+            return None
         finally:
             self._loader = None
             loader.dispose()
@@ -526,9 +608,18 @@ class _Frontmatter:
     def _items(
         self, node: MappingNode, merging: frozenset[int] = frozenset()
     ) -> Iterator[tuple[Node, Node]]:
-        """Key/value pairs with merge keys (``<<``) expanded; explicit keys come last."""
+        """Key/value pairs with merge keys (``<<``) expanded; explicit keys come last.
+
+        Merged keys count against `MAX_MERGED_ITEMS` over the whole frontmatter, so that
+        nine aliases merged nine levels deep (9**9 keys) stop at the budget."""
         explicit: list[tuple[Node, Node]] = []
         for key, value in node.value:
+            if merging:
+                self._merged += 1
+                if self._merged > MAX_MERGED_ITEMS:
+                    raise _OverBudget(
+                        f"the merge keys ('<<') expand to more than {MAX_MERGED_ITEMS:,} keys"
+                    )
             if isinstance(key, ScalarNode) and key.tag == _MERGE:
                 sources = value.value if _is_seq(value) else [value]
                 for source in sources:
@@ -539,7 +630,15 @@ class _Frontmatter:
                             source,
                         )
                     elif id(source) not in merging and source is not node:
-                        yield from self._items(source, merging | {id(node)})
+                        if len(merging) >= MAX_DEPTH:
+                            raise _OverBudget(
+                                f"the merge keys ('<<') nest more than {MAX_DEPTH} deep"
+                            )
+                        try:
+                            yield from self._items(source, merging | {id(node)})
+                        except _OverBudget as over:
+                            over.node = key  # the outermost '<<' catches it last: reported there
+                            raise
             else:
                 explicit.append((key, value))
         yield from explicit

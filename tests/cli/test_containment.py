@@ -150,3 +150,20 @@ def test_a_link_swapped_while_checking_never_seals_an_outside_file(
     worker.join(timeout=300)
     assert not _secret_anywhere(ws)
     assert len(seen) >= 3, seen  # control: writers really ran while the link was swapped
+
+
+def test_a_config_linked_outside_is_refused_before_it_is_read(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    outside = tmp_path / "their.toml"
+    outside.write_text(f'[{SECRET}]\nmemory_roots = ["memories"]\n', encoding="utf-8")
+    (ws.root / "moor.toml").unlink()
+    (ws.root / "inside.toml").write_text('memory_roots = ["memories"]\n', encoding="utf-8")
+    os.symlink("inside.toml", ws.root / "moor.toml")  # control: a link inside is read
+    assert ws.moor("check").code == 0
+    (ws.root / "moor.toml").unlink()
+    os.symlink(outside, ws.root / "moor.toml")
+    run = ws.moor("check")
+    assert run.code == 2
+    assert "moor.toml: not read" in run.err and "outside" in run.err
+    assert SECRET not in run.out + run.err
