@@ -15,6 +15,9 @@ waits for the client to agree (requests that need a snapshot wait for the scan i
 
 The engine thread is single: checks and actions (reaffirm, follow, bind) never run at once,
 so they never race on `moor.lock` or the journal.
+
+Under the features, `protocol.MoorProtocol` answers every request (malformed ones too) and
+retains nothing per notification; the process exits 0 after `shutdown`, else 1.
 """
 
 from __future__ import annotations
@@ -35,11 +38,13 @@ from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from moor_lsp import engine
 from moor_lsp.engine import Snapshot
 from moor_lsp.features import Feature
 from moor_lsp.positions import uri_to_path
+from moor_lsp.protocol import MoorProtocol
 from moor_lsp.settings import Settings
 
 logger = logging.getLogger("moor_lsp")
@@ -60,6 +65,8 @@ def _version() -> str:
 
 
 class MoorLanguageServer(LanguageServer):
+    protocol_class: type[LanguageServerProtocol] = MoorProtocol
+
     def __init__(
         self,
         *,
@@ -69,8 +76,13 @@ class MoorLanguageServer(LanguageServer):
         paranoid: bool = False,
     ) -> None:
         super().__init__(
-            "moor", _version(), text_document_sync_kind=types.TextDocumentSyncKind.Full
+            "moor",
+            _version(),
+            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            protocol_cls=self.protocol_class,
         )
+        # The exit status: 0 only when `exit` comes after `shutdown` (the specification).
+        self.shutdown_requested = False
         self.root: Path | None = None
         self.snapshot: Snapshot | None = None
         self.settings = Settings()
@@ -430,6 +442,7 @@ class _Core(Feature):
         self.server.spawn(self.server.first_scan())
 
     async def shutdown(self, _params: None) -> None:
+        self.server.shutdown_requested = True
         await self.server.shutting_down()
 
     # Documents are kept by pygls. Memories are read from disk (their saved state); an
@@ -486,4 +499,4 @@ def main(argv: list[str] | None = None) -> int:
     logger.setLevel(options.log_level.upper())
     server = MoorLanguageServer(watch=not options.no_watch, paranoid=options.paranoid)
     server.start_io()
-    return 0
+    return 0 if server.shutdown_requested else 1
