@@ -36,7 +36,12 @@ from pygls.exceptions import (
     JsonRpcInvalidParams,
     JsonRpcInvalidRequest,
 )
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+)
 
 logger = logging.getLogger("moor_lsp")
 
@@ -84,11 +89,22 @@ class MoorProtocol(LanguageServerProtocol):
             del self._request_futures[msg_id]
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        # pygls's own version logs a client's mistake at ERROR with a traceback and raises
+        # in its reader loop; this one reads the same types and hands on what it could not.
         if "jsonrpc" not in data:
-            return data
+            return data  # a nested object: the enclosing message is structured whole
+        kind: Any
+        if "id" in data and "error" in data:
+            kind = types.ResponseErrorMessage
+        elif "id" in data and "method" in data:
+            kind = self.get_message_type(data["method"]) or JsonRPCRequestMessage
+        elif "id" in data:
+            kind = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
+        else:
+            kind = self.get_message_type(data.get("method", "")) or JsonRPCNotification
         try:
-            return super().structure_message(data)
-        except JsonRpcException as error:
+            return self._converter.structure(data, kind)
+        except Exception as error:
             return Unreadable(data, _problem(error))
 
     def handle_message(self, message: Any) -> None:
@@ -162,14 +178,13 @@ class MoorProtocol(LanguageServerProtocol):
         )
 
 
-def _problem(error: JsonRpcException) -> str:
+def _problem(error: Exception) -> str:
     """What was wrong with a message, in the protocol's names (`textDocument`, not
     `text_document`), without Python reprs."""
-    cause = error.__cause__
-    if isinstance(cause, cattrs.BaseValidationError):
+    if isinstance(error, cattrs.BaseValidationError):
         found = [
             _SNAKE.sub(lambda m: m.group(1).upper(), line)
-            for line in cattrs.transform_error(cause, path="$")
+            for line in cattrs.transform_error(error, path="$")
         ]
         return "; ".join(found).replace("@ $.", "at ").replace("@ $", "at the top level")
     return "the message does not have the shape the protocol gives it"
