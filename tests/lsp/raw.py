@@ -24,9 +24,9 @@ Answer = Callable[[dict[str, Any]], object]
 
 
 class RawServer:
-    def __init__(self, root: Path, *args: str) -> None:
+    def __init__(self, root: Path, *args: str, command: list[str] | None = None) -> None:
         self.root = root
-        self.args = args
+        self.command = [*(command or [sys.executable, "-m", "moor_lsp"]), *args]
         self.process: asyncio.subprocess.Process | None = None
         self.notifications: list[dict[str, Any]] = []
         self.answers: dict[str, Answer] = {}  # method -> the result this client returns
@@ -38,14 +38,11 @@ class RawServer:
         self._log = b""
 
     async def start(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Start `python -m moor_lsp` (info log), `initialize` and `initialized`."""
+        """Start the server (`python -m moor_lsp`, info log), `initialize`, `initialized`."""
         self.process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "moor_lsp",
+            *self.command,
             "--log-level",
             "info",
-            *self.args,
             cwd=self.root,
             env={**os.environ},
             stdin=asyncio.subprocess.PIPE,
