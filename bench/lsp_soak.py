@@ -7,8 +7,9 @@ opens the memory and the code file, then:
 
 1. *quiet*: after the first scan has settled, `--hovers` hovers on the memory's reference,
    one after the other — the quiet hover latency;
-2. *warm-up*: `--warmup` `didChange` notifications, then settle — whatever is allocated once
-   (documents, overlays, caches, allocator arenas) is allocated before the baseline;
+2. *warm-up*: a flood as in 4. of `--warmup` notifications, then settle — whatever is
+   allocated once (documents, overlays, caches, allocator arenas, the reader's buffer) is
+   allocated before the baseline;
 3. RSS (`VmRSS` of /proc/PID/status) — the baseline;
 4. *flood*: `--count` `didChange` notifications, alternating between the memory and the code
    file (each a new full text), written as fast as the pipe takes them by one thread while
@@ -246,8 +247,7 @@ def soak(
         try:
             editor.start()
             quiet = [editor.hover() for _ in range(hovers)]
-            for i in range(warmup):
-                editor.change(i)
+            flood(editor, warmup, hover_every)  # the same work as measured, once
             editor.settle()
             before = editor.rss()
             latencies, seconds = flood(editor, count, hover_every)

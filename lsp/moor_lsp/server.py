@@ -101,6 +101,9 @@ class MoorLanguageServer(LanguageServer):
         self._generation = 0
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        # Buffer texts not yet handed to the engine, and the call that will hand them over.
+        self._pending_buffers: dict[str, str | None] = {}
+        self._buffers_applied: asyncio.Future[None] | None = None
         self._ready = asyncio.Event()
         self._published = asyncio.Event()  # set (and replaced) whenever a snapshot is out
         self._shown: set[str] = set()
@@ -279,13 +282,30 @@ class MoorLanguageServer(LanguageServer):
 
     async def buffer_changed(self, uri: str, closed: bool = False) -> None:
         """An open code buffer changed (or closed): preview the drift its unsaved edits
-        would cause, without writing the journal or the lock."""
+        would cause, without writing the journal or the lock. Returns once the buffer's
+        newest text is what the engine observes."""
         rel = self.relative(uri)
         if rel is None:
             return
         text = None if closed else self.workspace.get_text_document(uri).source
-        if await self.in_engine(self._evaluator().set_buffer, rel, text):
-            self.schedule(f"{'closed' if closed else 'edited'} the buffer of {rel}", [rel])
+        # Coalesced: a burst of edits costs one engine call with the newest text of each
+        # buffer, not one per keystroke queued ahead of every hover (see `_apply_buffers`).
+        self._pending_buffers[rel] = text
+        if self._buffers_applied is None:
+            self._buffers_applied = asyncio.ensure_future(self._apply_buffers())
+        await asyncio.shield(self._buffers_applied)
+
+    async def _apply_buffers(self) -> None:
+        pending, self._pending_buffers = self._pending_buffers, {}
+        self._buffers_applied = None  # an edit from now on waits for the next call
+        evaluator = self._evaluator()
+
+        def apply() -> list[str]:
+            return [rel for rel, text in pending.items() if evaluator.set_buffer(rel, text)]
+
+        changed = await self.in_engine(apply)
+        if changed:
+            self.schedule(f"edited the buffer of {', '.join(changed)}", changed)
 
     async def _evaluate(self, generation: int) -> None:
         if generation != self._generation or self.root is None:
