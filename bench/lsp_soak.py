@@ -8,8 +8,8 @@ opens the memory and the code file, then:
 1. *quiet*: after the first scan has settled, `--hovers` hovers on the memory's reference,
    one after the other — the quiet hover latency;
 2. *warm-up*: a flood as in 4. of `--warmup` notifications, then settle — whatever is
-   allocated once (documents, overlays, caches, allocator arenas, the reader's buffer) is
-   allocated before the baseline;
+   allocated once (documents, overlays, caches, allocator arenas) is allocated before the
+   baseline — the first flood raises RSS once by ~2 MiB however long it is;
 3. RSS (`VmRSS` of /proc/PID/status) — the baseline;
 4. *flood*: `--count` `didChange` notifications, alternating between the memory and the code
    file (each a new full text), written as fast as the pipe takes them by one thread while
@@ -44,7 +44,7 @@ from lsp_latency import Client, Session, capabilities, rss_kib, server_env, stat
 
 GOAL_MIB_PER_100K = 10.0
 DEFAULT_COUNT = 100_000
-DEFAULT_WARMUP = 2_000
+DEFAULT_WARMUP = 10_000
 DEFAULT_HOVERS = 200
 DEFAULT_HOVER_EVERY = 500
 TIMEOUT_S = 120.0  # for any one wait (settling, one hover)
