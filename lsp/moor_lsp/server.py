@@ -15,6 +15,9 @@ waits for the client to agree (requests that need a snapshot wait for the scan i
 
 The engine thread is single: checks and actions (reaffirm, follow, bind) never run at once,
 so they never race on `moor.lock` or the journal.
+
+Under the features, `protocol.MoorProtocol` answers every request (malformed ones too) and
+retains nothing per notification; the process exits 0 after `shutdown`, else 1.
 """
 
 from __future__ import annotations
@@ -35,11 +38,13 @@ from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from moor_lsp import engine
 from moor_lsp.engine import Snapshot
 from moor_lsp.features import Feature
 from moor_lsp.positions import uri_to_path
+from moor_lsp.protocol import MoorProtocol
 from moor_lsp.settings import Settings
 
 logger = logging.getLogger("moor_lsp")
@@ -60,6 +65,8 @@ def _version() -> str:
 
 
 class MoorLanguageServer(LanguageServer):
+    protocol_class: type[LanguageServerProtocol] = MoorProtocol
+
     def __init__(
         self,
         *,
@@ -69,8 +76,13 @@ class MoorLanguageServer(LanguageServer):
         paranoid: bool = False,
     ) -> None:
         super().__init__(
-            "moor", _version(), text_document_sync_kind=types.TextDocumentSyncKind.Full
+            "moor",
+            _version(),
+            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            protocol_cls=self.protocol_class,
         )
+        # The exit status: 0 only when `exit` comes after `shutdown` (the specification).
+        self.shutdown_requested = False
         self.root: Path | None = None
         self.snapshot: Snapshot | None = None
         self.settings = Settings()
@@ -89,6 +101,9 @@ class MoorLanguageServer(LanguageServer):
         self._generation = 0
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        # Buffer texts not yet handed to the engine, and the call that will hand them over.
+        self._pending_buffers: dict[str, str | None] = {}
+        self._buffers_applied: asyncio.Future[None] | None = None
         self._ready = asyncio.Event()
         self._published = asyncio.Event()  # set (and replaced) whenever a snapshot is out
         self._shown: set[str] = set()
@@ -267,13 +282,30 @@ class MoorLanguageServer(LanguageServer):
 
     async def buffer_changed(self, uri: str, closed: bool = False) -> None:
         """An open code buffer changed (or closed): preview the drift its unsaved edits
-        would cause, without writing the journal or the lock."""
+        would cause, without writing the journal or the lock. Returns once the buffer's
+        newest text is what the engine observes."""
         rel = self.relative(uri)
         if rel is None:
             return
         text = None if closed else self.workspace.get_text_document(uri).source
-        if await self.in_engine(self._evaluator().set_buffer, rel, text):
-            self.schedule(f"{'closed' if closed else 'edited'} the buffer of {rel}", [rel])
+        # Coalesced: a burst of edits costs one engine call with the newest text of each
+        # buffer, not one per keystroke queued ahead of every hover (see `_apply_buffers`).
+        self._pending_buffers[rel] = text
+        if self._buffers_applied is None:
+            self._buffers_applied = asyncio.ensure_future(self._apply_buffers())
+        await asyncio.shield(self._buffers_applied)
+
+    async def _apply_buffers(self) -> None:
+        pending, self._pending_buffers = self._pending_buffers, {}
+        self._buffers_applied = None  # an edit from now on waits for the next call
+        evaluator = self._evaluator()
+
+        def apply() -> list[str]:
+            return [rel for rel, text in pending.items() if evaluator.set_buffer(rel, text)]
+
+        changed = await self.in_engine(apply)
+        if changed:
+            self.schedule(f"edited the buffer of {', '.join(changed)}", changed)
 
     async def _evaluate(self, generation: int) -> None:
         if generation != self._generation or self.root is None:
@@ -430,6 +462,7 @@ class _Core(Feature):
         self.server.spawn(self.server.first_scan())
 
     async def shutdown(self, _params: None) -> None:
+        self.server.shutdown_requested = True
         await self.server.shutting_down()
 
     # Documents are kept by pygls. Memories are read from disk (their saved state); an
@@ -486,4 +519,4 @@ def main(argv: list[str] | None = None) -> int:
     logger.setLevel(options.log_level.upper())
     server = MoorLanguageServer(watch=not options.no_watch, paranoid=options.paranoid)
     server.start_io()
-    return 0
+    return 0 if server.shutdown_requested else 1

@@ -1,20 +1,23 @@
 """LSP features: one module per feature, each registering its own handlers.
 
 A `Feature` registers handlers through `handle` and `command`, which wrap them so that an
-exception inside one feature is logged (stderr and `window/logMessage`) and answered with
-a harmless default instead of an error the client may surface on every keystroke — it
-never takes the server or another feature down. Protocol errors raised on purpose
-(`JsonRpcException`) still reach the client.
+exception inside one feature is logged (its traceback on stderr, a short note in
+`window/logMessage`) and answered with a harmless default instead of an error the client
+may surface on every keystroke — it never takes the server or another feature down. A
+command's internal error answers a generic "moor could not run …" (never Python's own
+words); arguments that do not fit the command's parameters answer InvalidParams naming
+them. Protocol errors raised on purpose (`JsonRpcException`) still reach the client.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
 if TYPE_CHECKING:
     from moor_lsp.engine import Snapshot
@@ -73,14 +76,25 @@ class Feature:
     def command(self, name: str, handler: Callable[..., Awaitable[object]]) -> None:
         """Register a `workspace/executeCommand` command; arguments arrive positionally."""
 
+        signature = inspect.signature(handler)
+
         async def run(ls: object, *args: object) -> object:
+            try:
+                signature.bind(*args)
+            except TypeError:
+                raise JsonRpcInvalidParams(
+                    f"{name} takes {_arguments(signature)}; it was given {len(args)}"
+                ) from None
             try:
                 return await handler(*args)
             except JsonRpcException:
                 raise
             except Exception as error:
                 self.report(f"command {name} failed", error)
-                raise JsonRpcInternalError(f"{name} failed: {error}") from error
+                raise JsonRpcInternalError(
+                    f"moor could not run {name}: an internal error (the server's log has the "
+                    "details)"
+                ) from error
 
         self.server.command(name)(run)
 
@@ -91,8 +105,26 @@ class Feature:
             self.server.window_log_message(
                 types.LogMessageParams(
                     type=types.MessageType.Error,
-                    message=f"moor [{self.name}] {what}: {type(error).__name__}: {error}",
+                    message=f"moor [{self.name}] {what}: an internal error (the server's "
+                    "log has the traceback)",
                 )
             )
         except Exception:  # the connection may be gone; stderr has it already
             logger.debug("could not forward the error to the client", exc_info=True)
+
+
+def _arguments(signature: inspect.Signature) -> str:
+    """A command's arguments as a user reads them: `[memory, reason]`, `[memory] or [memory,
+    to, source]`, `any number of arguments`."""
+    names: list[str] = []
+    required = 0
+    for parameter in signature.parameters.values():
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            return "any number of arguments"
+        names.append(parameter.name)
+        if parameter.default is inspect.Parameter.empty:
+            required += 1
+    if not names:
+        return "no arguments"
+    shapes = [f"[{', '.join(names[:n])}]" for n in range(max(required, 1), len(names) + 1)]
+    return "arguments " + " or ".join(shapes)

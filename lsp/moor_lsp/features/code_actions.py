@@ -132,6 +132,8 @@ class CodeActions(Feature):
             return []
         memory: str = data["memory"]
         state = data.get("state")
+        if not isinstance(state, str):
+            return []  # not one of moor's diagnostics (a client may send anything back)
         actions: list[types.CodeAction] = []
 
         def action(title: str, command: str, arguments: list[Any], preferred: bool = False) -> None:
@@ -300,7 +302,8 @@ class CodeActions(Feature):
         result = await self.server.window_show_document_async(
             types.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)
         )
-        return {"success": result.success}
+        # Some clients answer `null`: nothing says the document was shown.
+        return {"success": bool(result is not None and result.success)}
 
     async def show_diff(self, memory: object = None, ref: object = None) -> object:
         path = self._memory(memory)
