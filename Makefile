@@ -25,6 +25,7 @@ run: setup
 	$(BIN)/moor check
 
 test: setup-dev
+	bash bench/setup.sh --tools
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy

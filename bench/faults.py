@@ -38,7 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 SECRET = "TOP-SECRET-7f3a19"
-_SYSCALLS = ("rename", "pwrite64", "write", "fsync", "unlink", "linkat")
+_SYSCALLS = (
+    "rename", "renameat", "renameat2", "write", "pwrite64", "ftruncate", "fsync", "fdatasync",
+    "unlink", "unlinkat", "linkat",
+)
 
 
 def moor(
@@ -204,7 +207,7 @@ def _count_calls(root: Path, command: list[str]) -> dict[str, int]:
     return counts
 
 
-def killed_at_every_write(base: Path, quick: bool) -> dict[str, dict[str, int]]:
+def killed_at_every_write(base: Path, per_action: int | None) -> dict[str, dict[str, int]]:
     results: dict[str, dict[str, int]] = {}
     for action, setup in ACTIONS.items():
         template = workspace(base, f"{action}-template")
@@ -216,35 +219,36 @@ def killed_at_every_write(base: Path, quick: bool) -> dict[str, dict[str, int]]:
         moor(after_root, "check")
         after = _state(after_root)
         counts = _count_calls(_fresh(base, template, "count"), command)
+        points = [(name, n) for name, total in sorted(counts.items()) for n in range(1, total + 1)]
+        if per_action is not None and len(points) > per_action:
+            points = [points[i * len(points) // per_action] for i in range(per_action)]
         trials = killed = recovered = 0
-        for syscall, total in sorted(counts.items()):
-            step = max(1, total // 25) if quick else 1
-            for n in range(1, total + 1, step):
-                root = _fresh(base, template, f"{syscall}-{n}")
-                run = moor(
-                    root,
-                    *command,
-                    prefix=[
-                        "strace",
-                        "-f",
-                        "-qq",
-                        "-o",
-                        "/dev/null",
-                        "-e",
-                        f"trace={syscall}",
-                        "-e",
-                        f"inject={syscall}:signal=KILL:when={n}",
-                    ],
-                )
-                trials += 1
-                if run.returncode in (-9, 137):
-                    killed += 1
-                moor(root, "check")
-                if _state(root) in (before, after):
-                    recovered += 1
-                else:
-                    print(f"  NOT RECOVERED: {action} killed at {syscall} #{n}", file=sys.stderr)
-                shutil.rmtree(root, ignore_errors=True)
+        for syscall, n in points:
+            root = _fresh(base, template, f"{syscall}-{n}")
+            run = moor(
+                root,
+                *command,
+                prefix=[
+                    "strace",
+                    "-f",
+                    "-qq",
+                    "-o",
+                    "/dev/null",
+                    "-e",
+                    f"trace={syscall}",
+                    "-e",
+                    f"inject={syscall}:signal=KILL:when={n}",
+                ],
+            )
+            trials += 1
+            if run.returncode in (-9, 137):
+                killed += 1
+            moor(root, "check")
+            if _state(root) in (before, after):
+                recovered += 1
+            else:
+                print(f"  NOT RECOVERED: {action} killed at {syscall} #{n}", file=sys.stderr)
+            shutil.rmtree(root, ignore_errors=True)
         results[action] = {"trials": trials, "killed": killed, "recovered": recovered}
     return results
 
@@ -353,13 +357,14 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--writers", type=int, default=8)
-    parser.add_argument("--quick", action="store_true", help="every ~25th write, fewer rounds")
+    parser.add_argument("--quick", action="store_true", help="40 writes per action, 5 rounds")
+    parser.add_argument("--per-action", type=int, help="kill at this many writes per action")
     parser.add_argument("--no-baseline", action="store_true")
     args = parser.parse_args()
     if shutil.which("strace") is None:
         print("strace is needed (apt install strace)", file=sys.stderr)
         return 2
-    rounds = 5 if args.quick else args.rounds
+    rounds = min(5, args.rounds) if args.quick else args.rounds
     result: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="moor-faults-") as tmp:
         base = Path(tmp)
@@ -378,7 +383,8 @@ def main() -> int:
                 "rounds_nothing_lost": sum(k == n for k, n in lost),
                 "updates_lost": sum(n - k for k, n in lost),
             }
-        result["killed"] = killed_at_every_write(base, args.quick)
+        per_action = args.per_action if args.per_action else (40 if args.quick else None)
+        result["killed"] = killed_at_every_write(base, per_action)
         hostile = hostile_cases(base)
         result["hostile"] = {
             "cases": len(hostile),

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs the real sources bench/relocation.py reads, idempotently and only when missing:
+# Installs what the benchmarks need, idempotently and only when missing:
+#   - strace (Debian): bench/faults.py kills actions at each write with it (`make test` runs
+#     `bench/setup.sh --tools`, which installs only this);
 #   - golang-1.19-src (Debian): Go's own sources in /usr/share/go-1.19/src;
 #   - openjdk-17-source (Debian), only when no JDK src.zip is on the machine at all.
 # Nothing is downloaded when the benchmark runs; a language whose sources are still absent
 # is skipped by it with a note. A second run with nothing missing does nothing.
-# Usage: bench/setup.sh
+# Usage: bench/setup.sh [--tools]
 set -euo pipefail
 
 say() { printf '[bench setup] %s\n' "$*"; }
@@ -12,16 +14,19 @@ say() { printf '[bench setup] %s\n' "$*"; }
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
 missing=()
-if [ ! -d /usr/share/go-1.19/src ] && ! installed golang-1.19-src; then
+command -v strace >/dev/null || missing+=(strace)
+if [ "${1:-}" = "--tools" ]; then
+  :
+elif [ ! -d /usr/share/go-1.19/src ] && ! installed golang-1.19-src; then
   missing+=(golang-1.19-src)
 fi
-if [ ! -f /usr/lib/jvm/temurin-25-jdk-amd64/lib/src.zip ] \
+if [ "${1:-}" != "--tools" ] && [ ! -f /usr/lib/jvm/temurin-25-jdk-amd64/lib/src.zip ] \
   && [ ! -f /usr/lib/jvm/java-17-openjdk-amd64/lib/src.zip ] \
   && ! installed openjdk-17-source; then
   missing+=(openjdk-17-source)
 fi
 if ((${#missing[@]} == 0)); then
-  say "sources present"
+  say "nothing missing"
   exit 0
 fi
 command -v apt-get >/dev/null || { say "no apt-get: not installing ${missing[*]}"; exit 0; }
