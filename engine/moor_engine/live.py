@@ -214,8 +214,10 @@ class LiveCheck:
         observer.changed = set()
         dirty = set(self._stale)
         self._stale.clear()
+        relocked: set[str] = set()
         if LOCK_FILE in changed and _stat(workspace.lock_path) != self._lock_stat:
-            dirty |= self._reload_lock(read_lock(workspace.lock_path))
+            relocked = self._reload_lock(read_lock(workspace.lock_path))
+            dirty |= relocked
         roots = tuple(root.rstrip("/") for root in workspace.config.memory_roots)
         in_memories = {
             rel for rel in changed if any(rel == r or rel.startswith(r + "/") for r in roots)
@@ -238,6 +240,8 @@ class LiveCheck:
                 -KEEP_TREES:
             ]
         again = self._graph.in_files(code)
+        # What code near a syntax error is believed to be depends on what it is bound to.
+        again |= {c for path in relocked for c in self._graph.uses.get(path, ())}
         again |= self._graph.refs.keys() - self._observations.keys()  # new references
         if code:
             # Gone code may have gone to any changed file: look for it again.

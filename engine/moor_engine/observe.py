@@ -13,7 +13,7 @@ import os
 import stat
 import textwrap
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -123,6 +123,8 @@ class FileView:
         self._earlier: ParsedFile | None = None  # a parse of that version, to re-parse from
         self._file_facts: Facts | None = None
         self._groups: dict[str, Group] = {}  # qualified name -> what its namesakes are
+        self._error: tuple[int, int] | None = None  # `ParsedFile.first_error`, once known
+        self._error_known = False
         self.parse_count = 0
         self.normalised = 0  # definitions normalised here (not known from a cache)
         self.overlay = False  # made from an editor's unsaved buffer: never cached
@@ -147,6 +149,10 @@ class FileView:
         whole = payload.get("file")
         if isinstance(whole, list):
             self._file_facts = Facts(kind=whole[0], axes=whole[1])
+        if "error" in payload:
+            error = payload["error"]
+            self._error_known = True
+            self._error = (int(error[0]), int(error[1])) if isinstance(error, list) else None
         groups = payload.get("groups")
         if isinstance(groups, dict):
             self._groups = {
@@ -172,6 +178,11 @@ class FileView:
                     qname: [group.together, list(group.spellings)]
                     for qname, group in self._groups.items()
                 },
+                **(
+                    {"error": list(self._error) if self._error else None}
+                    if self._error_known
+                    else {}
+                ),
             },
             separators=(",", ":"),
         )
@@ -202,6 +213,13 @@ class FileView:
             self._sites = self.parsed().sites()
             self.dirty = True
         return self._sites
+
+    def first_error(self) -> tuple[int, int] | None:
+        """Where the file's first syntax error is (byte, line); None when it parses."""
+        if not self._error_known:
+            self._error, self._error_known = self.parsed().first_error(), True
+            self.dirty = True
+        return self._error
 
     def named(self, qname: str) -> list[int]:
         """Indexes of the sites with this qualified name (an index built once per file)."""
@@ -539,7 +557,11 @@ class FileObserver:
         view.overlay = True
         return view
 
-    def observe(self, ref: Reference) -> Observation:
+    def observe(self, ref: Reference, expect: Collection[str] = ()) -> Observation:
+        """What `ref` names now. In a file with a syntax error that may reach the symbol
+        (memory: parse-errors-reach-what-follows), only an observation of exactly an
+        address in `expect` (what it is bound to) is believed: anything else — not found,
+        or different — may be the error recovery's doing, and is a `Failure`."""
         assert ref.path is not None
         language = language_for_path(ref.path)
         derivation = derivation_for(ref, language)
@@ -561,6 +583,9 @@ class FileObserver:
         sites = view.sites()
         meaning = resolve(ref.symbol, sites, language, view.named, view.group, view.head)
         if meaning is None:
+            error = view.first_error()
+            if error is not None:
+                return _near_error(ref, error, found=False)
             return NotFound(ref.path, derivation, not_found_address(derivation))
         if isinstance(meaning, Ambiguous):
             return Failure(
@@ -576,10 +601,17 @@ class FileObserver:
             )
         if len(matches) > 1:
             span, facts = view.together_facts(matches)
-            return Found(ref.path, derivation, facts, found_address(derivation, facts), span)
-        site = sites[matches[0]]
-        facts = view.facts_at(matches[0])
-        return Found(ref.path, derivation, facts, self._address(derivation, view, matches[0]), site)
+            found = Found(ref.path, derivation, facts, found_address(derivation, facts), span)
+        else:
+            site = sites[matches[0]]
+            facts = view.facts_at(matches[0])
+            address = self._address(derivation, view, matches[0])
+            found = Found(ref.path, derivation, facts, address, site)
+        assert found.site is not None
+        error = view.first_error()
+        if error is not None and error[0] < found.site.end_byte and found.address not in expect:
+            return _near_error(ref, error, found=True)
+        return found
 
     def trim(self, keep: set[str]) -> None:
         """Let go of the syntax trees of every file but `keep` (a long-lived observer would
@@ -648,6 +680,17 @@ def ambiguity(ref: Reference, candidates: tuple[tuple[str | None, int], ...]) ->
     if picks:
         text += "; write " + " or ".join(picks)
     return text
+
+
+def _near_error(ref: Reference, error: tuple[int, int], found: bool) -> Failure:
+    what = "may be misread" if found else "is not found"
+    return Failure(
+        Reason.UNEVALUABLE,
+        "parse_error_near_symbol",
+        f"{ref.symbol} {what}: {ref.path} has a syntax error at line {error[1]}, before the "
+        "symbol's end, and the parser's recovery can reshape or hide what follows it; fix "
+        "it, then check again",
+    )
 
 
 def _loads(cached: CachedFile) -> dict[str, object] | None:
