@@ -30,6 +30,7 @@ from moor_store.lockfile import Lock, read_lock
 
 from moor_engine.check import Checker, Evaluation, journal_observations, rebaseline
 from moor_engine.dependents import Dependents
+from moor_engine.filestat import StatKey, stat_key
 from moor_engine.gitignore import IGNORE_FILE
 from moor_engine.memories import LoadedMemory, load_memories
 from moor_engine.observe import Found, NotFound, Observation
@@ -75,12 +76,11 @@ class _Pending:
     changed: set[str]
 
 
-def _stat(path: Path) -> tuple[int, int] | None:
+def _stat(path: Path) -> StatKey | None:
     try:
-        info = path.stat()
+        return stat_key(path.stat())
     except OSError:
         return None
-    return (info.st_size, info.st_mtime_ns)
 
 
 def _same(old: Observation | None, new: Observation) -> bool:
@@ -103,7 +103,7 @@ class LiveCheck:
         self.overlays: dict[str, bytes] = {}
         self.session: Session | None = None
         self._checker: Checker | None = None
-        self._lock_stat: tuple[int, int] | None = None
+        self._lock_stat: StatKey | None = None
         self._loaded: dict[str, LoadedMemory] = {}
         self._reports: dict[str, MemoryReport] = {}
         self._observations: dict[str, Observation] = {}

@@ -33,6 +33,8 @@ from moor_extractors.symbols import (
 )
 from moor_store.journal import CachedFile, Journal
 
+from moor_engine.filestat import RACY_WINDOW_NS, StatKey, stat_key, stored, unstatted
+
 PROBE_VERSION = 1
 
 
@@ -48,8 +50,6 @@ def cache_derivation() -> str:
     return f"parse/{PROBE_VERSION} norm/{NORMALISER_VERSION} src/{digest_bytes(source)[:16]}"
 
 
-# Files modified less than this long before their cache row is written are re-hashed later.
-_RACY_WINDOW_NS = 2_000_000_000
 # Addresses remembered by facts key, at most (then forgotten all at once).
 _ADDRESS_MEMO = 200_000
 # How much of a file is looked at for NUL bytes before calling it binary.
@@ -101,7 +101,7 @@ class FileView:
         self,
         rel: str,
         absolute: Path,
-        stat_key: tuple[int, int],
+        stat_key: StatKey,
         sha: str,
         language: str | None,
         payload: dict[str, object] | None,
@@ -187,7 +187,7 @@ class FileView:
             separators=(",", ":"),
         )
 
-    def adopt(self, stat_key: tuple[int, int], data: bytes) -> None:
+    def adopt(self, stat_key: StatKey, data: bytes) -> None:
         """The file was read again and its bytes are the ones this view describes."""
         self.stat_key = stat_key
         self._source = data
@@ -353,6 +353,7 @@ class FileObserver:
         self._addresses: dict[tuple[str, str], str] = {}  # see `_address`
         # See `prepare`: a parse of a file's bytes, and its whole-file facts if wanted.
         self._prepared: dict[str, tuple[ParsedFile, Facts | None]] = {}
+        self.racy_window_ns = RACY_WINDOW_NS  # see `moor_engine.filestat.stored`
 
     def forget(self, rels: Iterable[str]) -> None:
         """Files that changed (an editor saw them change): observe them afresh, from their
@@ -433,7 +434,7 @@ class FileObserver:
         view = FileView(
             rel,
             self.root / rel,
-            (len(data), -1),
+            unstatted(len(data)),
             digest_bytes(data),
             language_for_path(rel),
             None,
@@ -470,24 +471,24 @@ class FileObserver:
                 "too_large",
                 f"{rel} is {info.st_size} bytes, over the {self.max_file_size}-byte cap",
             )
-        stat_key = (info.st_size, info.st_mtime_ns)
+        key = stat_key(info)
         cached = self._cache.get(rel)
         if cached is None and self.journal is not None and rel not in self._cache:
             cached = self.journal.cached_file(rel)
         if cached is not None and cached.derivation != cache_derivation():
             cached = None
-        if not fresh and cached is not None and (cached.size, cached.mtime_ns) == stat_key:
-            return FileView(rel, absolute, stat_key, cached.sha, language, _loads(cached), None)
+        if not fresh and cached is not None and _row_key(cached) == key:
+            return FileView(rel, absolute, key, cached.sha, language, _loads(cached), None)
         data = self._read(rel, absolute)
         if isinstance(data, Failure):
             return data
         sha = digest_bytes(data)
         if previous is not None and previous.sha == sha:
-            previous.adopt(stat_key, data)  # touched, not changed: all it knew still holds
+            previous.adopt(key, data)  # touched, not changed: all it knew still holds
             self._prepared.pop(rel, None)
             return previous
         if cached is not None and cached.sha == sha:
-            view = FileView(rel, absolute, stat_key, sha, language, _loads(cached), data)
+            view = FileView(rel, absolute, key, sha, language, _loads(cached), data)
             view.dirty = True  # the stat moved: remember the new one
             self._adopt_prepared(view, None)
             return view
@@ -499,11 +500,11 @@ class FileObserver:
         if previous is not None:
             reuse = previous.known_facts()
         elif cached is not None:
-            earlier = FileView(rel, absolute, stat_key, cached.sha, language, _loads(cached), None)
+            earlier = FileView(rel, absolute, key, cached.sha, language, _loads(cached), None)
             reuse = earlier.known_facts()
         else:
             reuse = None
-        view = FileView(rel, absolute, stat_key, sha, language, None, data, reuse)
+        view = FileView(rel, absolute, key, sha, language, None, data, reuse)
         self._adopt_prepared(view, previous)
         return view
 
@@ -551,7 +552,7 @@ class FileObserver:
             return data
         reuse = previous.known_facts() if previous is not None else None
         view = FileView(
-            rel, absolute, (len(data), -1), digest_bytes(data), language, None, data, reuse
+            rel, absolute, unstatted(len(data)), digest_bytes(data), language, None, data, reuse
         )
         self._adopt_prepared(view, previous)
         view.overlay = True
@@ -652,22 +653,24 @@ class FileObserver:
         """Persist every view that learnt something, in one transaction."""
         if self.journal is None:
             return
-        racy_after = time.time_ns() - _RACY_WINDOW_NS
-        rows = [
-            CachedFile(
-                path=view.rel,
-                size=view.stat_key[0],
-                # A file modified just now could change again within the same timestamp
-                # tick without its stat moving ("racy clean", as git calls it): never let
-                # such a row vouch for the file by stat alone; the next check re-hashes it.
-                mtime_ns=view.stat_key[1] if view.stat_key[1] < racy_after else -1,
-                sha=view.sha,
-                derivation=cache_derivation(),
-                payload=view.payload(),
-            )
-            for view in self._views.values()
-            if isinstance(view, FileView) and view.dirty and not view.overlay
-        ]
+        now = time.time_ns()
+        rows = []
+        for view in self._views.values():
+            if isinstance(view, FileView) and view.dirty and not view.overlay:
+                key = stored(view.stat_key, now, self.racy_window_ns)
+                rows.append(
+                    CachedFile(
+                        path=view.rel,
+                        size=key.size,
+                        mtime_ns=key.mtime_ns,
+                        sha=view.sha,
+                        derivation=cache_derivation(),
+                        payload=view.payload(),
+                        ctime_ns=key.ctime_ns,
+                        inode=key.inode,
+                        device=key.device,
+                    )
+                )
         if rows:
             self.journal.store_files(rows)
 
@@ -691,6 +694,10 @@ def _near_error(ref: Reference, error: tuple[int, int], found: bool) -> Failure:
         "symbol's end, and the parser's recovery can reshape or hide what follows it; fix "
         "it, then check again",
     )
+
+
+def _row_key(row: CachedFile) -> StatKey:
+    return StatKey(row.size, row.mtime_ns, row.ctime_ns, row.inode, row.device)
 
 
 def _loads(cached: CachedFile) -> dict[str, object] | None:
