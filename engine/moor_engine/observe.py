@@ -50,6 +50,12 @@ def cache_derivation() -> str:
     return f"parse/{PROBE_VERSION} norm/{NORMALISER_VERSION} src/{digest_bytes(source)[:16]}"
 
 
+# A file that changed just now is observed once its last write is this old (`_settle`):
+# the gaps between the writes of one save (truncate, then write; a write in chunks).
+SETTLE_QUIET_NS = 50_000_000
+SETTLE_STEP_NS = 10_000_000
+# How long an observation waits for a changing file to settle before it gives up.
+SETTLE_BUDGET_S = 0.5
 # Addresses remembered by facts key, at most (then forgotten all at once).
 _ADDRESS_MEMO = 200_000
 # How much of a file is looked at for NUL bytes before calling it binary.
@@ -354,6 +360,7 @@ class FileObserver:
         # See `prepare`: a parse of a file's bytes, and its whole-file facts if wanted.
         self._prepared: dict[str, tuple[ParsedFile, Facts | None]] = {}
         self.racy_window_ns = RACY_WINDOW_NS  # see `moor_engine.filestat.stored`
+        self.settle_budget_s = SETTLE_BUDGET_S  # see `_settle`
 
     def forget(self, rels: Iterable[str]) -> None:
         """Files that changed (an editor saw them change): observe them afresh, from their
@@ -483,6 +490,19 @@ class FileObserver:
         if isinstance(data, Failure):
             return data
         sha = digest_bytes(data)
+        last_sha = previous.sha if previous is not None else None
+        if last_sha is None and cached is not None:
+            last_sha = cached.sha
+        # Changed bytes written just now, or an empty file (the first step of a save that
+        # truncates, then writes: a check from scratch must see it as a warm one does).
+        if time.time_ns() - key.mtime_ns < RACY_WINDOW_NS and (
+            (last_sha is not None and last_sha != sha) or not data
+        ):
+            settled = self._settle(rel, absolute, key, data)
+            if isinstance(settled, Failure):
+                return settled
+            key, data = settled
+            sha = digest_bytes(data)
         if previous is not None and previous.sha == sha:
             previous.adopt(key, data)  # touched, not changed: all it knew still holds
             self._prepared.pop(rel, None)
@@ -507,6 +527,44 @@ class FileObserver:
         view = FileView(rel, absolute, key, sha, language, None, data, reuse)
         self._adopt_prepared(view, previous)
         return view
+
+    def _settle(
+        self, rel: str, absolute: Path, key: StatKey, data: bytes
+    ) -> tuple[StatKey, bytes] | Failure:
+        """The bytes of a file that changed just now, once its writer is done with them:
+        its stat unchanged across the read and its last write `SETTLE_QUIET_NS` old — or,
+        for a file emptied (a save that truncates, then writes), the racy window. A file
+        still changing when `settle_budget_s` is spent is a `file_changing` failure: a
+        half-written save is never observed as drift or gone code (memory:
+        half-written-saves-are-unverified)."""
+        deadline = time.monotonic() + self.settle_budget_s
+        while True:
+            info = self._regular_file(rel, absolute)
+            now = time.time_ns()
+            if isinstance(info, os.stat_result) and stat_key(info) != key:
+                again = self._read(rel, absolute)  # written meanwhile: read it again
+                if isinstance(again, Failure):
+                    return again
+                key, data = stat_key(info), again
+                continue
+            if isinstance(info, os.stat_result):
+                quiet = RACY_WINDOW_NS if key.size == 0 else SETTLE_QUIET_NS
+                if now - key.mtime_ns >= quiet:
+                    return key, data
+                wait_ns = key.mtime_ns + quiet - now
+            else:
+                wait_ns = SETTLE_STEP_NS  # gone for now (a save that deletes, then writes)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                what = "was emptied" if key.size == 0 else "is being written"
+                # (An empty file is believed once it has stayed empty for the racy window.)
+                return Failure(
+                    Reason.UNREACHABLE,
+                    "file_changing",
+                    f"{rel} {what} just now and has not settled: it is observed once its "
+                    "writer is done",
+                )
+            time.sleep(min(max(wait_ns, 1_000_000), SETTLE_STEP_NS, int(left * 1e9)) / 1e9)
 
     def _regular_file(self, rel: str, absolute: Path) -> os.stat_result | Failure | None:
         """The file's stat, if it is a regular file inside the workspace; None: no file."""
