@@ -533,38 +533,38 @@ class FileObserver:
     ) -> tuple[StatKey, bytes] | Failure:
         """The bytes of a file that changed just now, once its writer is done with them:
         its stat unchanged across the read and its last write `SETTLE_QUIET_NS` old — or,
-        for a file emptied (a save that truncates, then writes), the racy window. A file
-        still changing when `settle_budget_s` is spent is a `file_changing` failure: a
+        for an empty file (a save that truncates, then writes), the racy window. While the
+        file holds still this only waits for that (at most 2 s); a file still being
+        written when `settle_budget_s` is spent is a `file_changing` failure. A
         half-written save is never observed as drift or gone code (memory:
         half-written-saves-are-unverified)."""
         deadline = time.monotonic() + self.settle_budget_s
         while True:
             info = self._regular_file(rel, absolute)
-            now = time.time_ns()
-            if isinstance(info, os.stat_result) and stat_key(info) != key:
+            if isinstance(info, Failure):
+                return info
+            if isinstance(info, os.stat_result) and stat_key(info) == key:
+                quiet = RACY_WINDOW_NS if key.size == 0 else SETTLE_QUIET_NS
+                wait_ns = key.mtime_ns + quiet - time.time_ns()
+                if wait_ns <= 0:
+                    return key, data
+                time.sleep(min(wait_ns, SETTLE_STEP_NS) / 1e9)
+                continue
+            if time.monotonic() > deadline:
+                what = "is gone" if info is None else "is being written"
+                return Failure(
+                    Reason.UNREACHABLE,
+                    "file_changing",
+                    f"{rel} {what} while it is read and has not settled: it is observed "
+                    "once its writer is done",
+                )
+            if isinstance(info, os.stat_result):
                 again = self._read(rel, absolute)  # written meanwhile: read it again
                 if isinstance(again, Failure):
                     return again
                 key, data = stat_key(info), again
-                continue
-            if isinstance(info, os.stat_result):
-                quiet = RACY_WINDOW_NS if key.size == 0 else SETTLE_QUIET_NS
-                if now - key.mtime_ns >= quiet:
-                    return key, data
-                wait_ns = key.mtime_ns + quiet - now
-            else:
-                wait_ns = SETTLE_STEP_NS  # gone for now (a save that deletes, then writes)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                what = "was emptied" if key.size == 0 else "is being written"
-                # (An empty file is believed once it has stayed empty for the racy window.)
-                return Failure(
-                    Reason.UNREACHABLE,
-                    "file_changing",
-                    f"{rel} {what} just now and has not settled: it is observed once its "
-                    "writer is done",
-                )
-            time.sleep(min(max(wait_ns, 1_000_000), SETTLE_STEP_NS, int(left * 1e9)) / 1e9)
+            else:  # gone for now (a save that deletes, then writes), or unreadable
+                time.sleep(SETTLE_STEP_NS / 1e9)
 
     def _regular_file(self, rel: str, absolute: Path) -> os.stat_result | Failure | None:
         """The file's stat, if it is a regular file inside the workspace; None: no file."""
