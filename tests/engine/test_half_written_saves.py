@@ -108,3 +108,44 @@ def test_a_file_that_stays_empty_past_the_racy_window_is_gone_code(ws: Workspace
     anchor = ws.anchor("memories/g.md")
     assert anchor["state"] == "gone"
     assert ("transition", "gone") in journal(ws)
+
+
+# Rewrites the file as fast as it can, two versions in turn, until its stdin closes.
+BUSY_WRITER = """
+import os, sys, threading
+path, texts = sys.argv[1], [t.encode() for t in sys.argv[2:]]
+stop = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+print("writing", flush=True)
+index = 0
+while not stop.is_set():
+    with open(path, "wb") as file:
+        file.write(texts[index % 2])
+    index += 1
+"""
+
+
+def test_a_file_still_being_written_when_the_wait_is_spent_is_unverified_file_changing(
+    ws: Workspace,
+) -> None:
+    code = ws.write("app/code.py", CODE)
+    ws.memory("g", "app/code.py#g")
+    ws.moor("bind", check=True)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", BUSY_WRITER, str(code), SAVED, CODE],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "writing\n"
+        anchor = ws.anchor("memories/g.md")
+        assert (anchor["state"], anchor["code"]) == ("unverified", "file_changing")
+    finally:
+        assert writer.stdin is not None
+        writer.stdin.close()
+        assert writer.wait(timeout=30) == 0
+    assert ("attempt", "file_changing") in journal(ws)
+    assert ("transition", "gone") not in journal(ws)
+    # Control: once the writer has stopped, what it left is observed (either version).
+    assert ws.anchor("memories/g.md")["state"] in ("current", "drifted")
