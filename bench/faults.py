@@ -39,8 +39,17 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 SECRET = "TOP-SECRET-7f3a19"
 _SYSCALLS = (
-    "rename", "renameat", "renameat2", "write", "pwrite64", "ftruncate", "fsync", "fdatasync",
-    "unlink", "unlinkat", "linkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "write",
+    "pwrite64",
+    "ftruncate",
+    "fsync",
+    "fdatasync",
+    "unlink",
+    "unlinkat",
+    "linkat",
 )
 
 

@@ -78,6 +78,8 @@ class Checker:
         self.snapshots = journal  # where the bound code's sealed source is looked up
         self._relocations: dict[str, Search] = {}
         self._translations: dict[str, Translation | None] = {}
+        self._bound: dict[str, set[str]] = {}
+        self._bound_of: Lock | None = None  # the lock `_bound` was read from
 
     def evaluate(self, paths: Iterable[str], progress: Progress | None = None) -> Evaluation:
         paths = list(paths)
@@ -107,7 +109,18 @@ class Checker:
                 f"{ref.canonical()}: custom anchors (command probes) are not supported by this "
                 "version of moor yet",
             )
-        return self.observer.observe(ref)
+        return self.observer.observe(ref, self._bound_addresses().get(ref.canonical(), ()))
+
+    def _bound_addresses(self) -> dict[str, set[str]]:
+        """Every address moor.lock binds each anchor to (in any memory): what an observation
+        near a syntax error is believed for (`FileObserver.observe`)."""
+        if self._bound_of is not self.lock:
+            addresses: dict[str, set[str]] = {}
+            for memory in self.lock.memories.values():
+                for canonical, locked in memory.anchors.items():
+                    addresses.setdefault(canonical, set()).add(locked.address)
+            self._bound, self._bound_of = addresses, self.lock
+        return self._bound
 
     def forget_relocation(self, canonical: str) -> None:
         """Look for this anchor's code elsewhere again on the next report (code changed)."""

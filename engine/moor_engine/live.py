@@ -30,6 +30,7 @@ from moor_store.lockfile import Lock
 
 from moor_engine.check import Checker, Evaluation
 from moor_engine.dependents import Dependents
+from moor_engine.filestat import RACY_WINDOW_NS, StatKey, stat_key
 from moor_engine.gitignore import IGNORE_FILE
 from moor_engine.memories import LoadedMemory, load_memories
 from moor_engine.observe import Found, NotFound, Observation
@@ -43,6 +44,9 @@ RESCAN_FILES = frozenset({"moor.toml", "pyproject.toml", ".git/HEAD"})
 # Syntax trees kept between checks: those of the files edited last, which are the likeliest
 # to be edited again (and then re-parse incrementally). Others are let go after a check.
 KEEP_TREES = 8
+# When an editor looks again at a file it saw being written, if nothing else made it: past
+# the racy window, when even an emptied file counts as settled (`FileObserver._settle`).
+RECHECK_CHANGING_S = RACY_WINDOW_NS / 1e9 + 0.1
 
 
 @dataclass
@@ -75,12 +79,11 @@ class _Pending:
     changed: set[str]
 
 
-def _stat(path: Path) -> tuple[int, int] | None:
+def _stat(path: Path) -> StatKey | None:
     try:
-        info = path.stat()
+        return stat_key(path.stat())
     except OSError:
         return None
-    return (info.st_size, info.st_mtime_ns)
 
 
 def _same(old: Observation | None, new: Observation) -> bool:
@@ -103,11 +106,12 @@ class LiveCheck:
         self.overlays: dict[str, bytes] = {}
         self.session: Session | None = None
         self._checker: Checker | None = None
-        self._lock_stat: tuple[int, int] | None = None
+        self._lock_stat: StatKey | None = None
         self._loaded: dict[str, LoadedMemory] = {}
         self._reports: dict[str, MemoryReport] = {}
         self._observations: dict[str, Observation] = {}
         self._missing: set[str] = set()  # canonicals observed NotFound
+        self._changing: set[str] = set()  # canonicals whose file was being written
         self._unsettled: set[str] = set()  # memories whose report is not `current`
         self._graph = Dependents()  # file -> references into it -> memories using them
         self._pending: _Pending | None = None
@@ -200,6 +204,7 @@ class LiveCheck:
         self._loaded = dict(evaluation.loaded)
         self._observations = dict(evaluation.observations)
         self._missing = {c for c, o in self._observations.items() if isinstance(o, NotFound)}
+        self._changing = {c for c, o in self._observations.items() if _changing(o)}
         self._reports = {report.path: report for report in evaluation.report.memories}
         self._unsettled = {p for p, r in self._reports.items() if r.state != State.CURRENT}
         self._graph = evaluation.dependents()
@@ -214,9 +219,11 @@ class LiveCheck:
         observer.changed = set()
         dirty = set(self._stale)
         self._stale.clear()
+        relocked: set[str] = set()
         if LOCK_FILE in changed and _stat(workspace.lock_path) != self._lock_stat:
             session.lock_bytes, lock = session.read_lock()
-            dirty |= self._reload_lock(lock)
+            relocked = self._reload_lock(lock)
+            dirty |= relocked
         roots = tuple(root.rstrip("/") for root in workspace.config.memory_roots)
         in_memories = {
             rel for rel in changed if any(rel == r or rel.startswith(r + "/") for r in roots)
@@ -230,6 +237,9 @@ class LiveCheck:
                 if rel != LOCK_FILE and (rel not in in_memories or rel in self._graph.by_path)
             }
         )
+        # A file seen while it was being written is read again by the next refresh,
+        # whatever changed: its writer may have finished without another event.
+        code |= self.changing_files()
         if in_memories:
             dirty |= self._reload_memories(in_memories)
         if code:
@@ -239,6 +249,8 @@ class LiveCheck:
                 -KEEP_TREES:
             ]
         again = self._graph.in_files(code)
+        # What code near a syntax error is believed to be depends on what it is bound to.
+        again |= {c for path in relocked for c in self._graph.uses.get(path, ())}
         again |= self._graph.refs.keys() - self._observations.keys()  # new references
         if code:
             # Gone code may have gone to any changed file: look for it again.
@@ -248,6 +260,10 @@ class LiveCheck:
             new = checker.observe(self._graph.refs[canonical])
             old = self._observations.get(canonical)
             self._observations[canonical] = new
+            if _changing(new):
+                self._changing.add(canonical)
+            else:
+                self._changing.discard(canonical)
             if isinstance(new, NotFound):
                 self._missing.add(canonical)
                 dirty |= self._graph.users.get(canonical, set())
@@ -279,6 +295,13 @@ class LiveCheck:
         )
         self._pending = _Pending(evaluation, set(observer.changed))
         return dirty
+
+    def changing_files(self) -> set[str]:
+        """Code files last seen while they were being written (`file_changing`): what an
+        editor re-checks once they may have settled (`RECHECK_CHANGING_S`), even when no
+        further change is reported."""
+        refs = self._graph.refs
+        return {p for c in self._changing if c in refs and (p := refs[c].path) is not None}
 
     def _with_contents(self, code: set[str]) -> set[str]:
         """A folder that changed (deleted, renamed) stands for every watched file in it."""
@@ -336,6 +359,7 @@ class LiveCheck:
         for canonical in self._graph.remove(path):
             self._observations.pop(canonical, None)
             self._missing.discard(canonical)
+            self._changing.discard(canonical)
 
     # --- writing -----------------------------------------------------------------------
 
@@ -384,9 +408,21 @@ class LiveCheck:
         problems = []
         for path in sorted(set(fresh) | set(self._reports)):
             live, scratch = self._reports.get(path), fresh.get(path)
+            if _saw_changing(live) or _saw_changing(scratch):
+                # Said of a moment, not of bytes: an emptied file settles when the racy
+                # window has passed, which may fall between the two checks.
+                continue
             if live != scratch:
                 problems.append(f"{path}: live {_brief(live)} != from scratch {_brief(scratch)}")
         return problems
+
+
+def _changing(observation: Observation) -> bool:
+    return isinstance(observation, Failure) and observation.code == "file_changing"
+
+
+def _saw_changing(report: MemoryReport | None) -> bool:
+    return report is not None and any(a.code == "file_changing" for a in report.anchors)
 
 
 def _rescans(paths: set[str]) -> bool:

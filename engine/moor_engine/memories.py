@@ -1,6 +1,6 @@
 """Loading memory files and resolving their references, before anything is observed.
 
-Parsed memories are cached in the journal database by (size, mtime), like code files: a
+Parsed memories are cached in the journal database by their stat, like code files: a
 warm check of 10,000 memories must not re-run YAML on files nobody touched.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -31,6 +32,7 @@ from moor_extractors.reference import Reference, parse_reference, resolve_path
 from moor_store.inside import NotInside, read_inside, stat_inside
 from moor_store.journal import CachedFile, Journal
 
+from moor_engine.filestat import stat_key, stored
 from moor_engine.workspace import Workspace
 
 _CACHE_PREFIX = "memory:"
@@ -129,20 +131,24 @@ def load_memories(
             if (
                 row is not None
                 and row.derivation == derivation
-                and (row.size, row.mtime_ns) == (info.st_size, info.st_mtime_ns)
+                and (row.size, row.mtime_ns, row.ctime_ns, row.inode, row.device) == stat_key(info)
             ):
                 parsed = _from_payload(row.payload)
             if parsed is None:
                 data = read_inside(workspace.root, path, limit=workspace.config.max_file_size)
                 parsed = parse_memory(path, data)
+                key = stored(stat_key(info), time.time_ns())
                 fresh.append(
                     CachedFile(
                         _CACHE_PREFIX + path,
-                        info.st_size,
-                        info.st_mtime_ns,
+                        key.size,
+                        key.mtime_ns,
                         digest_bytes(data),
                         derivation,
                         _to_payload(parsed),
+                        key.ctime_ns,
+                        key.inode,
+                        key.device,
                     )
                 )
         except NotInside as error:

@@ -13,7 +13,7 @@ import os
 import stat
 import textwrap
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -34,6 +34,8 @@ from moor_extractors.symbols import (
 from moor_store.inside import NotInside, read_inside, stat_inside
 from moor_store.journal import CachedFile, Journal
 
+from moor_engine.filestat import RACY_WINDOW_NS, StatKey, stat_key, stored, unstatted
+
 PROBE_VERSION = 1
 
 
@@ -49,8 +51,12 @@ def cache_derivation() -> str:
     return f"parse/{PROBE_VERSION} norm/{NORMALISER_VERSION} src/{digest_bytes(source)[:16]}"
 
 
-# Files modified less than this long before their cache row is written are re-hashed later.
-_RACY_WINDOW_NS = 2_000_000_000
+# A file that changed just now is observed once its last write is this old (`_settle`):
+# the gaps between the writes of one save (truncate, then write; a write in chunks).
+SETTLE_QUIET_NS = 50_000_000
+SETTLE_STEP_NS = 10_000_000
+# How long an observation waits for a changing file to settle before it gives up.
+SETTLE_BUDGET_S = 0.5
 # Addresses remembered by facts key, at most (then forgotten all at once).
 _ADDRESS_MEMO = 200_000
 # How much of a file is looked at for NUL bytes before calling it binary.
@@ -102,7 +108,7 @@ class FileView:
         self,
         rel: str,
         absolute: Path,
-        stat_key: tuple[int, int],
+        stat_key: StatKey,
         sha: str,
         language: str | None,
         payload: dict[str, object] | None,
@@ -124,6 +130,8 @@ class FileView:
         self._earlier: ParsedFile | None = None  # a parse of that version, to re-parse from
         self._file_facts: Facts | None = None
         self._groups: dict[str, Group] = {}  # qualified name -> what its namesakes are
+        self._error: tuple[int, int] | None = None  # `ParsedFile.first_error`, once known
+        self._error_known = False
         self.parse_count = 0
         self.normalised = 0  # definitions normalised here (not known from a cache)
         self.overlay = False  # made from an editor's unsaved buffer: never cached
@@ -148,6 +156,10 @@ class FileView:
         whole = payload.get("file")
         if isinstance(whole, list):
             self._file_facts = Facts(kind=whole[0], axes=whole[1])
+        if "error" in payload:
+            error = payload["error"]
+            self._error_known = True
+            self._error = (int(error[0]), int(error[1])) if isinstance(error, list) else None
         groups = payload.get("groups")
         if isinstance(groups, dict):
             self._groups = {
@@ -173,11 +185,16 @@ class FileView:
                     qname: [group.together, list(group.spellings)]
                     for qname, group in self._groups.items()
                 },
+                **(
+                    {"error": list(self._error) if self._error else None}
+                    if self._error_known
+                    else {}
+                ),
             },
             separators=(",", ":"),
         )
 
-    def adopt(self, stat_key: tuple[int, int], data: bytes) -> None:
+    def adopt(self, stat_key: StatKey, data: bytes) -> None:
         """The file was read again and its bytes are the ones this view describes."""
         self.stat_key = stat_key
         self._source = data
@@ -203,6 +220,13 @@ class FileView:
             self._sites = self.parsed().sites()
             self.dirty = True
         return self._sites
+
+    def first_error(self) -> tuple[int, int] | None:
+        """Where the file's first syntax error is (byte, line); None when it parses."""
+        if not self._error_known:
+            self._error, self._error_known = self.parsed().first_error(), True
+            self.dirty = True
+        return self._error
 
     def named(self, qname: str) -> list[int]:
         """Indexes of the sites with this qualified name (an index built once per file)."""
@@ -335,6 +359,8 @@ class FileObserver:
         self._addresses: dict[tuple[str, str], str] = {}  # see `_address`
         # See `prepare`: a parse of a file's bytes, and its whole-file facts if wanted.
         self._prepared: dict[str, tuple[ParsedFile, Facts | None]] = {}
+        self.racy_window_ns = RACY_WINDOW_NS  # see `moor_engine.filestat.stored`
+        self.settle_budget_s = SETTLE_BUDGET_S  # see `_settle`
 
     def forget(self, rels: Iterable[str]) -> None:
         """Files that changed (an editor saw them change): observe them afresh, from their
@@ -415,7 +441,7 @@ class FileObserver:
         view = FileView(
             rel,
             self.root / rel,
-            (len(data), -1),
+            unstatted(len(data)),
             digest_bytes(data),
             language_for_path(rel),
             None,
@@ -452,24 +478,37 @@ class FileObserver:
                 "too_large",
                 f"{rel} is {info.st_size} bytes, over the {self.max_file_size}-byte cap",
             )
-        stat_key = (info.st_size, info.st_mtime_ns)
+        key = stat_key(info)
         cached = self._cache.get(rel)
         if cached is None and self.journal is not None and rel not in self._cache:
             cached = self.journal.cached_file(rel)
         if cached is not None and cached.derivation != cache_derivation():
             cached = None
-        if not fresh and cached is not None and (cached.size, cached.mtime_ns) == stat_key:
-            return FileView(rel, absolute, stat_key, cached.sha, language, _loads(cached), None)
+        if not fresh and cached is not None and _row_key(cached) == key:
+            return FileView(rel, absolute, key, cached.sha, language, _loads(cached), None)
         data = self._read(rel, absolute)
         if isinstance(data, Failure):
             return data
         sha = digest_bytes(data)
+        last_sha = previous.sha if previous is not None else None
+        if last_sha is None and cached is not None:
+            last_sha = cached.sha
+        # Changed bytes written just now, or an empty file (the first step of a save that
+        # truncates, then writes: a check from scratch must see it as a warm one does).
+        if time.time_ns() - key.mtime_ns < RACY_WINDOW_NS and (
+            (last_sha is not None and last_sha != sha) or not data
+        ):
+            settled = self._settle(rel, absolute, key, data)
+            if isinstance(settled, Failure):
+                return settled
+            key, data = settled
+            sha = digest_bytes(data)
         if previous is not None and previous.sha == sha:
-            previous.adopt(stat_key, data)  # touched, not changed: all it knew still holds
+            previous.adopt(key, data)  # touched, not changed: all it knew still holds
             self._prepared.pop(rel, None)
             return previous
         if cached is not None and cached.sha == sha:
-            view = FileView(rel, absolute, stat_key, sha, language, _loads(cached), data)
+            view = FileView(rel, absolute, key, sha, language, _loads(cached), data)
             view.dirty = True  # the stat moved: remember the new one
             self._adopt_prepared(view, None)
             return view
@@ -481,13 +520,51 @@ class FileObserver:
         if previous is not None:
             reuse = previous.known_facts()
         elif cached is not None:
-            earlier = FileView(rel, absolute, stat_key, cached.sha, language, _loads(cached), None)
+            earlier = FileView(rel, absolute, key, cached.sha, language, _loads(cached), None)
             reuse = earlier.known_facts()
         else:
             reuse = None
-        view = FileView(rel, absolute, stat_key, sha, language, None, data, reuse)
+        view = FileView(rel, absolute, key, sha, language, None, data, reuse)
         self._adopt_prepared(view, previous)
         return view
+
+    def _settle(
+        self, rel: str, absolute: Path, key: StatKey, data: bytes
+    ) -> tuple[StatKey, bytes] | Failure:
+        """The bytes of a file that changed just now, once its writer is done with them:
+        its stat unchanged across the read and its last write `SETTLE_QUIET_NS` old — or,
+        for an empty file (a save that truncates, then writes), the racy window. While the
+        file holds still this only waits for that (at most 2 s); a file still being
+        written when `settle_budget_s` is spent is a `file_changing` failure. A
+        half-written save is never observed as drift or gone code (memory:
+        half-written-saves-are-unverified)."""
+        deadline = time.monotonic() + self.settle_budget_s
+        while True:
+            info = self._regular_file(rel, absolute)
+            if isinstance(info, Failure):
+                return info
+            if isinstance(info, os.stat_result) and stat_key(info) == key:
+                quiet = RACY_WINDOW_NS if key.size == 0 else SETTLE_QUIET_NS
+                wait_ns = key.mtime_ns + quiet - time.time_ns()
+                if wait_ns <= 0:
+                    return key, data
+                time.sleep(min(wait_ns, SETTLE_STEP_NS) / 1e9)
+                continue
+            if time.monotonic() > deadline:
+                what = "is gone" if info is None else "is being written"
+                return Failure(
+                    Reason.UNREACHABLE,
+                    "file_changing",
+                    f"{rel} {what} while it is read and has not settled: it is observed "
+                    "once its writer is done",
+                )
+            if isinstance(info, os.stat_result):
+                again = self._read(rel, absolute)  # written meanwhile: read it again
+                if isinstance(again, Failure):
+                    return again
+                key, data = stat_key(info), again
+            else:  # gone for now (a save that deletes, then writes), or unreadable
+                time.sleep(SETTLE_STEP_NS / 1e9)
 
     def _regular_file(self, rel: str, absolute: Path) -> os.stat_result | Failure | None:
         """The file's stat, if it is a regular file inside the workspace; None: no file.
@@ -540,13 +617,17 @@ class FileObserver:
             return data
         reuse = previous.known_facts() if previous is not None else None
         view = FileView(
-            rel, absolute, (len(data), -1), digest_bytes(data), language, None, data, reuse
+            rel, absolute, unstatted(len(data)), digest_bytes(data), language, None, data, reuse
         )
         self._adopt_prepared(view, previous)
         view.overlay = True
         return view
 
-    def observe(self, ref: Reference) -> Observation:
+    def observe(self, ref: Reference, expect: Collection[str] = ()) -> Observation:
+        """What `ref` names now. In a file with a syntax error that may reach the symbol
+        (memory: parse-errors-reach-what-follows), only an observation of exactly an
+        address in `expect` (what it is bound to) is believed: anything else — not found,
+        or different — may be the error recovery's doing, and is a `Failure`."""
         assert ref.path is not None
         language = language_for_path(ref.path)
         derivation = derivation_for(ref, language)
@@ -568,6 +649,9 @@ class FileObserver:
         sites = view.sites()
         meaning = resolve(ref.symbol, sites, language, view.named, view.group, view.head)
         if meaning is None:
+            error = view.first_error()
+            if error is not None:
+                return _near_error(ref, error, found=False)
             return NotFound(ref.path, derivation, not_found_address(derivation))
         if isinstance(meaning, Ambiguous):
             return Failure(
@@ -583,10 +667,17 @@ class FileObserver:
             )
         if len(matches) > 1:
             span, facts = view.together_facts(matches)
-            return Found(ref.path, derivation, facts, found_address(derivation, facts), span)
-        site = sites[matches[0]]
-        facts = view.facts_at(matches[0])
-        return Found(ref.path, derivation, facts, self._address(derivation, view, matches[0]), site)
+            found = Found(ref.path, derivation, facts, found_address(derivation, facts), span)
+        else:
+            site = sites[matches[0]]
+            facts = view.facts_at(matches[0])
+            address = self._address(derivation, view, matches[0])
+            found = Found(ref.path, derivation, facts, address, site)
+        assert found.site is not None
+        error = view.first_error()
+        if error is not None and error[0] < found.site.end_byte and found.address not in expect:
+            return _near_error(ref, error, found=True)
+        return found
 
     def trim(self, keep: set[str]) -> None:
         """Let go of the syntax trees of every file but `keep` (a long-lived observer would
@@ -627,22 +718,24 @@ class FileObserver:
         """Persist every view that learnt something, in one transaction."""
         if self.journal is None:
             return
-        racy_after = time.time_ns() - _RACY_WINDOW_NS
-        rows = [
-            CachedFile(
-                path=view.rel,
-                size=view.stat_key[0],
-                # A file modified just now could change again within the same timestamp
-                # tick without its stat moving ("racy clean", as git calls it): never let
-                # such a row vouch for the file by stat alone; the next check re-hashes it.
-                mtime_ns=view.stat_key[1] if view.stat_key[1] < racy_after else -1,
-                sha=view.sha,
-                derivation=cache_derivation(),
-                payload=view.payload(),
-            )
-            for view in self._views.values()
-            if isinstance(view, FileView) and view.dirty and not view.overlay
-        ]
+        now = time.time_ns()
+        rows = []
+        for view in self._views.values():
+            if isinstance(view, FileView) and view.dirty and not view.overlay:
+                key = stored(view.stat_key, now, self.racy_window_ns)
+                rows.append(
+                    CachedFile(
+                        path=view.rel,
+                        size=key.size,
+                        mtime_ns=key.mtime_ns,
+                        sha=view.sha,
+                        derivation=cache_derivation(),
+                        payload=view.payload(),
+                        ctime_ns=key.ctime_ns,
+                        inode=key.inode,
+                        device=key.device,
+                    )
+                )
         if rows:
             self.journal.store_files(rows)
 
@@ -655,6 +748,21 @@ def ambiguity(ref: Reference, candidates: tuple[tuple[str | None, int], ...]) ->
     if picks:
         text += "; write " + " or ".join(picks)
     return text
+
+
+def _near_error(ref: Reference, error: tuple[int, int], found: bool) -> Failure:
+    what = "may be misread" if found else "is not found"
+    return Failure(
+        Reason.UNEVALUABLE,
+        "parse_error_near_symbol",
+        f"{ref.symbol} {what}: {ref.path} has a syntax error at line {error[1]}, before the "
+        "symbol's end, and the parser's recovery can reshape or hide what follows it; fix "
+        "it, then check again",
+    )
+
+
+def _row_key(row: CachedFile) -> StatKey:
+    return StatKey(row.size, row.mtime_ns, row.ctime_ns, row.inode, row.device)
 
 
 def _loads(cached: CachedFile) -> dict[str, object] | None:

@@ -17,6 +17,8 @@ from tree_sitter import Node
 from .languages import grammar, new_parser
 from .normalise import Dialect, Streams, Table, comment_words, compile_dialect, fields, tokens_of
 
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
 
 class Part(Enum):
     """Where a child of a definition goes."""
@@ -81,6 +83,19 @@ class LanguageSpec:
     """Definition node type -> the field holding its own name, when it is not `name`."""
     conditionals: frozenset[str] = frozenset({"if_statement", "try_statement", "match_statement"})
     """Statements whose branches make same-named definitions variants of one symbol."""
+    cr_ends_lines = False
+    """Whether a lone carriage return ends a line (old Mac line endings), as the language's
+    own definition says; the grammars count only LF, so such a file is parsed with each
+    lone CR read as LF (`tree_bytes`)."""
+
+    def tree_bytes(self, source: bytes) -> bytes:
+        """What the grammar is given for `source`: the same length, so every byte offset
+        holds (only the rows differ, and they then count lines as the language does)."""
+        if self.cr_ends_lines and b"\r" in source:
+            text = _LONE_CR.sub(b"\n", source)
+            if text != source:  # (CRLF alone is read as it is)
+                return text
+        return source
 
     def __init__(self, language: str) -> None:
         self.language = language
@@ -224,7 +239,7 @@ class LanguageSpec:
         """A whole file's content: its code tokens, docstrings included. `root`: the root of
         a parse of `source` made already."""
         if root is None:
-            root = new_parser(self.language).parse(source).root_node
+            root = new_parser(self.language).parse(self.tree_bytes(source)).root_node
         tokens, _ = tokens_of(
             Streams(source), self.dialect, self.table, [(root, None)], split_docstrings=False
         )

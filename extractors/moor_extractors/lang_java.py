@@ -51,6 +51,7 @@ DIALECT = Dialect(
 
 
 class JavaSpec(LanguageSpec):
+    cr_ends_lines = True  # CR is a line terminator (JLS 3.4)
     dialect = DIALECT
     comment_types = frozenset({"line_comment", "block_comment"})
     decorators = frozenset({"modifiers"})

@@ -86,6 +86,7 @@ DIALECT = Dialect(
 
 
 class JavaScriptSpec(LanguageSpec):
+    cr_ends_lines = True  # CR is a LineTerminator (ECMA-262); TypeScript inherits this
     dialect = DIALECT
     # TypeScript's class_body holds a method's decorators as siblings before it.
     leading = frozenset({"decorator"})

@@ -51,6 +51,7 @@ def slug(text: str) -> str:
 
 
 class MarkdownSpec(LanguageSpec):
+    cr_ends_lines = True  # CommonMark: a line ending is LF, CR or CRLF
     dialect = Dialect(skip=frozenset())
     separator = " > "
 

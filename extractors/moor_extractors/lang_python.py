@@ -325,6 +325,7 @@ DIALECT = Dialect(
 
 
 class PythonSpec(LanguageSpec):
+    cr_ends_lines = True  # the tokenizer reads universal newlines
     dialect = DIALECT
     wrappers = frozenset({"decorated_definition"})
     decorators = frozenset({"decorator"})

@@ -126,10 +126,20 @@ class ParsedFile:
         self.relisted = False  # definitions re-listed from the earlier parse's
         self._definitions: dict[DefinitionSite, _Definition] | None = None
         self._streams: Streams | None = None
+        self._first_error: tuple[int, int] | None = None
+        self._errors_known = False
 
     def sites(self) -> tuple[DefinitionSite, ...]:
         """Every definition, in document order (duplicate qualified names included)."""
         return tuple(self._index())
+
+    def first_error(self) -> tuple[int, int] | None:
+        """Where the earliest syntax error (an ERROR or MISSING node) starts: its byte and
+        its line; None when the file parses. Error recovery can reshape or drop any
+        definition that ends after it (memory: parse-errors-reach-what-follows)."""
+        if not self._errors_known:
+            self._first_error, self._errors_known = _first_error(self.tree), True
+        return self._first_error
 
     def facts(self, site: DefinitionSite) -> Facts:
         """The digests of every axis for one definition listed by `sites()` (computed once)."""
@@ -244,8 +254,11 @@ def parse_source(language: str, source: bytes, earlier: ParsedFile | None = None
     (a tree with a syntax error is parsed afresh: error recovery is not)."""
     spec = spec_for(language)
     parser = new_parser(language)
-    if earlier is None or earlier.language != language:
-        return ParsedFile(language, source, parser.parse(source), spec)
+    text = spec.tree_bytes(source)
+    if earlier is None or earlier.language != language or text is not source:
+        # (A file whose lone CRs are read as LF is parsed whole: the edit's points and the
+        # re-listing count LF in the file's own bytes.)
+        return ParsedFile(language, source, parser.parse(text), spec)
     old = earlier.source
     start, old_end, new_end = _edit(old, source)
     tree = earlier.tree.copy()
@@ -263,6 +276,20 @@ def parse_source(language: str, source: bytes, earlier: ParsedFile | None = None
         # Java and TypeScript), and a check must see what a fresh parse sees.
         new_tree = parser.parse(source)
     return ParsedFile(language, source, new_tree, spec, _Edit(earlier, start, old_end, new_end))
+
+
+def _first_error(tree: Tree) -> tuple[int, int] | None:
+    root = tree.root_node
+    if not root.has_error:
+        return None
+    node = root
+    while True:  # descend to the first child that holds an error until one is the error
+        if node.is_error or node.is_missing:
+            return node.start_byte, node.start_point.row + 1
+        child = next((c for c in node.children if c.has_error or c.is_missing), None)
+        if child is None:
+            return node.start_byte, node.start_point.row + 1
+        node = child
 
 
 def _edit(old: bytes, new: bytes) -> tuple[int, int, int]:

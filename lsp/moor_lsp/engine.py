@@ -97,6 +97,9 @@ class Snapshot:
     dirty: frozenset[str] | None = None
     reobserved: int = 0  # anchors observed for this evaluation
     overlaid: frozenset[str] = frozenset()  # code files seen in unsaved editor buffers
+    # Code files seen while they were being written (`file_changing`): to evaluate again
+    # after `moor_engine.live.RECHECK_CHANGING_S` if no change reported brings them back.
+    changing: frozenset[str] = frozenset()
 
 
 def find_root(start: Path) -> Path:
@@ -171,6 +174,7 @@ class Evaluator:
             dirty=dirty,
             reobserved=self.live.last_reobserved,
             overlaid=refreshed.overlaid,
+            changing=frozenset(self.live.changing_files()),
         )
 
     def prepare(

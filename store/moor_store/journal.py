@@ -60,7 +60,7 @@ __all__ = [
 EntryKind = Literal["open", "still", "transition", "attempt", "revise", "close"]
 ENTRY_KINDS: Final[tuple[str, ...]] = get_args(EntryKind)
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 # PRAGMA application_id marks the file as moor's ("moor" in ASCII), so a SQLite file that
 # belongs to something else is refused rather than written into.
 APPLICATION_ID: Final = 0x6D6F6F72
@@ -107,7 +107,9 @@ class Entry(NewEntry):
 
 @dataclass(frozen=True)
 class CachedFile:
-    """Parse-cache row for one source file. `payload` is opaque JSON text owned by the caller."""
+    """Parse-cache row for one source file. `payload` is opaque JSON text owned by the caller.
+    The stat fields are the caller's key for when the row may vouch for the file; -1 (as in
+    rows written before schema 2) matches no file's stat."""
 
     path: str
     size: int
@@ -115,6 +117,9 @@ class CachedFile:
     sha: str
     derivation: str
     payload: str = field(repr=False)
+    ctime_ns: int = -1
+    inode: int = -1
+    device: int = -1
 
 
 _APPEND_ONLY = "moor journal is append-only"
@@ -186,9 +191,22 @@ CREATE TABLE files (
     mtime_ns   INTEGER NOT NULL,
     sha        TEXT NOT NULL,
     derivation TEXT NOT NULL,
-    payload    TEXT NOT NULL
+    payload    TEXT NOT NULL,
+    ctime_ns   INTEGER NOT NULL DEFAULT -1,
+    inode      INTEGER NOT NULL DEFAULT -1,
+    device     INTEGER NOT NULL DEFAULT -1
 );
 """
+
+# What turns a journal of each older schema version into the next one's. The journal is a
+# rebuildable cache, but its history is not: it is migrated in place, never dropped.
+_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
+    # 1 -> 2: the parse cache's stat key gains what git's index compares.
+    1: tuple(
+        f"ALTER TABLE files ADD COLUMN {column} INTEGER NOT NULL DEFAULT -1"
+        for column in ("ctime_ns", "inode", "device")
+    ),
+}
 
 _ENTRY_COLUMNS: Final = (
     "seq, at, kind, anchor, memory, address, previous, reason, code, detail, data"
@@ -340,7 +358,7 @@ class Journal:
                     f"{self.path} has an invalid schema version {version}. "
                     f"{_rebuild_hint(self.path)}"
                 )
-            # version == SCHEMA_VERSION: nothing to migrate yet.
+            _migrate(db, version)
 
     @classmethod
     def rebuild(cls, path: Path, *, clock: Callable[[], str] = utc_now) -> Journal:
@@ -533,7 +551,8 @@ class Journal:
             for start in range(0, len(wanted), _BATCH):
                 chunk = wanted[start : start + _BATCH]
                 sql = (
-                    "SELECT path, size, mtime_ns, sha, derivation, payload FROM files "
+                    "SELECT path, size, mtime_ns, sha, derivation, payload, ctime_ns, inode, "
+                    "device FROM files "
                     f"WHERE path IN ({','.join('?' * len(chunk))})"
                 )
                 for row in db.execute(sql, chunk):
@@ -544,17 +563,41 @@ class Journal:
         """Insert or replace cache rows, in one transaction."""
         with self._guard("write the parse cache") as db, self._transaction():
             db.executemany(
-                "INSERT INTO files (path, size, mtime_ns, sha, derivation, payload) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "
-                "size = excluded.size, mtime_ns = excluded.mtime_ns, sha = excluded.sha, "
-                "derivation = excluded.derivation, payload = excluded.payload",
-                ((f.path, f.size, f.mtime_ns, f.sha, f.derivation, f.payload) for f in files),
+                "INSERT INTO files (path, size, mtime_ns, sha, derivation, payload, ctime_ns, "
+                "inode, device) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE "
+                "SET size = excluded.size, mtime_ns = excluded.mtime_ns, sha = excluded.sha, "
+                "derivation = excluded.derivation, payload = excluded.payload, "
+                "ctime_ns = excluded.ctime_ns, inode = excluded.inode, device = excluded.device",
+                (
+                    (
+                        f.path,
+                        f.size,
+                        f.mtime_ns,
+                        f.sha,
+                        f.derivation,
+                        f.payload,
+                        f.ctime_ns,
+                        f.inode,
+                        f.device,
+                    )
+                    for f in files
+                ),
             )
 
     def drop_files(self, paths: Iterable[str]) -> None:
         """Forget cache rows (e.g. for deleted files). Journal and snapshots are untouched."""
         with self._guard("write the parse cache") as db, self._transaction():
             db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in paths))
+
+
+def _migrate(db: sqlite3.Connection, version: int) -> None:
+    """Bring a journal of an older schema up to `SCHEMA_VERSION` (inside the caller's write
+    transaction: all of it, or none)."""
+    while version < SCHEMA_VERSION:
+        for statement in _MIGRATIONS[version]:
+            db.execute(statement)
+        version += 1
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
 
 
 def _anchor_pairs(anchors: Iterable[str]) -> str:

@@ -1,0 +1,147 @@
+"""What an unclosed bracket elsewhere in a file does to the definitions moor is bound to.
+
+Real code nobody here wrote — the running interpreter's standard library — is parsed; in
+each file that parses cleanly, one unclosed bracket (` foo(`, ` [` or ` {`, chosen with a
+fixed seed) is appended to a random non-blank line. For every other definition with a
+unique qualified name (the edited one, whose span holds the insertion, is left out), its
+code is unchanged, so the only right answers are `current` or `unverified`:
+
+* baseline — what moor said before: the definition looked up in the new parse as it is,
+  `gone` when error recovery lost it (and `moved`, had a same-named copy existed
+  elsewhere), `drifted` when recovery reshaped it;
+* moor — `FileObserver.observe` on the mutated file on disk, with the bound address
+  expected (what `Checker.observe` passes): `parse_error_near_symbol` where the error may
+  reach the definition (memory: parse-errors-reach-what-follows).
+
+Prints both, the false gone/drifted of each, and how many definitions moor left
+unverified (the price: a real change to them is not reported until the bracket is closed).
+
+    .venv/bin/python bench/parse_errors.py [--files 250] [--seed 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import sysconfig
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from moor_engine.observe import FileObserver, Found, NotFound, derivation_for, found_address
+from moor_extractors.model import Failure
+from moor_extractors.reference import Reference
+from moor_extractors.symbols import parse_source
+
+OPENERS = (b" foo(", b" [", b" {")
+MAX_FILE = 60_000
+
+
+def stdlib_files(count: int, rng: random.Random) -> list[Path]:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in root.rglob("*.py") if 2_000 < p.stat().st_size < MAX_FILE)
+    rng.shuffle(files)
+    return files[:count]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=250)
+    parser.add_argument("--seed", type=int, default=2)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    baseline: Counter[str] = Counter()
+    moor: Counter[str] = Counter()
+    trials = 0
+    reached = 0  # definitions an error may reach: a real change to them would be unverified
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        for index, path in enumerate(stdlib_files(args.files, rng)):
+            source = path.read_bytes()
+            clean = parse_source("python", source)
+            if clean.tree.root_node.has_error:
+                continue
+            sites = clean.sites()
+            counts = Counter(site.qname for site in sites)
+            rel = f"f{index}.py"
+            (root / rel).write_bytes(source)
+            bound_observer = FileObserver(root, MAX_FILE * 2, None)
+            bound = {}
+            for site in sites:
+                if counts[site.qname] == 1:
+                    found = bound_observer.observe(Reference(rel, site.qname, None))
+                    if isinstance(found, Found):
+                        bound[site.qname] = (site, found.address)
+            lines = source.split(b"\n")
+            for _ in range(3):
+                line = rng.randrange(len(lines))
+                if not lines[line].strip():
+                    continue
+                trials += 1
+                opener = rng.choice(OPENERS)
+                mutated = [*lines[:line], lines[line] + opener, *lines[line + 1 :]]
+                offset = len(b"\n".join(lines[: line + 1]))
+                (root / rel).write_bytes(b"\n".join(mutated))
+                observer = FileObserver(root, MAX_FILE * 2, None)
+                view = observer.view(rel)
+                assert view is not None and not isinstance(view, Failure)
+                error = view.first_error()
+                for qname, (site, address) in bound.items():
+                    if site.start_byte <= offset <= site.end_byte:
+                        continue  # the edited definition itself
+                    ref = Reference(rel, qname, None)
+                    old = _baseline(observer, ref, address)
+                    baseline[old] += 1
+                    seen = observer.observe(ref, {address})
+                    moor[_state(seen, address)] += 1
+                    end = site.end_byte + (len(opener) if site.start_byte > offset else 0)
+                    if error is not None and error[0] < end:
+                        reached += 1
+            (root / rel).unlink()
+    seconds = time.perf_counter() - started
+    print(f"{trials} unclosed brackets in {args.files} standard-library files ({seconds:.1f} s)")
+    for name, counter in (("baseline", baseline), ("moor", moor)):
+        total = sum(counter.values())
+        parts = ", ".join(f"{state} {counter[state]}" for state in sorted(counter))
+        print(f"  {name:8}: {total} unchanged definitions: {parts}")
+    false_before = baseline["gone"] + baseline["drifted"]
+    false_after = moor["gone"] + moor["drifted"]
+    print(f"false gone/drifted: baseline {false_before}, moor {false_after}")
+    unverified, total = moor["unverified"], sum(moor.values())
+    print(f"left unverified (all of them lost or reshaped): {unverified} of {total}")
+    print(
+        f"reachable by the error (a real change there would be unverified, not drifted): "
+        f"{reached} of {total} ({100 * reached / max(total, 1):.1f} %)"
+    )
+    return 0 if false_after == 0 else 1
+
+
+def _baseline(observer: FileObserver, ref: Reference, address: str) -> str:
+    """What the definition looked like to moor before: the new parse taken as it is."""
+    view = observer.view(ref.path or "")
+    assert view is not None and not isinstance(view, Failure)
+    indexes = view.named(ref.symbol or "")
+    if len(indexes) != 1:
+        return "gone"
+    site = view.sites()[indexes[0]]
+    if site.has_error:
+        return "unverified"  # parse_error_in_symbol, as before
+    facts = view.facts_at(indexes[0])
+    derivation = derivation_for(ref, "python")
+    return "current" if found_address(derivation, facts) == address else "drifted"
+
+
+def _state(observation: object, address: str) -> str:
+    if isinstance(observation, Failure):
+        return "unverified"
+    if isinstance(observation, NotFound):
+        return "gone"
+    assert isinstance(observation, Found)
+    return "current" if observation.address == address else "drifted"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

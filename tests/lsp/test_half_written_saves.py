@@ -1,0 +1,63 @@
+"""The language server and a save written in two steps by another process: the empty
+file seen between them is waited for, never shown or journalled as `gone`; the finished
+save is drift (issue 9, item 10)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+
+import pytest
+from lsprotocol import types
+from moor_lsp.server import DEBOUNCE_SECONDS
+
+from tests.engine.test_half_written_saves import CODE, SAVED, TwoStepWriter, wait_until_read
+from tests.lsp.conftest import Editor, bind_all
+
+pytestmark = [
+    pytest.mark.asyncio,
+    pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning"),
+]
+
+
+async def test_a_stalled_save_is_waited_for_never_shown_gone_and_the_finished_one_drifted(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    code = ws.write("app/code.py", CODE)
+    ws.memory("g", "app/code.py#g")
+    bind_all(ws)
+    await editor.start()
+    await editor.execute("moor.check")
+    assert await editor.now("memories/g.md") == []
+    code.read_bytes()  # (the access time is past the write: what `wait_until_read` needs)
+    seen: list[str] = []
+
+    def shows(state: str) -> Callable[[Sequence[types.Diagnostic]], bool]:
+        def until(items: Sequence[types.Diagnostic]) -> bool:
+            seen.extend(str(d.code) for d in items)
+            return any(d.code == state for d in items)
+
+        return until
+
+    writer = TwoStepWriter(code, SAVED)  # the file is empty until it is released
+    try:
+        # The server's watcher sees the truncation and reads the empty file (to parse it
+        # ahead); its check follows once the debounce has passed. (Were the machine so slow
+        # that it came only after the release below, this run would prove less, not fail.)
+        await asyncio.get_running_loop().run_in_executor(None, wait_until_read, code)
+        truncated = code.stat().st_mtime_ns
+        while time.time_ns() < truncated + int((DEBOUNCE_SECONDS + 0.5) * 1e9):
+            await asyncio.sleep(0.05)
+        seen.extend(str(d.code) for d in await editor.now("memories/g.md"))
+    finally:
+        writer.finish()
+    await editor.diagnostics("memories/g.md", shows("drifted"))
+    assert "gone" not in seen
+    with sqlite3.connect(ws.root / ".moor/journal.sqlite") as db:
+        kinds = list(db.execute("SELECT kind, code FROM journal ORDER BY seq"))
+    assert ("transition", "gone") not in kinds
+    # Control: the finished save is journalled as the drift it is.
+    assert ("transition", "drifted") in kinds
