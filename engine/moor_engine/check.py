@@ -18,7 +18,13 @@ from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
 from moor_engine.bound_code import bound_code
 from moor_engine.dependents import Dependents
-from moor_engine.memories import LoadedMemory, ResolvedEntry, load_memories, loaded_lock_content
+from moor_engine.memories import (
+    LoadedMemory,
+    ResolvedEntry,
+    canonical_lock,
+    load_memories,
+    loaded_lock_content,
+)
 from moor_engine.observe import FileObserver, Found, NotFound, Observation
 from moor_engine.relocate import Relocation, Search, alias_target, relocate
 from moor_engine.suggest import suggestions
@@ -61,7 +67,7 @@ class Checker:
         observer: FileObserver,
     ) -> None:
         self.workspace = workspace
-        self.lock = lock
+        self.lock = canonical_lock(lock)
         self.journal = journal
         self.observer = observer
         self.snapshots = journal  # where the bound code's sealed source is looked up
@@ -287,7 +293,7 @@ def journal_observations(
 ) -> None:
     """Append what this check saw: opens, transitions, stills and attempts (DESIGN §1)."""
     bound: dict[str, LockedAnchor] = {}
-    for memory in lock.memories.values():
+    for memory in canonical_lock(lock).memories.values():
         for canonical, locked in memory.anchors.items():
             bound.setdefault(canonical, locked)
     states: dict[str, AnchorReport] = {}
@@ -363,6 +369,7 @@ def journal_observations(
 
 def rebaseline(lock: Lock, evaluation: Evaluation) -> tuple[Lock, int]:
     """Adopt new derivations for anchors whose normaliser changed (never reported as drift)."""
+    lock = canonical_lock(lock)
     memories = dict(lock.memories)
     count = 0
     for memory_report in evaluation.report.memories:

@@ -82,9 +82,6 @@ def resolve(
     indexes = named(base)
     if not indexes:
         indexes = spec.loose_matches(base, [site.qname for site in sites])
-    if not indexes:
-        pasted = spec.pasted(base)
-        indexes = named(pasted) if pasted is not None else []
     if not indexes and head is not None:
         indexes = spec.anchor_matches(base, len(sites), head)
     if not indexes:
