@@ -17,6 +17,7 @@ from moor_store.journal import Entry, Journal, NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
 from moor_engine.bound_code import bound_code
+from moor_engine.definition_index import Indexes
 from moor_engine.dependents import Dependents
 from moor_engine.memories import (
     LoadedMemory,
@@ -67,11 +68,20 @@ class Checker:
         observer: FileObserver,
     ) -> None:
         self.workspace = workspace
-        self.lock = canonical_lock(lock)
+        self.lock = lock
         self.journal = journal
         self.observer = observer
         self.snapshots = journal  # where the bound code's sealed source is looked up
         self._relocations: dict[str, Search] = {}
+        self.indexes = Indexes(workspace, observer)  # where vanished code may be
+
+    @property
+    def lock(self) -> Lock:
+        return self._lock
+
+    @lock.setter
+    def lock(self, lock: Lock) -> None:
+        self._lock = canonical_lock(lock)
 
     def evaluate(self, paths: Iterable[str], progress: Progress | None = None) -> Evaluation:
         paths = list(paths)
@@ -105,6 +115,7 @@ class Checker:
     def forget_relocation(self, canonical: str) -> None:
         """Look for this anchor's code elsewhere again on the next report (code changed)."""
         self._relocations.pop(canonical, None)
+        self.indexes.stale()
 
     def relocation(self, ref: Reference, locked: LockedAnchor) -> Search:
         key = ref.canonical()
@@ -114,7 +125,9 @@ class Checker:
                 found = bound_code(self.workspace, self.snapshots, key, locked)
                 return found.text if found is not None else None
 
-            self._relocations[key] = relocate(self.workspace, self.observer, ref, locked, snapshot)
+            self._relocations[key] = relocate(
+                self.workspace, self.observer, ref, locked, snapshot, self.indexes
+            )
         return self._relocations[key]
 
     def memory_report(
