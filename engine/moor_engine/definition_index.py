@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from moor_extractors.languages import language_for_path
@@ -26,7 +27,7 @@ from moor_engine.observe import FileObserver, FileView, cache_derivation
 from moor_engine.workspace import Workspace
 
 _PREFIX = "index:"
-_VERSION = 1
+_VERSION = 2
 # The body digest is kept only this long: it picks the few files worth observing, whose
 # full digests then decide (`relocate._body_matches`).
 _BODY_PREFIX = 12
@@ -48,8 +49,110 @@ class Definition:
     body: str  # the start of its body digest; "" when it has none or does not parse
 
 
-# Per file: (size, mtime_ns) and its definitions as [qname, kind, length, has_error, body].
-_Row = tuple[int, int, list[list[object]]]
+class _Table:
+    """The index as columns (one JSON row of flat lists loads several times faster than a
+    list per file): per file its path and stat and how many definitions it has; per
+    definition, in file order, its qualified name, kind, length, whether it parses and the
+    start of its body digest."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.sizes: list[int] = []
+        self.mtimes: list[int] = []
+        self.counts: list[int] = []
+        self.qnames: list[str] = []
+        self.kinds: list[str] = []
+        self.lengths: list[int] = []
+        self.errors: list[bool] = []
+        self.bodies: list[str] = []
+
+    def files(self) -> dict[str, tuple[int, int, int]]:
+        """Path -> (size, mtime_ns, position of its first definition)."""
+        found: dict[str, tuple[int, int, int]] = {}
+        start = 0
+        for rel, size, mtime, count in zip(
+            self.paths, self.sizes, self.mtimes, self.counts, strict=True
+        ):
+            found[rel] = (size, mtime, start)
+            start += count
+        return found
+
+    def owners(self) -> list[str]:
+        """Per definition, the path of its file."""
+        return [
+            rel for rel, count in zip(self.paths, self.counts, strict=True) for _ in range(count)
+        ]
+
+    def add(
+        self, rel: str, size: int, mtime: int, sites: list[tuple[str, str, int, bool, str]]
+    ) -> None:
+        self.paths.append(rel)
+        self.sizes.append(size)
+        self.mtimes.append(mtime)
+        self.counts.append(len(sites))
+        for qname, kind, length, error, body in sites:
+            self.qnames.append(qname)
+            self.kinds.append(kind)
+            self.lengths.append(length)
+            self.errors.append(error)
+            self.bodies.append(body)
+
+    def copy_file(self, other: _Table, rel: str, at: tuple[int, int, int], count: int) -> None:
+        size, mtime, start = at
+        end = start + count
+        self.add(
+            rel,
+            size,
+            mtime,
+            list(
+                zip(
+                    other.qnames[start:end],
+                    other.kinds[start:end],
+                    other.lengths[start:end],
+                    other.errors[start:end],
+                    other.bodies[start:end],
+                    strict=True,
+                )
+            ),
+        )
+
+    def dumps(self) -> str:
+        table = sorted(set(self.kinds))
+        ids = {kind: number for number, kind in enumerate(table)}
+        return json.dumps(
+            {
+                "paths": self.paths,
+                "sizes": self.sizes,
+                "mtimes": self.mtimes,
+                "counts": self.counts,
+                "qnames": self.qnames,
+                "kind_table": table,
+                "kinds": [ids[kind] for kind in self.kinds],
+                "lengths": self.lengths,
+                "errors": "".join("1" if e else "0" for e in self.errors),
+                "bodies": self.bodies,
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def loads(cls, text: str) -> _Table:
+        value = json.loads(text)
+        table = cls()
+        table.paths = [str(p) for p in value["paths"]]
+        table.sizes, table.mtimes = list(value["sizes"]), list(value["mtimes"])
+        table.counts = list(value["counts"])
+        table.qnames = list(value["qnames"])
+        kinds = [str(k) for k in value["kind_table"]]
+        table.kinds = [kinds[number] for number in value["kinds"]]
+        table.lengths = list(value["lengths"])
+        table.errors = [char == "1" for char in value["errors"]]
+        table.bodies = list(value["bodies"])
+        lengths = {len(table.paths), len(table.sizes), len(table.mtimes), len(table.counts)}
+        sites = {len(table.qnames), len(table.kinds), len(table.lengths), len(table.errors)}
+        if len(lengths) != 1 or sites != {sum(table.counts)} or len(table.bodies) not in sites:
+            raise ValueError("the index's columns disagree")
+        return table
 
 
 class DefinitionIndex:
@@ -57,84 +160,142 @@ class DefinitionIndex:
         self.workspace = workspace
         self.observer = observer
         self.language = language
-        self._files: dict[str, _Row] | None = None
+        self._table: _Table | None = None
         self._fresh = False
-        self._by_name: dict[str, list[str]] = {}
-        self._by_body: dict[tuple[str, str], list[tuple[str, int]]] = {}
-        self.reindexed = 0  # files observed to bring the index up to date (for tests)
+        self._owners: list[str] = []  # per definition: its file
+        self._offsets: list[int] = []  # per definition: its position in its file's sites
+        self._by_name: dict[str, list[str]] | None = None
+        self._by_body: dict[tuple[str, str], list[str]] | None = None
+        # Per kind: lengths in ascending order, and the definition each one is.
+        self._by_length: dict[str, tuple[list[int], list[int]]] = {}
+        self.reindexed = 0  # files observed to bring the index up to date
 
     def stale(self) -> None:
         """Code may have changed since the last refresh: look at every stat again."""
         self._fresh = False
 
     def files_named(self, qname: str, other_than: str) -> list[str]:
-        self._refresh()
+        table = self._refresh()
+        if self._by_name is None:
+            self._by_name = {}
+            for rel, name in zip(self._owners, table.qnames, strict=True):
+                files = self._by_name.setdefault(name, [])
+                if not files or files[-1] != rel:
+                    files.append(rel)
         return [rel for rel in self._by_name.get(qname, []) if rel != other_than]
 
     def with_body(self, kind: str, body: str, other_than: str) -> list[str]:
         """Files with a definition of this kind whose body digest starts like `body`."""
-        self._refresh()
+        table = self._refresh()
+        if self._by_body is None:
+            self._by_body = {}
+            for rel, k, b in zip(self._owners, table.kinds, table.bodies, strict=True):
+                if b:
+                    self._by_body.setdefault((k, b), []).append(rel)
         found = self._by_body.get((kind, body[:_BODY_PREFIX]), [])
-        return list(dict.fromkeys(rel for rel, _i in found if rel != other_than))
+        return [rel for rel in dict.fromkeys(found) if rel != other_than]
 
-    def definitions(self, other_than: str) -> list[Definition]:
-        self._refresh()
-        assert self._files is not None
-        return [
-            Definition(rel, index, str(q), str(k), int(n), bool(e), str(b))  # type: ignore[call-overload]
-            for rel, (_s, _m, sites) in self._files.items()
-            if rel != other_than
-            for index, (q, k, n, e, b) in enumerate(sites)
-        ]
+    def nearest(self, size: int, kinds: set[str], other_than: str, limit: int) -> list[Definition]:
+        """Up to `limit` definitions of these kinds that parse, outside one file, nearest
+        in length to `size` and at most twice or half as long."""
+        table = self._refresh()
+        found: list[Definition] = []
+        for kind in sorted(kinds):
+            by_length = self._by_length.get(kind)
+            if by_length is None:
+                ours = [i for i, k in enumerate(table.kinds) if k == kind and not table.errors[i]]
+                ours.sort(key=lambda i: table.lengths[i])
+                by_length = self._by_length[kind] = ([table.lengths[i] for i in ours], ours)
+            lengths, positions = by_length
+            # Outwards from `size`, nearest first, within half to twice its length.
+            low, high = bisect_left(lengths, size / 2), bisect_right(lengths, size * 2)
+            right = min(max(bisect_left(lengths, size), low), high)
+            left = right - 1
+            taken = 0
+            while taken < limit and (left >= low or right < high):
+                if right >= high or (left >= low and size - lengths[left] <= lengths[right] - size):
+                    at, left = positions[left], left - 1
+                else:
+                    at, right = positions[right], right + 1
+                if self._owners[at] != other_than:
+                    found.append(
+                        Definition(
+                            self._owners[at],
+                            self._offsets[at],
+                            table.qnames[at],
+                            kind,
+                            table.lengths[at],
+                            False,
+                            "",
+                        )
+                    )
+                    taken += 1
+        return found
 
     # -- keeping it up to date --------------------------------------------------------------
 
-    def _refresh(self) -> None:
-        if self._fresh:
-            return
-        files = self._files if self._files is not None else self._load()
-        paths = [
-            rel for rel in self.workspace.code_paths if language_for_path(rel) == self.language
-        ]
+    def _refresh(self) -> _Table:
+        if self._fresh and self._table is not None:
+            return self._table
+        old = self._table if self._table is not None else self._load()
+        known = old.files()
+        root = str(self.workspace.root) + os.sep
+        suffixes: dict[str, bool] = {}
         changed: list[str] = []
-        for rel in paths:
-            row = files.get(rel)
-            if rel in self.observer.overlays or row is None or row[1] < 0:
+        listed: list[str] = []
+        for rel in self.workspace.code_paths:
+            suffix = os.path.splitext(rel)[1]
+            ours = suffixes.get(suffix)
+            if ours is None:
+                ours = suffixes[suffix] = language_for_path(rel) == self.language
+            if not ours:
+                continue
+            listed.append(rel)
+            at = known.get(rel)
+            if rel in self.observer.overlays or at is None or at[1] < 0:
                 changed.append(rel)
                 continue
             try:
-                info = os.stat(self.workspace.root / rel)
+                info = os.stat(root + rel)
             except OSError:
                 changed.append(rel)
                 continue
-            if (info.st_size, info.st_mtime_ns) != (row[0], row[1]):
+            if (info.st_size, info.st_mtime_ns) != (at[0], at[1]):
                 changed.append(rel)
-        listed = set(paths)
-        removed = [rel for rel in files if rel not in listed]
-        for rel in removed:
-            del files[rel]
+        if changed or len(listed) != len(old.paths):
+            table = self._rebuild(old, known, listed, set(changed))
+            self._store(table)
+        else:
+            table = old
+        self.reindexed += len(changed)
+        self._table, self._fresh = table, True
+        self._owners = table.owners()
+        self._offsets = [i for count in table.counts for i in range(count)]
+        self._by_name = self._by_body = None
+        self._by_length = {}
+        return table
+
+    def _rebuild(
+        self,
+        old: _Table,
+        known: dict[str, tuple[int, int, int]],
+        listed: list[str],
+        changed: set[str],
+    ) -> _Table:
+        """The index of `listed`: `changed` files observed again, the others copied."""
+        counts = dict(zip(old.paths, old.counts, strict=True))
         self.observer.preload(changed)
         racy_after = time.time_ns() - _RACY_WINDOW_NS
-        for rel in changed:
-            view = self.observer.view(rel)
-            if not isinstance(view, FileView):
-                files.pop(rel, None)
+        table = _Table()
+        for rel in listed:
+            if rel not in changed:
+                table.copy_file(old, rel, known[rel], counts[rel])
                 continue
-            files[rel] = _row(view, racy_after)
-            view.release_tree()  # sites and facts stay; a tree per file would not fit
-        self.reindexed += len(changed)
-        self._files = files
-        self._fresh = True
-        self._by_name, self._by_body = {}, {}
-        for rel, (_size, _mtime, sites) in files.items():
-            for index, (qname, kind, _n, _e, body) in enumerate(sites):
-                names = self._by_name.setdefault(str(qname), [])
-                if not names or names[-1] != rel:
-                    names.append(rel)
-                if body:
-                    self._by_body.setdefault((str(kind), str(body)), []).append((rel, index))
-        if changed or removed:
-            self._store(files)
+            view = self.observer.view(rel)
+            if isinstance(view, FileView):
+                table.add(rel, *_row(view, racy_after))
+                view.release_tree()  # sites and facts stay; a tree per file would not fit
+        return table
 
     def _key(self) -> str:
         return _PREFIX + self.language
@@ -142,27 +303,23 @@ class DefinitionIndex:
     def _derivation(self) -> str:
         return f"{cache_derivation()} index/{_VERSION}"
 
-    def _load(self) -> dict[str, _Row]:
+    def _load(self) -> _Table:
         journal = self.observer.journal
         row = journal.cached_file(self._key()) if journal is not None else None
         if row is None or row.derivation != self._derivation():
-            return {}
+            return _Table()
         try:
-            value = json.loads(row.payload)
-            return {str(rel): (int(s), int(m), list(sites)) for rel, (s, m, sites) in value.items()}
-        except (ValueError, TypeError):
-            return {}  # an unreadable row is rebuilt, never trusted
+            return _Table.loads(row.payload)
+        except (ValueError, TypeError, KeyError):
+            return _Table()  # an unreadable row is rebuilt, never trusted
 
-    def _store(self, files: dict[str, _Row]) -> None:
+    def _store(self, table: _Table) -> None:
         journal = self.observer.journal
-        if journal is None:
-            return
-        payload = json.dumps(
-            {rel: [s, m, sites] for rel, (s, m, sites) in files.items()}, separators=(",", ":")
-        )
-        journal.store_files(
-            [CachedFile(self._key(), len(files), 0, "", self._derivation(), payload)]
-        )
+        if journal is not None:
+            row = CachedFile(
+                self._key(), len(table.paths), 0, "", self._derivation(), table.dumps()
+            )
+            journal.store_files([row])
 
 
 class Indexes:
@@ -186,13 +343,13 @@ class Indexes:
             index.stale()
 
 
-def _row(view: FileView, racy_after: int) -> _Row:
-    sites: list[list[object]] = []
+def _row(view: FileView, racy_after: int) -> tuple[int, int, list[tuple[str, str, int, bool, str]]]:
+    sites: list[tuple[str, str, int, bool, str]] = []
     for index, site in enumerate(view.sites()):
         body = ""
         if not site.has_error:
             body = view.facts_at(index).axes.get("body", "")[:_BODY_PREFIX]
-        sites.append([site.qname, site.kind, site.end_byte - site.start_byte, site.has_error, body])
+        sites.append((site.qname, site.kind, site.end_byte - site.start_byte, site.has_error, body))
     size, mtime = view.stat_key
     # An unsaved buffer, or a file modified just now, is looked at again next time.
     if view.overlay or mtime >= racy_after:

@@ -104,7 +104,9 @@ def relocate(
         Definition(ref.path, i, s.qname, s.kind, s.end_byte - s.start_byte, s.has_error, "")
         for i, s in enumerate(same_file.sites() if isinstance(same_file, FileView) else ())
     ]
-    pool += index.definitions(ref.path)
+    if bound.text is not None:
+        size = len(bound.text.encode("utf-8"))
+        pool += index.nearest(size, _family(locked.kind), ref.path, _MAX_SCORED)
     return Search(candidates=_similar(observer, pool, ref, locked, bound))
 
 
@@ -284,6 +286,11 @@ def _leaf(token: str) -> str:
     """A leaf's text without the grammar field it fills (`left:x` and `x` are one name)."""
     label, colon, text = token.partition(":")
     return text if colon and label.isidentifier() and text else token
+
+
+def _family(kind: str) -> set[str]:
+    """The kinds a definition of this kind may have become."""
+    return {kind}.union(*(family for family in _KIND_FAMILIES if kind in family))
 
 
 def _same_family(kind: str, bound_kind: str) -> bool:
