@@ -14,11 +14,11 @@ one row instead of a row per file. An editor's unsaved buffer is indexed but nev
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 
 from moor_extractors.languages import language_for_path
 from moor_store.journal import CachedFile
@@ -27,10 +27,12 @@ from moor_engine.observe import FileObserver, FileView, cache_derivation
 from moor_engine.workspace import Workspace
 
 _PREFIX = "index:"
-_VERSION = 2
+_VERSION = 3
 # The body digest is kept only this long: it picks the few files worth observing, whose
 # full digests then decide (`relocate._body_matches`).
 _BODY_PREFIX = 12
+# Between the columns of the kept index, and between the items of a column.
+_COLUMN, _ITEM = "\x1e", "\x1f"
 # As for the parse cache: a file modified this recently may change again within one
 # timestamp tick without its stat moving, so its stat never vouches for it later.
 _RACY_WINDOW_NS = 2_000_000_000
@@ -50,8 +52,8 @@ class Definition:
 
 
 class _Table:
-    """The index as columns (one JSON row of flat lists loads several times faster than a
-    list per file): per file its path and stat and how many definitions it has; per
+    """The index as columns (one row of flat columns loads several times faster than a
+    record per file): per file its path and stat and how many definitions it has; per
     definition, in file order, its qualified name, kind, length, whether it parses and the
     start of its body digest."""
 
@@ -77,11 +79,9 @@ class _Table:
             start += count
         return found
 
-    def owners(self) -> list[str]:
-        """Per definition, the path of its file."""
-        return [
-            rel for rel, count in zip(self.paths, self.counts, strict=True) for _ in range(count)
-        ]
+    def starts(self) -> list[int]:
+        """Per file, the position of its first definition."""
+        return list(accumulate(self.counts, initial=0))[:-1]
 
     def add(
         self, rel: str, size: int, mtime: int, sites: list[tuple[str, str, int, bool, str]]
@@ -116,41 +116,50 @@ class _Table:
             ),
         )
 
-    def dumps(self) -> str:
-        table = sorted(set(self.kinds))
-        ids = {kind: number for number, kind in enumerate(table)}
-        return json.dumps(
-            {
-                "paths": self.paths,
-                "sizes": self.sizes,
-                "mtimes": self.mtimes,
-                "counts": self.counts,
-                "qnames": self.qnames,
-                "kind_table": table,
-                "kinds": [ids[kind] for kind in self.kinds],
-                "lengths": self.lengths,
-                "errors": "".join("1" if e else "0" for e in self.errors),
-                "bodies": self.bodies,
-            },
-            separators=(",", ":"),
-        )
+    def dumps(self) -> str | None:
+        """The columns as one text, each a run of items between separators (splitting a
+        string is many times faster than decoding JSON); None when some name holds a
+        separator, so cannot be kept this way."""
+        kinds = sorted(set(self.kinds))
+        ids = {kind: str(number) for number, kind in enumerate(kinds)}
+        columns = [
+            self.paths,
+            [str(n) for n in self.sizes],
+            [str(n) for n in self.mtimes],
+            [str(n) for n in self.counts],
+            self.qnames,
+            kinds,
+            [ids[kind] for kind in self.kinds],
+            [str(n) for n in self.lengths],
+            ["1" if e else "" for e in self.errors],
+            self.bodies,
+        ]
+        if any(
+            _ITEM in item or _COLUMN in item
+            for column in (self.paths, self.qnames, kinds)
+            for item in column
+        ):
+            return None
+        return _COLUMN.join(_ITEM.join(column) for column in columns)
 
     @classmethod
     def loads(cls, text: str) -> _Table:
-        value = json.loads(text)
+        columns = [column.split(_ITEM) if column else [] for column in text.split(_COLUMN)]
+        if len(columns) != 10:
+            raise ValueError("the index has another number of columns")
+        paths, sizes, mtimes, counts, qnames, kinds, ids, lengths, errors, bodies = columns
         table = cls()
-        table.paths = [str(p) for p in value["paths"]]
-        table.sizes, table.mtimes = list(value["sizes"]), list(value["mtimes"])
-        table.counts = list(value["counts"])
-        table.qnames = list(value["qnames"])
-        kinds = [str(k) for k in value["kind_table"]]
-        table.kinds = [kinds[number] for number in value["kinds"]]
-        table.lengths = list(value["lengths"])
-        table.errors = [char == "1" for char in value["errors"]]
-        table.bodies = list(value["bodies"])
-        lengths = {len(table.paths), len(table.sizes), len(table.mtimes), len(table.counts)}
+        table.paths = paths
+        table.sizes, table.mtimes = [int(n) for n in sizes], [int(n) for n in mtimes]
+        table.counts = [int(n) for n in counts]
+        table.qnames = qnames
+        table.kinds = [kinds[int(number)] for number in ids]
+        table.lengths = [int(n) for n in lengths]
+        table.errors = [bool(e) for e in errors]
+        table.bodies = bodies
+        files = {len(table.paths), len(table.sizes), len(table.mtimes), len(table.counts)}
         sites = {len(table.qnames), len(table.kinds), len(table.lengths), len(table.errors)}
-        if len(lengths) != 1 or sites != {sum(table.counts)} or len(table.bodies) not in sites:
+        if len(files) != 1 or sites != {sum(table.counts)} or len(table.bodies) not in sites:
             raise ValueError("the index's columns disagree")
         return table
 
@@ -162,10 +171,7 @@ class DefinitionIndex:
         self.language = language
         self._table: _Table | None = None
         self._fresh = False
-        self._owners: list[str] = []  # per definition: its file
-        self._offsets: list[int] = []  # per definition: its position in its file's sites
-        self._by_name: dict[str, list[str]] | None = None
-        self._by_body: dict[tuple[str, str], list[str]] | None = None
+        self._starts: list[int] = []  # per file: the position of its first definition
         # Per kind: lengths in ascending order, and the definition each one is.
         self._by_length: dict[str, tuple[list[int], list[int]]] = {}
         self.reindexed = 0  # files observed to bring the index up to date
@@ -174,25 +180,35 @@ class DefinitionIndex:
         """Code may have changed since the last refresh: look at every stat again."""
         self._fresh = False
 
+    def _definition(self, at: int) -> Definition:
+        """The definition at position `at` of the columns."""
+        assert self._table is not None
+        table = self._table
+        file = bisect_right(self._starts, at) - 1
+        return Definition(
+            table.paths[file],
+            at - self._starts[file],
+            table.qnames[at],
+            table.kinds[at],
+            table.lengths[at],
+            table.errors[at],
+            table.bodies[at],
+        )
+
     def files_named(self, qname: str, other_than: str) -> list[str]:
+        """Files other than one that define `qname`."""
         table = self._refresh()
-        if self._by_name is None:
-            self._by_name = {}
-            for rel, name in zip(self._owners, table.qnames, strict=True):
-                files = self._by_name.setdefault(name, [])
-                if not files or files[-1] != rel:
-                    files.append(rel)
-        return [rel for rel in self._by_name.get(qname, []) if rel != other_than]
+        found = (self._definition(at).rel for at in _positions(table.qnames, qname))
+        return [rel for rel in dict.fromkeys(found) if rel != other_than]
 
     def with_body(self, kind: str, body: str, other_than: str) -> list[str]:
         """Files with a definition of this kind whose body digest starts like `body`."""
         table = self._refresh()
-        if self._by_body is None:
-            self._by_body = {}
-            for rel, k, b in zip(self._owners, table.kinds, table.bodies, strict=True):
-                if b:
-                    self._by_body.setdefault((k, b), []).append(rel)
-        found = self._by_body.get((kind, body[:_BODY_PREFIX]), [])
+        found = (
+            self._definition(at).rel
+            for at in _positions(table.bodies, body[:_BODY_PREFIX])
+            if table.kinds[at] == kind
+        )
         return [rel for rel in dict.fromkeys(found) if rel != other_than]
 
     def nearest(self, size: int, kinds: set[str], other_than: str, limit: int) -> list[Definition]:
@@ -217,18 +233,9 @@ class DefinitionIndex:
                     at, left = positions[left], left - 1
                 else:
                     at, right = positions[right], right + 1
-                if self._owners[at] != other_than:
-                    found.append(
-                        Definition(
-                            self._owners[at],
-                            self._offsets[at],
-                            table.qnames[at],
-                            kind,
-                            table.lengths[at],
-                            False,
-                            "",
-                        )
-                    )
+                definition = self._definition(at)
+                if definition.rel != other_than:
+                    found.append(definition)
                     taken += 1
         return found
 
@@ -269,9 +276,7 @@ class DefinitionIndex:
             table = old
         self.reindexed += len(changed)
         self._table, self._fresh = table, True
-        self._owners = table.owners()
-        self._offsets = [i for count in table.counts for i in range(count)]
-        self._by_name = self._by_body = None
+        self._starts = table.starts()
         self._by_length = {}
         return table
 
@@ -310,16 +315,15 @@ class DefinitionIndex:
             return _Table()
         try:
             return _Table.loads(row.payload)
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, IndexError):
             return _Table()  # an unreadable row is rebuilt, never trusted
 
     def _store(self, table: _Table) -> None:
         journal = self.observer.journal
-        if journal is not None:
-            row = CachedFile(
-                self._key(), len(table.paths), 0, "", self._derivation(), table.dumps()
-            )
-            journal.store_files([row])
+        payload = table.dumps()
+        if journal is not None and payload is not None:
+            key, derivation = self._key(), self._derivation()
+            journal.store_files([CachedFile(key, len(table.paths), 0, "", derivation, payload)])
 
 
 class Indexes:
@@ -355,3 +359,18 @@ def _row(view: FileView, racy_after: int) -> tuple[int, int, list[tuple[str, str
     if view.overlay or mtime >= racy_after:
         mtime = -1
     return size, mtime, sites
+
+
+def _positions(column: list[str], value: str) -> list[int]:
+    """Where `value` is in `column` (`list.index` scans in C: no dict of 100,000 names is
+    built for the few names looked up)."""
+    found: list[int] = []
+    if not value:
+        return found
+    at = -1
+    while True:
+        try:
+            at = column.index(value, at + 1)
+        except ValueError:
+            return found
+        found.append(at)
