@@ -17,9 +17,16 @@ from moor_store.journal import Entry, Journal, NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
 from moor_engine.bound_code import bound_code
+from moor_engine.definition_index import Indexes
 from moor_engine.dependents import Dependents
 from moor_engine.derivations import Standing, Translation, standing, translate
-from moor_engine.memories import LoadedMemory, ResolvedEntry, load_memories, loaded_lock_content
+from moor_engine.memories import (
+    LoadedMemory,
+    ResolvedEntry,
+    canonical_lock,
+    load_memories,
+    loaded_lock_content,
+)
 from moor_engine.observe import (
     FileObserver,
     FileView,
@@ -80,6 +87,15 @@ class Checker:
         self._translations: dict[str, Translation | None] = {}
         self._bound: dict[str, set[str]] = {}
         self._bound_of: Lock | None = None  # the lock `_bound` was read from
+        self.indexes = Indexes(workspace, observer)  # where vanished code may be
+
+    @property
+    def lock(self) -> Lock:
+        return self._lock
+
+    @lock.setter
+    def lock(self, lock: Lock) -> None:
+        self._lock = canonical_lock(lock)
 
     def evaluate(self, paths: Iterable[str], progress: Progress | None = None) -> Evaluation:
         paths = list(paths)
@@ -125,6 +141,7 @@ class Checker:
     def forget_relocation(self, canonical: str) -> None:
         """Look for this anchor's code elsewhere again on the next report (code changed)."""
         self._relocations.pop(canonical, None)
+        self.indexes.stale()
 
     def relocation(self, ref: Reference, locked: LockedAnchor) -> Search:
         key = ref.canonical()
@@ -134,7 +151,9 @@ class Checker:
                 found = bound_code(self.workspace, self.snapshots, key, locked)
                 return found.text if found is not None else None
 
-            self._relocations[key] = relocate(self.workspace, self.observer, ref, locked, snapshot)
+            self._relocations[key] = relocate(
+                self.workspace, self.observer, ref, locked, snapshot, self.indexes
+            )
         return self._relocations[key]
 
     def memory_report(
@@ -372,7 +391,7 @@ def observation_entries(
 ) -> list[NewEntry]:
     """What this check saw, as journal entries (not yet appended)."""
     bound: dict[str, LockedAnchor] = {}
-    for memory in lock.memories.values():
+    for memory in canonical_lock(lock).memories.values():
         for canonical, locked in memory.anchors.items():
             bound.setdefault(canonical, locked)
     states: dict[str, AnchorReport] = {}
@@ -461,6 +480,7 @@ def translated_anchor(old: LockedAnchor, derivation: str, translation: Translati
 
 def rebaseline(lock: Lock, evaluation: Evaluation) -> tuple[Lock, int]:
     """Adopt new derivations for anchors whose normaliser changed (never reported as drift)."""
+    lock = canonical_lock(lock)
     memories = dict(lock.memories)
     count = 0
     for memory_report in evaluation.report.memories:

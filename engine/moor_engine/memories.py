@@ -31,6 +31,7 @@ from moor_extractors.model import Failure
 from moor_extractors.reference import Reference, parse_reference, resolve_path
 from moor_store.inside import NotInside, read_inside, stat_inside
 from moor_store.journal import CachedFile, Journal
+from moor_store.lockfile import Lock, LockedAnchor
 
 from moor_engine.filestat import stat_key, stored
 from moor_engine.workspace import Workspace
@@ -93,6 +94,35 @@ def loaded_lock_content(workspace: Workspace, loaded: LoadedMemory, bound: Itera
         except (OSError, UnicodeDecodeError):
             text = None
     return lock_content(text, loaded.memory, entries, bound)
+
+
+def canonical_lock(lock: Lock) -> Lock:
+    """`lock` keyed as `parse_reference` spells references now. A lock written when a
+    pasted spelling was its own key (`x.rs#Client::send`) keeps its bound state under the
+    canonical key (`x.rs#Client.send`): never re-bound, never re-baselined. Two old keys of
+    one symbol keep the one already canonical, else the first in sorted order."""
+    if not any(_maybe_pasted(key) for memory in lock.memories.values() for key in memory.anchors):
+        return lock
+    memories = dict(lock.memories)
+    for path, memory in lock.memories.items():
+        if not any(_maybe_pasted(key) for key in memory.anchors):
+            continue
+        anchors: dict[str, LockedAnchor] = {}
+        for key in sorted(memory.anchors, key=lambda k: (_canonical_key(k) != k, k)):
+            anchors.setdefault(_canonical_key(key), memory.anchors[key])
+        memories[path] = dataclasses.replace(memory, anchors=anchors)
+    return dataclasses.replace(lock, memories=memories)
+
+
+def _maybe_pasted(key: str) -> bool:
+    """Whether a lock key could be spelt otherwise now (a cheap look: most keys are not)."""
+    _path, hash_sign, symbol = key.partition("#")
+    return bool(hash_sign) and ("::" in symbol or "/" in symbol or symbol.startswith("("))
+
+
+def _canonical_key(key: str) -> str:
+    ref = parse_reference(key)
+    return key if isinstance(ref, Failure) else ref.canonical()
 
 
 @cache

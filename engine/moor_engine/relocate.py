@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from moor_extractors.languages import language_for_path
-from moor_extractors.model import DefinitionSite, Failure
+from moor_extractors.model import Failure
 from moor_extractors.reference import Reference
 from moor_extractors.symbols import alias_of, snippet_tokens, split_qualified
 from moor_store.lockfile import LockedAnchor
 
+from moor_engine.definition_index import Definition, Indexes
 from moor_engine.observe import FileObserver, FileView, Found
 from moor_engine.trust import Candidate
 from moor_engine.workspace import Workspace
@@ -68,6 +69,7 @@ def relocate(
     ref: Reference,
     locked: LockedAnchor | None,
     snapshot: Snapshot,
+    indexes: Indexes,
 ) -> Search:
     assert ref.path is not None
     if ref.symbol is None:
@@ -75,14 +77,21 @@ def relocate(
     language = language_for_path(ref.path)
     if language is None:
         return Search()
-    others = list(_other_views(workspace, observer, ref.path))
+    # Every other file of the language, as one index shared by all anchors of the check.
+    index = indexes.of(language)
     bound = _Bound(language, snapshot)
-    by_name = [Reference(view.rel, ref.symbol, None) for view in others if view.named(ref.symbol)]
+    by_name = [
+        Reference(view.rel, ref.symbol, None)
+        for view in _views(observer, index.files_named(ref.symbol, ref.path))
+        if view.named(ref.symbol)
+    ]
     if by_name:
         return _pick(observer, by_name, "moved", bound)
     if locked is None:
         return Search()
     same_file = observer.view(ref.path)
+    body = locked.axes.get("body")
+    others = [] if body is None else _views(observer, index.with_body(locked.kind, body, ref.path))
     for scope in ([same_file] if isinstance(same_file, FileView) else [], others):
         renamed = [
             Reference(view.rel, qname, None)
@@ -91,8 +100,19 @@ def relocate(
         ]
         if renamed:
             return _pick(observer, renamed, "renamed", bound)
-    views = [same_file, *others] if isinstance(same_file, FileView) else others
-    return Search(candidates=_similar(views, ref, locked, bound))
+    pool = [
+        Definition(ref.path, i, s.qname, s.kind, s.end_byte - s.start_byte, s.has_error, "")
+        for i, s in enumerate(same_file.sites() if isinstance(same_file, FileView) else ())
+    ]
+    if bound.text is not None:
+        size = len(bound.text.encode("utf-8"))
+        pool += index.nearest(size, _family(locked.kind), ref.path, _MAX_SCORED)
+    return Search(candidates=_similar(observer, pool, ref, locked, bound))
+
+
+def _views(observer: FileObserver, rels: list[str]) -> list[FileView]:
+    observer.preload(rels)
+    return [view for rel in rels if isinstance(view := observer.view(rel), FileView)]
 
 
 class _Bound:
@@ -163,41 +183,56 @@ def _ranked(candidates: Iterator[Candidate] | list[Candidate]) -> tuple[Candidat
 
 
 def _similar(
-    views: list[FileView], ref: Reference, locked: LockedAnchor, bound: _Bound
+    observer: FileObserver,
+    pool: list[Definition],
+    ref: Reference,
+    locked: LockedAnchor,
+    bound: _Bound,
 ) -> tuple[Candidate, ...]:
     """Definitions whose normalised tokens are close to the bound code's, best first."""
     text, tokens = bound.text, bound.tokens()
     if text is None or not tokens:
         return ()
     size = len(text.encode("utf-8"))
-    pool: list[tuple[int, FileView, DefinitionSite]] = []
-    for view in views:
-        for site in view.sites():
-            length = site.end_byte - site.start_byte
-            if (
-                not site.has_error
-                and _same_family(site.kind, locked.kind)
-                and size / 2 <= length <= size * 2
-                and not (view.rel == ref.path and site.qname == ref.symbol)
-            ):
-                pool.append((abs(length - size), view, site))
-    pool.sort(key=lambda item: (item[0], item[1].rel, item[2].start_byte))
+    near = [
+        (abs(d.length - size), d)
+        for d in pool
+        if not d.has_error
+        and _same_family(d.kind, locked.kind)
+        and size / 2 <= d.length <= size * 2
+        and not (d.rel == ref.path and d.qname == ref.symbol)
+    ]
+    near.sort(key=lambda item: (item[0], item[1].rel, item[1].index))
     # Parsing and aligning every candidate costs ~5 ms each: the words of the raw text
     # (no parse) pick the few worth it.
     words = _words(text)
-    texts = [(view, site, view.source_text(site)) for _d, view, site in pool[:_MAX_SCORED]]
+    texts: list[tuple[str, str, str]] = []
+    for _d, definition in near[:_MAX_SCORED]:
+        source = _source_of(observer, definition)
+        if source is not None:
+            texts.append((definition.rel, definition.qname, source))
     texts.sort(key=lambda item: -_overlap(words, _words(item[2])))
     found: dict[str, Candidate] = {}
-    for view, site, source in texts[:_MAX_PARSED]:
+    for rel, qname, source in texts[:_MAX_PARSED]:
         other = snippet_tokens(bound.language, source)
         if _ratio(tokens, other, quick=True) < SIMILARITY_FLOOR:
             continue
         similarity = _ratio(tokens, other)
         if similarity >= SIMILARITY_FLOOR:
-            candidate = Candidate(Reference(view.rel, site.qname, None).canonical(), similarity)
+            candidate = Candidate(Reference(rel, qname, None).canonical(), similarity)
             if candidate.ref not in found or similarity > (found[candidate.ref].similarity or 0):
                 found[candidate.ref] = candidate
     return _ranked(list(found.values()))[:MAX_CANDIDATES]
+
+
+def _source_of(observer: FileObserver, definition: Definition) -> str | None:
+    view = observer.view(definition.rel)
+    if not isinstance(view, FileView):
+        return None
+    sites = view.sites()
+    if definition.index >= len(sites) or sites[definition.index].qname != definition.qname:
+        return None  # the index is of another version of the file: not this definition
+    return view.source_text(sites[definition.index])
 
 
 _WORD = re.compile(r"\w+")
@@ -253,6 +288,11 @@ def _leaf(token: str) -> str:
     return text if colon and label.isidentifier() and text else token
 
 
+def _family(kind: str) -> set[str]:
+    """The kinds a definition of this kind may have become."""
+    return {kind}.union(*(family for family in _KIND_FAMILIES if kind in family))
+
+
 def _same_family(kind: str, bound_kind: str) -> bool:
     return kind == bound_kind or any(
         kind in family and bound_kind in family for family in _KIND_FAMILIES
@@ -299,20 +339,6 @@ def _relocate_file(
         why = f"{len(matches)} files have the same content: none is followed automatically"
         return Search(None, tuple(Candidate(m.canonical(), 1.0) for m in matches), why)
     return Search()
-
-
-def _other_views(workspace: Workspace, observer: FileObserver, path: str) -> Iterator[FileView]:
-    language = language_for_path(path)
-    if language is None:
-        return
-    candidates = [
-        rel for rel in workspace.code_paths if rel != path and language_for_path(rel) == language
-    ]
-    observer.preload(candidates)
-    for rel in candidates:
-        view = observer.view(rel)
-        if isinstance(view, FileView):
-            yield view
 
 
 def _body_matches(view: FileView, locked: LockedAnchor, vanished: Reference) -> list[str]:

@@ -22,6 +22,7 @@ from moor_engine.check import (
     observation_entries,
     rebaseline,
 )
+from moor_engine.memories import canonical_lock
 from moor_engine.observe import FileObserver
 from moor_engine.trust import Report
 from moor_engine.workspace import JOURNAL_FILE, LOCK_FILE, STATE_DIR, Workspace
@@ -242,7 +243,8 @@ def _parse_lock(workspace: Workspace, data: bytes | None) -> Lock:
             path=workspace.lock_path,
             line=data[: exc.start].count(b"\n") + 1,
         ) from exc
-    return parse_lock(text, path=workspace.lock_path)
+    # A key written with a pasted spelling (`Client::send`) is read as its canonical one.
+    return canonical_lock(parse_lock(text, path=workspace.lock_path))
 
 
 def open_journal(workspace: Workspace, warnings: list[str]) -> Journal | None:

@@ -1,11 +1,11 @@
 """Did you mean: the closest existing references to one that names nothing.
 
 A reference that was never bound and names no code is almost always a typo, a stale
-path or a spelling pasted from another tool (`Type::method`, `(*T).Method`,
-`Class/method`). Silence would leave the person to search; so the closest references
-that do name code are offered, best first: the same spelling with another case, the
-other tool's spelling in moor's, a name that ends the same way (`send` for
-`Client.send`), then the nearest by edit distance.
+path or a name left unqualified (a spelling pasted from another tool, `Type::method`,
+is moor's own already: `parse_reference`). Silence would leave the person to search; so
+the closest references that do name code are offered, best first: the same spelling
+with another case, a name that ends the same way (`send` for `Client.send`), then the
+nearest by edit distance.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 
 from moor_extractors.reference import Reference
-from moor_extractors.symbols import spec_for
 
 from moor_engine.observe import FileObserver, FileView
 from moor_engine.workspace import Workspace
@@ -31,23 +30,21 @@ def suggestions(workspace: Workspace, observer: FileObserver, ref: Reference) ->
     if isinstance(view, FileView) and ref.symbol is not None and view.language is not None:
         return [
             Reference(ref.path, symbol, None).canonical()
-            for symbol in _symbol_suggestions(view, view.language, ref.symbol)
+            for symbol in _symbol_suggestions(view, ref.symbol)
         ]
     return []
 
 
-def _symbol_suggestions(view: FileView, language: str, symbol: str) -> list[str]:
+def _symbol_suggestions(view: FileView, symbol: str) -> list[str]:
     names = list(dict.fromkeys(site.qname for site in view.sites()))
     found: list[str] = []
-    # Another tool's spelling in moor's, as the language reads it (the resolver's rule).
-    respelt = spec_for(language).pasted(symbol) or symbol
+    # `symbol` is canonical: another tool's spelling is already moor's (`parse_reference`).
     folded = symbol.casefold()
-    found += [name for name in names if name == respelt and name != symbol]
-    found += [name for name in names if name.casefold() in (folded, respelt.casefold())]
+    found += [name for name in names if name.casefold() == folded]
     found += [
-        name for name in names if name.endswith("." + respelt) or name.endswith(" > " + respelt)
+        name for name in names if name.endswith("." + symbol) or name.endswith(" > " + symbol)
     ]
-    found += difflib.get_close_matches(respelt, names, n=MAX_SUGGESTIONS, cutoff=_CUTOFF)
+    found += difflib.get_close_matches(symbol, names, n=MAX_SUGGESTIONS, cutoff=_CUTOFF)
     return list(dict.fromkeys(found))[:MAX_SUGGESTIONS]
 
 

@@ -147,9 +147,20 @@ class LanguageSpec:
         means all of them), beyond branches of one conditional."""
         return False
 
+    def replaces(self, definitions: list[tuple[Node, Span]]) -> bool:
+        """Whether the last of same-named definitions replaces the others, so the bare name
+        means it (Python rebinding a name in one block); else each is picked by its ordinal
+        only (`f@2`)."""
+        return False
+
     def pasted(self, symbol: str) -> str | None:
         """The qualified name a spelling copied from a language's own syntax or a tool's
-        output means (Rust `Type::method`, a stack trace's `Class/method`), or None."""
+        output means (Rust `Type::method`, a stack trace's `Class/method`), or None.
+        Purely lexical: `parse_reference` rewrites every reference with it, so one symbol
+        has one lock key however it was written. A level written as a string or computed
+        key (JavaScript `A."a/b"`, `A.["c::d"]`) is a name as it stands: left alone."""
+        if any(char in symbol for char in "\"'`["):
+            return None
         dotted = symbol.replace("::", ".").replace("/", ".")
         return dotted if dotted != symbol else None
 

@@ -344,6 +344,16 @@ class PythonSpec(LanguageSpec):
                 return Variant(role=role)
         return Variant()
 
+    def replaces(self, definitions: list[tuple[Node, Span]]) -> bool:
+        # `def f` again in the same block rebinds `f`: the last one is what runs and what
+        # `module.f` is. In different blocks (one nested in an `if`) it depends: no.
+        scopes = {
+            (top.parent.start_byte, top.parent.end_byte)
+            for _n, span in definitions
+            if (top := span.top).parent is not None
+        }
+        return len(scopes) == 1 and all(span.top.parent is not None for _n, span in definitions)
+
     def together(self, variants: list[Variant]) -> bool:
         roles = [variant.role for variant in variants]
         if "property" in roles and all(role in ("property", "accessor") for role in roles):

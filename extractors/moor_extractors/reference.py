@@ -199,8 +199,9 @@ def _tight(text: str) -> str:
     return _COMMA.sub(", ", _LOOSE_SPACE.sub("", text))
 
 
-def _code_symbol(symbol: str) -> str | Failure:
+def _code_symbol(path: str, symbol: str) -> str | Failure:
     head, inside = split_spelling(symbol)
+    head = _moors_spelling(path, head)
     if inside is not None:
         spelling = canonical_spelling(inside)
         if spelling is None:
@@ -209,7 +210,20 @@ def _code_symbol(symbol: str) -> str | Failure:
             )
         levels = _code_levels(head, symbol)
         return levels if isinstance(levels, Failure) else f"{head}({spelling})"
-    return _code_levels(symbol, symbol)
+    return _code_levels(head, symbol)
+
+
+def _moors_spelling(path: str, head: str) -> str:
+    """A qualified name pasted in another tool's spelling (`Client::send`, `(*T).Method`,
+    `Class/method`) as moor spells it (`Client.send`), as the path's language reads it:
+    two spellings of one symbol are one reference, so one lock key."""
+    from .languages import language_for_path  # the grammar modules only when needed
+    from .symbols import spec_for
+
+    language = language_for_path(path)
+    if language is None:
+        return head
+    return spec_for(language).pasted(head) or head
 
 
 def _code_levels(head: str, symbol: str) -> str | Failure:
@@ -260,7 +274,9 @@ def parse_reference(raw: str) -> Reference | Failure:
         return Reference(path=path, symbol=None, anchor=None)
     if raw_symbol.strip() == "":
         return _bad(f"the reference {raw!r} has an empty symbol after '#'")
-    symbol = _markdown_symbol(raw_symbol) if is_markdown_path(path) else _code_symbol(raw_symbol)
+    symbol = (
+        _markdown_symbol(raw_symbol) if is_markdown_path(path) else _code_symbol(path, raw_symbol)
+    )
     if isinstance(symbol, Failure):
         return symbol
     return Reference(path=path, symbol=symbol, anchor=None)

@@ -11,6 +11,7 @@ a caller may remember: a warm check never parses to know what a name means.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,9 @@ from .lang_base import LanguageSpec, Variant
 from .model import DefinitionSite, Failure
 from .reference import canonical_spelling, parse_reference, split_spelling
 from .symbols import ParsedFile, spec_for
+
+# `name@2`: the second definition called `name` in its file (the spelling of last resort).
+_ORDINAL = re.compile(r"(.+)@([1-9][0-9]*)")
 
 
 @dataclass(frozen=True)
@@ -80,11 +84,15 @@ def resolve(
     spec = spec_for(language)
     base, spelling = split_spelling(symbol)
     indexes = named(base)
+    if not indexes and spelling is None:
+        ordinal = _ORDINAL.fullmatch(base)
+        if ordinal is not None:
+            # `f@2`: the second definition called `f` in the file, in document order.
+            members = sorted(named(ordinal.group(1)), key=lambda i: sites[i].start_byte)
+            number = int(ordinal.group(2))
+            return Named((members[number - 1],)) if number <= len(members) else None
     if not indexes:
         indexes = spec.loose_matches(base, [site.qname for site in sites])
-    if not indexes:
-        pasted = spec.pasted(base)
-        indexes = named(pasted) if pasted is not None else []
     if not indexes and head is not None:
         indexes = spec.anchor_matches(base, len(sites), head)
     if not indexes:
@@ -106,14 +114,15 @@ def _bare(sites: Sequence[DefinitionSite], indexes: list[int], found: Group) -> 
         return Named(tuple(indexes))
     plain = [i for i, s in zip(indexes, found.spellings, strict=True) if s is None]
     if len(plain) == 1:
-        # Rust resolves `p.fmt()` to the inherent method before any trait's: so does moor.
+        # Rust resolves `p.fmt()` to the inherent method before any trait's: so does moor;
+        # a Python name rebound in one block is its last definition.
         return Named((plain[0],))
     qname = sites[indexes[0]].qname
     return Ambiguous(
         tuple(indexes),
         tuple(
-            (_spelled(qname, s, found.spellings), sites[i].line)
-            for i, s in zip(indexes, found.spellings, strict=True)
+            (_picking(qname, indexes, position, found.spellings), sites[i].line)
+            for position, i in enumerate(indexes)
         ),
     )
 
@@ -122,7 +131,17 @@ def _spelled(qname: str, spelling: str | None, spellings: tuple[str | None, ...]
     """The symbol that picks the definition with this spelling alone, if one does."""
     if spelling is None or spellings.count(spelling) > 1:
         return None
+    if spelling.startswith("@"):
+        return qname + spelling  # an ordinal (`group_of`), not a parenthesised list
     return f"{qname}({spelling})"
+
+
+def _picking(
+    qname: str, indexes: list[int], position: int, spellings: tuple[str | None, ...]
+) -> str:
+    """The symbol that picks the member at `position` alone: its spelling, else its
+    ordinal (`f@2`, 1-based in document order; `indexes` are in document order)."""
+    return _spelled(qname, spellings[position], spellings) or f"{qname}@{position + 1}"
 
 
 def group_of(
@@ -140,6 +159,12 @@ def group_of(
     # fallback of one symbol, watched together.
     declared = sum(site.kind != "constant" for site in sites) <= 1
     together = declared or spec.together(variants) or _exclusive(spec, [node for node, _ in nodes])
+    plain = [i for i, spelling in enumerate(spellings) if spelling is None]
+    if not together and len(plain) > 1 and spec.replaces([nodes[i] for i in plain]):
+        # The last rebinding is what the bare name means; the ones it replaced, by ordinal.
+        spellings = tuple(
+            f"@{i + 1}" if i in plain[:-1] else spelling for i, spelling in enumerate(spellings)
+        )
     return Group(together, spellings)
 
 
@@ -213,10 +238,13 @@ def references(parsed: ParsedFile, path: str) -> list[SymbolRef]:
         meaning = _bare(sites, indexes, found)
         if isinstance(meaning, Named):
             result.append(_ref(symbol, [sites[i] for i in meaning.indexes]))
-        for site, spelling in zip(members, found.spellings, strict=True):
+        alone = meaning.indexes if isinstance(meaning, Named) and len(meaning.indexes) == 1 else ()
+        for position, (index, spelling) in enumerate(zip(indexes, found.spellings, strict=True)):
             picked = _spelled(symbol, spelling, found.spellings)
+            if picked is None and not found.together and index not in alone:
+                picked = _picking(symbol, indexes, position, found.spellings)
             if picked is not None:
-                result.append(_ref(picked, [site]))
+                result.append(_ref(picked, [sites[index]]))
     return result
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
+from moor_engine.live import RECHECK_CHANGING_S
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -352,6 +353,15 @@ class MoorLanguageServer(LanguageServer):
             except Exception as error:
                 feature.report("updating after a check failed", error)
         self.spawn(self._commit(evaluator))
+        if snapshot.changing:
+            # A file seen mid-save is `file_changing`: look again once it may have settled,
+            # even if nothing else changes (the live check re-reads such files).
+            loop = asyncio.get_running_loop()
+            paths = sorted(snapshot.changing)
+            loop.call_later(
+                RECHECK_CHANGING_S,
+                lambda: self.schedule("a file was being written", paths),
+            )
 
     async def _commit(self, evaluator: engine.Evaluator) -> None:
         try:

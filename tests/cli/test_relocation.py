@@ -92,8 +92,8 @@ def test_a_truly_ambiguous_name_is_unverified_and_lists_every_candidate_line(
 ) -> None:
     ws.write(
         "pkg/over.py",
-        "def parse(x):\n    return x\n\n\ndef parse(x, y):\n    return x + y\n\n\n"
-        "def ok():\n    return 1\n",
+        "def parse(x):\n    return x\n\n\nif FAST:\n    def parse(x, y):\n"
+        "        return x + y\n\n\ndef ok():\n    return 1\n",
     )
     ws.memory("parse", "pkg/over.py#parse")
     ws.memory("ok", "pkg/over.py#ok")
@@ -103,7 +103,8 @@ def test_a_truly_ambiguous_name_is_unverified_and_lists_every_candidate_line(
     anchor = ws.anchor("memories/parse.md")
     assert anchor["state"] == "unverified"
     assert anchor["code"] == "ambiguous_symbol"
-    assert "1, 5" in str(anchor["detail"])
+    assert "1, 6" in str(anchor["detail"])
+    assert "pkg/over.py#parse@2 (line 6)" in str(anchor["detail"])  # the way to pick one
     # Control: the unambiguous neighbour binds and is current.
     assert ws.state("memories/ok.md") == "current"
 
@@ -170,23 +171,28 @@ def test_following_code_that_also_changed_on_the_way_leaves_it_drifted(ws: Works
     assert "-        total = (total * 31 + byte) % 65521" in ws.moor("diff", "memories/sum.md").out
 
 
-def test_two_definitions_in_the_same_branch_are_ambiguous_not_variants(ws: Workspace) -> None:
-    ws.write(
-        "pkg/term.py",
+def test_two_definitions_in_the_same_branch_are_a_redefinition_not_variants(
+    ws: Workspace,
+) -> None:
+    same = (
         "import sys\n\nif sys.platform == 'win32':\n    def size():\n        return 1\n"
-        "    def size():\n        return 2\n",
+        "    def size():\n        return 2\n"
     )
+    ws.write("pkg/term.py", same)
     ws.memory("size", "pkg/term.py#size")
-    assert ws.moor("bind").code == 1
-    assert ws.anchor("memories/size.md")["code"] == "ambiguous_symbol"
-    # Control: the same two definitions in two branches are one symbol.
-    ws.write(
-        "pkg/term.py",
-        "import sys\n\nif sys.platform == 'win32':\n    def size():\n        return 1\n"
-        "else:\n    def size():\n        return 2\n",
-    )
     ws.moor("bind", check=True)
+    # The second replaces the first: the bare name watches it alone.
+    ws.write("pkg/term.py", same.replace("return 1", "return 3"))
     assert ws.state("memories/size.md") == "current"
+    # Control: the same two definitions in two branches are one symbol, watched together.
+    both = same.replace(
+        "    def size():\n        return 2", "else:\n    def size():\n        return 2"
+    )
+    ws.write("pkg/term.py", both)
+    ws.memory("branches", "pkg/term.py#size")
+    ws.moor("bind", "memories/branches.md", check=True)
+    ws.write("pkg/term.py", both.replace("return 1", "return 3"))
+    assert ws.state("memories/branches.md") == "drifted"
 
 
 def test_moved_code_is_never_looked_for_behind_a_symlink_leaving_the_workspace(

@@ -160,7 +160,12 @@ def test_a_target_whose_name_is_ambiguous_relocates_nothing_and_is_listed(ws: Wo
     ws.memory("sub", "a.py#subtotal")
     ws.moor("bind", check=True)
     (ws.root / "a.py").unlink()
-    ws.write("b.py", f"def subtotal(rows):\n{BODY}\n\ndef subtotal(rows, rate):\n{BODY}")
+    # Two definitions that can both run, in different blocks: which one is meant depends.
+    ws.write(
+        "b.py",
+        f"def subtotal(rows):\n{BODY}\n\nif FAST:\n    def subtotal(rows, rate):\n"
+        "        return rate\n",
+    )
     anchor = ws.anchor("memories/sub.md")
     assert anchor["state"] == "gone"
     assert [c["ref"] for c in anchor["candidates"]] == ["b.py#subtotal"]
@@ -190,7 +195,7 @@ def test_a_refused_follow_leaves_the_memory_and_the_lock_byte_identical(ws: Work
     ws.memory("sub", "a.py#subtotal")
     ws.moor("bind", check=True)
     ws.write("a.py", f"def total(rows, rate):\n{BODY.replace('total', 'sum_')}")
-    ws.write("dup.py", "def f():\n    return 1\n\n\ndef f():\n    return 2\n")
+    ws.write("dup.py", "def f():\n    return 1\n\n\nif FAST:\n    def f():\n        return 2\n")
     memory, lock = (ws.root / "memories/sub.md").read_bytes(), (ws.root / "moor.lock").read_bytes()
     for target in ("a.py#missing", "dup.py#f", "../outside.py#f", "nowhere.py#f"):
         run = ws.moor("follow", "memories/sub.md", "--to", target)

@@ -68,11 +68,14 @@ def test_overload_stubs_and_implementation_bind_together_where_a_redefinition_ca
     assert ws.moor("bind").code == 0
     ws.write("pkg/p.py", code.replace("x: str) -> str", "x: bytes) -> bytes"))
     assert ws.anchor("memories/parse.md")["state"] == "drifted"
-    # Control: without the `@overload` markers the same three are a redefinition.
-    ws.write("pkg/q.py", code.replace("@overload\n", ""))
+    # Control: without the `@overload` markers the same three are a redefinition, and the
+    # bare name is only the last (the one that runs): an edit of another leaves it be.
+    plain = code.replace("@overload\n", "")
+    ws.write("pkg/q.py", plain)
     ws.memory("q", "pkg/q.py#parse")
-    assert ws.moor("bind", "memories/q.md").code == 1
-    assert ws.anchor("memories/q.md")["code"] == "ambiguous_symbol"
+    assert ws.moor("bind", "memories/q.md").code == 0
+    ws.write("pkg/q.py", plain.replace("x: str) -> str", "x: bytes) -> bytes"))
+    assert ws.anchor("memories/q.md")["state"] == "current"
 
 
 def test_a_java_overload_picked_by_parameter_types_ignores_an_edit_of_the_other(
@@ -274,3 +277,56 @@ def test_an_explicit_html_anchor_in_a_heading_names_its_section(ws: Workspace) -
     # Control: an id no heading has names nothing.
     ws.memory("none", "docs/guide.md#nowhere")
     assert ws.state("memories/none.md") == "gone"
+
+
+INITS = """
+package reg
+
+func init() {
+	register("a")
+}
+
+func init() {
+	register("b")
+}
+"""
+
+REDEFINED = """
+def handler(event):
+    return event
+
+
+def handler(event):
+    return event.payload
+"""
+
+
+def test_each_go_init_and_a_python_redefinition_is_listed_and_binds_alone(
+    ws: Workspace,
+) -> None:
+    ws.write("reg/reg.go", INITS)
+    ws.write("app/h.py", REDEFINED)
+    listing = ws.moor("symbols", "reg/reg.go", check=True).out.split()
+    assert "reg/reg.go#init@1" in listing and "reg/reg.go#init@2" in listing
+    assert "reg/reg.go#init" not in listing  # every init runs: the bare name is none of them
+    assert ws.moor("symbols", "app/h.py", check=True).out.split() == [
+        "app/h.py#handler",
+        "app/h.py#handler@1",
+    ]
+    ws.memory("second", "reg/reg.go#init@2")
+    ws.memory("live", "app/h.py#handler")
+    ws.memory("replaced", "app/h.py#handler@1")
+    ws.memory("bare", "reg/reg.go#init")
+    run = ws.moor("bind")
+    assert run.code == 1  # the bare `init` cannot be bound, and says how to pick one
+    assert "write reg/reg.go#init@1 (line 3) or reg/reg.go#init@2 (line 7)" in run.out + run.err
+    ws.write("reg/reg.go", INITS.replace('register("a")', 'register("A")'))
+    ws.write("app/h.py", REDEFINED.replace("return event\n", "return [event]\n", 1))
+    states = ws.states()
+    # An edit of the other init, or of the replaced handler, leaves the picked one be.
+    assert states["memories/second.md"]["state"] == "current"
+    assert states["memories/live.md"]["state"] == "current"
+    # Control: the definition each one names drifts when it is the one edited.
+    assert states["memories/replaced.md"]["state"] == "drifted"
+    ws.write("reg/reg.go", INITS.replace('register("b")', 'register("B")'))
+    assert ws.state("memories/second.md") == "drifted"

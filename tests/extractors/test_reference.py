@@ -134,6 +134,25 @@ def test_a_parenthesised_list_after_the_last_level_may_hold_normalised_whitespac
         assert ok(ok(raw).canonical()).canonical() == ok(raw).canonical()
 
 
+def test_a_spelling_pasted_from_another_tool_is_canonical_as_its_language_reads_it() -> None:
+    assert ok("src/x.rs#Client::send").canonical() == "src/x.rs#Client.send"
+    assert ok("a.go#(*List).Push").symbol == "List.Push"
+    assert ok("a.go#(List[T]).Push").symbol == "List.Push"
+    assert ok("A.java#Outer/Inner.run(String)").symbol == "Outer.Inner.run(String)"
+    assert ok("a.py#Client/send").symbol == "Client.send"
+    # Only the name: a Rust trait path inside the picking list stays as written.
+    assert ok("a.rs#Pattern::fmt(fmt::Display)").symbol == "Pattern.fmt(fmt::Display)"
+    # Controls: a string or computed key is a name as it stands, and a file with no
+    # language (or a Markdown heading) has no other tool's spelling.
+    assert ok('a.js#A."a/b"').symbol == 'A."a/b"'
+    assert ok('a.js#A.["c::d"]').symbol == 'A.["c::d"]'
+    assert ok("notes.txt#A::b").symbol == "A::b"
+    assert ok("doc.md#Setup / Linux").symbol == "Setup / Linux"
+    refused = parse_reference("a.rs#::send")
+    assert isinstance(refused, Failure) and refused.code == "bad_reference"
+    assert "'::send' has an empty level" in refused.detail  # as written, not as rewritten
+
+
 def test_whitespace_outside_the_parenthesised_list_or_unbalanced_brackets_are_refused() -> None:
     for raw in [
         "R.java#R.my method(int)",

@@ -58,7 +58,59 @@ class Box:
 
 def test_a_python_property_and_its_setter_are_one_symbol_but_a_redefinition_is_not() -> None:
     assert lines("python", PROPERTY, "Box.size") == [2, 6]
-    assert str(lines("python", PROPERTY, "Box.grow")).startswith("ambiguous: None @10")
+    # A redefinition replaces: the bare name is the one that runs, the replaced one an ordinal.
+    assert lines("python", PROPERTY, "Box.grow") == [13]
+    assert lines("python", PROPERTY, "Box.grow@1") == [10]
+    assert lines("python", PROPERTY, "Box.grow@2") == [13]
+    assert lines("python", PROPERTY, "Box.grow@3") is None
+    assert ("Box.grow@1", 1) in listed("python", PROPERTY)
+    assert ("Box.grow@2", 1) not in listed("python", PROPERTY)  # the bare name says it
+
+
+REDEFINED = """def f():
+    return 1
+
+
+def g():
+    pass
+
+
+def f():
+    return 2
+
+
+if FAST:
+    def h():
+        return 1
+def h():
+    return 2
+"""
+
+INITS = """package p
+
+func init() {
+	register("a")
+}
+
+func init() {
+	register("b")
+}
+"""
+
+
+def test_each_plain_redefinition_and_each_go_init_has_a_spelling_that_names_it() -> None:
+    assert lines("python", REDEFINED, "f") == [9]
+    assert lines("python", REDEFINED, "f@1") == [1]
+    assert [s for s, _ in listed("python", REDEFINED)] == ["f", "f@1", "g", "h@1", "h@2"]
+    # Control: one `def h` inside an `if`, one after it — which one runs depends, so the
+    # bare name stays ambiguous and names each by its ordinal.
+    assert lines("python", REDEFINED, "h") == "ambiguous: h@1 @14, h@2 @16"
+    assert lines("python", REDEFINED, "h@2") == [16]
+    # Every Go `init` runs: none replaces another, so only ordinals name them.
+    assert lines("go", INITS, "init") == "ambiguous: init@1 @3, init@2 @7"
+    assert lines("go", INITS, "init@2") == [7]
+    assert listed("go", INITS) == [("init@1", 1), ("init@2", 1)]
+    assert lines("go", INITS, "init@0") is None
 
 
 OVERLOADS = """\
@@ -82,7 +134,8 @@ def other(x, y):
 
 def test_python_overload_stubs_and_their_implementation_are_one_symbol() -> None:
     assert lines("python", OVERLOADS, "parse") == [4, 6, 8]
-    assert str(lines("python", OVERLOADS, "other")).startswith("ambiguous")
+    # Control: without `@overload`, a redefinition: the bare name is only the last.
+    assert lines("python", OVERLOADS, "other") == [14]
 
 
 JAVA = """\

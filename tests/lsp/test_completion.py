@@ -124,8 +124,11 @@ async def test_completion_offers_what_moor_symbols_lists_overload_spellings_incl
     listed = ws.moor("symbols", "src/Registry.java", check=True).out.splitlines()
     spelled = [r.removeprefix("src/Registry.java#") for r in listed if "lookup" in r]
     assert sorted(spelled) == labels(offered)
-    # Control: the file's other names are offered too, but not the twice-declared `drop`
-    # (two equal parameter lists are no overloads), which no reference names.
+    # Control: the file's other names are offered too; the twice-declared `drop` (two equal
+    # parameter lists are no overloads) only by ordinal, never by its ambiguous bare name.
     everything = await editor.complete("memories/typing.md", 2, len("  - src/Registry.java#"))
     assert "Registry" in labels(everything)
-    assert not [label for label in labels(everything) if "drop" in label]
+    assert [label for label in labels(everything) if "drop" in label] == [
+        "Registry.drop@1",
+        "Registry.drop@2",
+    ]

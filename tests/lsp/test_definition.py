@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from tests.lsp.conftest import Editor
+from tests.lsp.conftest import G2, Editor, bind_all, bound_retry
 
 pytestmark = [
     pytest.mark.asyncio,
@@ -70,3 +70,26 @@ async def test_references_to_existing_code_are_document_links(editor: Editor) ->
         editor.uri("src/a.py"),
     ]  # not src/a.py#Nope, which is not there
     assert links[1].range.start.character >= editor.units(LINE[: LINE.index("src/a.py#C")]) - 1
+
+
+async def test_a_moved_reference_jumps_to_where_the_engine_found_the_code(editor: Editor) -> None:
+    ws = editor.ws
+    bound_retry(ws)  # memories/retry.md about src/a.py#g
+    ws.write("src/c.py", "X = 1\n\n\ndef h():\n    return 1\n")
+    ws.memory("stays", "src/c.py#h")
+    bind_all(ws)
+    ws.write("src/a.py", "def other():\n    return 1\n")
+    ws.write("src/b.py", "# moved here\n\n\n" + G2)
+    await editor.start()
+    moved = await editor.one("memories/retry.md", "moved")
+
+    found = await editor.definition("memories/retry.md", moved.range.start.line, 6)
+    # Control: a reference whose code did not move still jumps to its own place.
+    stays = await editor.definition("memories/stays.md", 2, 6)
+
+    assert isinstance(found, list) and len(found) == 1
+    assert found[0].target_uri == editor.uri("src/b.py")
+    assert found[0].target_selection_range.start.line == 3
+    assert isinstance(stays, list) and len(stays) == 1
+    assert stays[0].target_uri == editor.uri("src/c.py")
+    assert stays[0].target_selection_range.start.line == 3

@@ -56,3 +56,28 @@ async def test_no_hover_off_a_reference(editor: Editor) -> None:
     assert on_reference is not None
     assert isinstance(on_reference.contents, types.MarkupContent)
     assert "**current**" in on_reference.contents.value
+
+
+async def test_hover_on_a_moved_reference_shows_where_the_code_is_now(editor: Editor) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", "def g():\n    return 2\n")
+    ws.write("src/c.py", "def h():\n    return 3\n")
+    ws.memory("retry", "src/a.py#g")
+    ws.memory("still", "src/c.py#h")
+    bind_all(ws)
+    ws.write("src/a.py", "def other():\n    return 1\n")
+    ws.write("src/b.py", "# moved here\n\n\ndef g():\n    return 2\n")
+    await editor.start()
+    moved = await editor.one("memories/retry.md", "moved")
+
+    hover = await editor.hover("memories/retry.md", moved.range.start.line, 6)
+    still = await editor.hover("memories/still.md", moved.range.start.line, 6)
+
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    text = hover.contents.value
+    assert "`src/a.py#g` — **moved**" in text
+    assert f"**Now at** [`src/b.py#g`]({editor.uri('src/b.py')}#L4) (line 4)" in text
+    # Control: a reference that did not move has no "now at".
+    assert still is not None and isinstance(still.contents, types.MarkupContent)
+    assert "`src/c.py#h` — **current**" in still.contents.value
+    assert "Now at" not in still.contents.value

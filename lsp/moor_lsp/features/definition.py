@@ -2,9 +2,10 @@
 
 * `textDocument/definition` on a reference answers where the symbol is defined now (every
   definition when the name is ambiguous), or the start of the file for a whole-file
-  reference. A malformed reference, an `anchor:` reference, a path outside the workspace
-  or a symbol that is not there answers nothing. Clients that take links get a
-  `LocationLink` (the reference as origin, the definition's first line as selection).
+  reference; for a reference the engine reports `moved`, its new place (`moved_to`). A
+  malformed reference, an `anchor:` reference, a path outside the workspace or a symbol
+  that is not there answers nothing. Clients that take links get a `LocationLink` (the
+  reference as origin, the definition's first line as selection).
 * `textDocument/documentLink` makes each reference to an existing file a link; a symbol's
   link ends in `#L<line>` (1-based), which VS Code opens at that line.
 
@@ -17,11 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsprotocol import types
+from moor_engine.trust import AnchorReport
 from moor_extractors.model import Failure
 from moor_extractors.reference import Reference, parse_reference
 
+from moor_lsp import engine
 from moor_lsp.code import read_code, safe_file
-from moor_lsp.documents import memory_text, reference_at
+from moor_lsp.documents import ReferenceAt, memory_text, reference_at
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import to_range
 from moor_lsp.positions import Span, span_in_lines
@@ -45,6 +48,28 @@ def locate(root: Path, ref: Reference) -> list[Target]:
     if code is None:
         return []
     return [Target(ref.path, code.span(s), code.head(s)) for s in code.named(ref.symbol)]
+
+
+def moved_ref(anchor: AnchorReport | None) -> Reference | None:
+    """Where the engine says the anchor's code is now, when it moved."""
+    if anchor is None or anchor.moved_to is None:
+        return None
+    ref = parse_reference(anchor.moved_to)
+    return None if isinstance(ref, Failure) else ref
+
+
+def anchor_at(snapshot: engine.Snapshot, at: ReferenceAt) -> AnchorReport | None:
+    """The engine's report of the reference under the cursor, from the last check."""
+    memory = snapshot.memories.get(at.memory_path)
+    if memory is None:
+        return None
+    for anchor in memory.report.anchors:
+        if at.canonical is not None and anchor.canonical == at.canonical:
+            return anchor
+    for anchor in memory.report.anchors:
+        if anchor.ref == at.entry.raw:
+            return anchor
+    return None
 
 
 def locate_all(root: Path, refs: list[Reference]) -> list[list[Target]]:
@@ -74,6 +99,10 @@ class Definition(Feature):
         ref = parse_reference(at.canonical)
         if isinstance(ref, Failure):
             return None
+        snapshot = self.server.snapshot
+        if snapshot is not None:
+            # Code the engine found moved is where it is now, not where it was.
+            ref = moved_ref(anchor_at(snapshot, at)) or ref
         targets = await self.server.in_engine(locate, root, ref)
         if not targets:
             return None

@@ -1,4 +1,5 @@
-"""Hover on an `about:` reference: its trust state, journal, questions and diff since bound."""
+"""Hover on an `about:` reference: its trust state, where moved code is now (the engine's
+`moved_to`), its journal, questions and diff since bound."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from moor_store.journal import Entry
 from moor_lsp import engine
 from moor_lsp.documents import ReferenceAt, reference_at
 from moor_lsp.features import Feature
+from moor_lsp.features.definition import anchor_at, locate, moved_ref
 from moor_lsp.features.diagnostics import to_range
 
 HISTORY_LIMIT = 20
@@ -49,13 +51,21 @@ def describe_entry(entry: Entry) -> str:
     return f"{when} — {what}"
 
 
-def hover_text(at: ReferenceAt, anchor: AnchorReport | None, history: engine.History | None) -> str:
+def hover_text(
+    at: ReferenceAt,
+    anchor: AnchorReport | None,
+    history: engine.History | None,
+    now: str | None = None,
+) -> str:
+    """`now`: where the engine says the code is now (`moved_to`), as a link to it."""
     ref = at.canonical or at.entry.raw
     parts: list[str] = []
     if anchor is None:
         parts.append(f"**moor** `{ref}` — not checked yet (save the memory to check it)")
     else:
         parts.append(f"**moor** `{ref}` — **{anchor.state.value}**")
+        if now is not None:
+            parts.append(f"**Now at** {now}")
         if anchor.detail:
             parts.append(anchor.detail)
     if history is not None:
@@ -99,10 +109,19 @@ class Hover(Feature):
         root = self.server.root
         if at is None or snapshot is None or root is None:
             return None
-        anchor = _anchor(snapshot, at)
+        anchor = anchor_at(snapshot, at)
         history = await self.server.in_engine(
             engine.history, root, at.memory_path, at.canonical, at.entry.raw, self.server.buffers
         )
+        now = None
+        moved = moved_ref(anchor)
+        if moved is not None:
+            targets = await self.server.in_engine(locate, root, moved)
+            now = f"`{anchor.moved_to}`" if anchor is not None else None
+            if targets:
+                line = targets[0].head.start_line + 1
+                uri = self.server.uri(targets[0].path)
+                now = f"[`{moved.canonical()}`]({uri}#L{line}) (line {line})"
         formats = self.server.capability("text_document.hover.content_format") or []
         kind = (
             types.MarkupKind.Markdown
@@ -110,19 +129,6 @@ class Hover(Feature):
             else types.MarkupKind.PlainText
         )
         return types.Hover(
-            contents=types.MarkupContent(kind=kind, value=hover_text(at, anchor, history)),
+            contents=types.MarkupContent(kind=kind, value=hover_text(at, anchor, history, now)),
             range=to_range(at.span, self.server.position_encoding),
         )
-
-
-def _anchor(snapshot: engine.Snapshot, at: ReferenceAt) -> AnchorReport | None:
-    memory = snapshot.memories.get(at.memory_path)
-    if memory is None:
-        return None
-    for anchor in memory.report.anchors:
-        if at.canonical is not None and anchor.canonical == at.canonical:
-            return anchor
-    for anchor in memory.report.anchors:
-        if anchor.ref == at.entry.raw:
-            return anchor
-    return None
