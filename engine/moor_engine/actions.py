@@ -13,7 +13,7 @@ from moor_store.intent import Change
 from moor_store.journal import NewEntry
 from moor_store.lockfile import LockedAnchor, LockedMemory, format_lock
 
-from moor_engine.check import locked_anchor_from
+from moor_engine.check import locked_anchor_from, translated_anchor
 from moor_engine.memories import loaded_lock_content, lock_content
 from moor_engine.observe import Found, NotFound, found_address
 from moor_engine.session import Session, UsageError
@@ -331,7 +331,7 @@ def _follow(
         assert not isinstance(ref, Failure)
         found = founds[move.target]
         before = old.anchors.get(move.canonical) if old else None
-        followed = _followed_anchor(ref, found, before)
+        followed = _followed_anchor(session, ref, found, before)
         anchors.pop(move.canonical, None)
         anchors[followed.ref] = followed
         entries.append(
@@ -347,7 +347,11 @@ def _follow(
                 data={"from": move.canonical, "to": followed.ref, "how": move.how},
             )
         )
-        if before is not None and before.derivation != found.derivation:
+        if (
+            before is not None
+            and before.derivation != found.derivation
+            and session.checker.translation(before.ref, before, found) is None
+        ):
             outcome.done.append(
                 f"{path}: {move.raw} was bound by another normaliser: the code at "
                 f"{move.target} is taken as it is now (`moor diff {path}` shows it)"
@@ -435,13 +439,20 @@ def _chosen_move(
     return _Move(anchor.ref, anchor.canonical, anchor.line, target.canonical(), "chosen")
 
 
-def _followed_anchor(ref: Reference, found: Found, before: LockedAnchor | None) -> LockedAnchor:
+def _followed_anchor(
+    session: Session, ref: Reference, found: Found, before: LockedAnchor | None
+) -> LockedAnchor:
     """The anchor at its new place, still judged against the code it was bound to.
 
     Every axis keeps its bound digest (the name is in none of them), so code that changed
     on the way shows as drifted after `follow` instead of being silently accepted. Code
-    bound by another normaliser cannot be compared and is taken as it is now.
+    bound by an older normaliser is judged against its bound code normalised again
+    (derivations.py); only when that is not recoverable is it taken as it is now.
     """
+    if before is not None and before.derivation != found.derivation:
+        translation = session.checker.translation(before.ref, before, found)
+        if translation is not None:
+            before = translated_anchor(before, found.derivation, translation)
     if before is None or before.derivation != found.derivation:
         return locked_anchor_from(ref, found)
     axes = {axis: before.axes.get(axis, digest) for axis, digest in found.facts.axes.items()}

@@ -316,14 +316,7 @@ class Checker:
                 )
             )
             return None
-        if canonical not in self._translations:
-            view = self.observer.view(found.path)
-            self._translations[canonical] = (
-                translate(self.workspace, self.snapshots, canonical, locked, found, view.source())
-                if isinstance(view, FileView)
-                else None
-            )
-        translation = self._translations[canonical]
+        translation = self.translation(canonical, locked, found)
         if translation is None:
             report.state = State.UNVERIFIED
             report.code = "older_derivation_unverifiable"
@@ -345,6 +338,20 @@ class Checker:
             axes=dict(translation.facts.axes),
         )
 
+    def translation(self, canonical: str, locked: LockedAnchor, found: Found) -> Translation | None:
+        """The bound code of `locked` (an older derivation) under today's normaliser, put
+        in the context of `found` (its code now, wherever it is); cached per anchor."""
+        if standing(locked.derivation, found.derivation) != Standing.OLDER:
+            return None
+        if canonical not in self._translations:
+            view = self.observer.view(found.path)
+            self._translations[canonical] = (
+                translate(self.workspace, self.snapshots, canonical, locked, found, view.source())
+                if isinstance(view, FileView)
+                else None
+            )
+        return self._translations[canonical]
+
     def _moved_axes(
         self, relocation: Relocation, locked: LockedAnchor | None, watch: tuple[str, ...]
     ) -> tuple[list[str], str]:
@@ -357,12 +364,17 @@ class Checker:
         observation = self.observer.observe(relocation.ref)
         if not isinstance(observation, Found):
             return [], ""
+        bound = locked.axes
         if observation.derivation != locked.derivation:
-            return [], (
-                f"; bound by another normaliser ({locked.derivation}), so what changed on "
-                "the way cannot be compared: `moor diff` shows the code"
-            )
-        axes = [axis for axis in watch if observation.facts.axes.get(axis) != locked.axes.get(axis)]
+            translation = self.translation(locked.ref, locked, observation)
+            if translation is None:
+                return [], (
+                    f"; bound by another normaliser ({locked.derivation}) and its bound code "
+                    "is not recoverable, so what changed on the way cannot be compared: "
+                    "`moor diff` shows the code"
+                )
+            bound = translation.facts.axes
+        axes = [axis for axis in watch if observation.facts.axes.get(axis) != bound.get(axis)]
         return axes, ""
 
 

@@ -113,3 +113,24 @@ def test_a_lock_from_a_newer_moor_or_an_unknown_derivation_is_never_rebaselined(
         assert refused.code == 1  # only upgrading moor helps
     ws.write("moor.lock", original)  # control: this moor's own derivation compares as usual
     assert ws.state(MEMORY) == "current"
+
+
+def test_a_move_across_an_upgrade_keeps_its_drift_through_the_follow(ws: Workspace) -> None:
+    _bound(ws)
+    _as_derivation(ws, "norm/0")
+    clean = Workspace(shutil.copytree(ws.root, ws.root.parent / "clean"))
+    (ws.root / "src/net/client.py").unlink()
+    ws.write(
+        "src/net/transport.py", CLIENT.replace("(self, payload)", "(self, payload, timeout=3)")
+    )
+    moved = ws.anchor(MEMORY)
+    assert (moved["state"], moved["axes"]) == ("moved", ["signature"])
+    ws.moor("follow", MEMORY, check=True)
+    followed = ws.anchor(MEMORY)
+    assert (followed["state"], followed["axes"]) == ("drifted", ["signature"])
+    # Control: the same move without the signature change follows to current.
+    (clean.root / "src/net/client.py").unlink()
+    clean.write("src/net/transport.py", CLIENT)
+    assert clean.anchor(MEMORY)["axes"] == []
+    clean.moor("follow", MEMORY, check=True)
+    assert clean.state(MEMORY) == "current"

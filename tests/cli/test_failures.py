@@ -45,8 +45,9 @@ def test_an_unobservable_file_is_unverified_with_its_code_never_drifted(
         target.unlink()
         target.mkdir()
     elif damage == "too_large":
-        ws.write("moor.toml", 'memory_roots = ["memories"]\nmax_file_size = 64\n')
-        target.write_text(CHANGED + "# padding\n" * 20, encoding="utf-8")
+        # The cap applies to memory files too: room for the memory, not for the code.
+        ws.write("moor.toml", 'memory_roots = ["memories"]\nmax_file_size = 1000\n')
+        target.write_text(CHANGED + "# padding\n" * 200, encoding="utf-8")
     elif damage == "binary":
         target.write_bytes(b"\x00\x01\x02" + CHANGED.encode())
     anchor = ws.anchor("memories/handler.md")
