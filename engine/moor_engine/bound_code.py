@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from moor_extractors.model import Failure
 from moor_extractors.reference import parse_reference
 from moor_store.journal import Journal
-from moor_store.lockfile import LockedAnchor
+from moor_store.lockfile import LockedAnchor, LockError, parse_lock
 
 from moor_engine.git import git
 from moor_engine.observe import FileObserver, FileView, Found
-from moor_engine.workspace import Workspace
+from moor_engine.workspace import LOCK_FILE, Workspace
 
 # Commits of moor.lock looked at, newest first: the address was written by one of the
 # latest few that mention it.
@@ -44,12 +44,20 @@ def bound_code(
 
 
 def _from_git(workspace: Workspace, canonical: str, locked: LockedAnchor) -> BoundCode | None:
+    for commit in commits_writing(workspace, locked.address):
+        # The anchor as it was named in that commit: after a follow the lock keeps the
+        # bound address under the new reference, and the code was at the old one.
+        for ref_text in _refs_with_address(workspace, commit, locked.address) or [canonical]:
+            found = _observed_at(workspace, commit, ref_text, locked.address)
+            if found is not None:
+                return found
+    return None
+
+
+def commits_writing(workspace: Workspace, address: str) -> list[str]:
+    """The commits that wrote `address` into moor.lock, newest first (at most a few)."""
     if not (workspace.root / ".git").exists():
-        return None
-    ref = parse_reference(canonical)
-    if isinstance(ref, Failure) or ref.path is None:
-        return None
-    lock = workspace.lock_path.relative_to(workspace.root).as_posix()
+        return []
     commits = git(
         workspace.root,
         "log",
@@ -58,19 +66,45 @@ def _from_git(workspace: Workspace, canonical: str, locked: LockedAnchor) -> Bou
         "--no-ext-diff",
         f"-n{_MAX_COMMITS}",
         "-S",
-        locked.address,
+        address,
         "--",
-        lock,
+        LOCK_FILE,
     )
-    for commit in (commits or b"").decode("ascii", "replace").split():
-        data = git(workspace.root, "show", "--no-textconv", f"{commit}:./{ref.path}")
-        if data is None:
-            continue
-        observer = FileObserver(workspace.root, workspace.config.max_file_size, None)
-        observer.assume(ref.path, data)
-        observation = observer.observe(ref)
-        if isinstance(observation, Found) and observation.address == locked.address:
-            view = observer.view(ref.path)
-            assert isinstance(view, FileView)
-            return BoundCode(view.source_text(observation.site), f"git {commit[:12]}")
+    return (commits or b"").decode("ascii", "replace").split()
+
+
+def _refs_with_address(workspace: Workspace, commit: str, address: str) -> list[str]:
+    data = git(workspace.root, "show", "--no-textconv", f"{commit}:./{LOCK_FILE}")
+    if data is None:
+        return []
+    try:
+        lock = parse_lock(data.decode("utf-8"))
+    except (LockError, UnicodeDecodeError):
+        return []
+    return sorted(
+        {
+            anchor.ref
+            for memory in lock.memories.values()
+            for anchor in memory.anchors.values()
+            if anchor.address == address
+        }
+    )
+
+
+def _observed_at(
+    workspace: Workspace, commit: str, canonical: str, address: str
+) -> BoundCode | None:
+    ref = parse_reference(canonical)
+    if isinstance(ref, Failure) or ref.path is None:
+        return None
+    data = git(workspace.root, "show", "--no-textconv", f"{commit}:./{ref.path}")
+    if data is None:
+        return None
+    observer = FileObserver(workspace.root, workspace.config.max_file_size, None)
+    observer.assume(ref.path, data)
+    observation = observer.observe(ref)
+    if isinstance(observation, Found) and observation.address == address:
+        view = observer.view(ref.path)
+        assert isinstance(view, FileView)
+        return BoundCode(view.source_text(observation.site), f"git {commit[:12]}")
     return None

@@ -29,13 +29,12 @@ from moor_extractors.symbols import NORMALISER_VERSION
 from moor_store.journal import Journal
 from moor_store.lockfile import LockedAnchor
 
+from moor_engine.bound_code import commits_writing
 from moor_engine.git import git
 from moor_engine.observe import PROBE_VERSION, FileObserver, Found
 from moor_engine.workspace import Workspace
 
 _SHAPE = re.compile(r"(?P<probe>symbol|file)/(?P<p>\d+) norm/(?P<n>\d+) (?P<language>\S+)")
-# Commits of moor.lock looked at, newest first (as bound_code.py).
-_MAX_COMMITS = 8
 
 
 class Standing(Enum):
@@ -114,26 +113,10 @@ def _observed(workspace: Workspace, canonical: str, data: bytes) -> Facts | None
 
 
 def _committed_versions(workspace: Workspace, path: str, address: str) -> list[tuple[str, bytes]]:
-    """The file at each commit that wrote `address` into moor.lock, newest first: the code
-    as it was bound (moor.lock is committed with the code it was bound to)."""
-    if not (workspace.root / ".git").exists():
-        return []
-    commits = git(
-        workspace.root,
-        "log",
-        "--format=%H",
-        "--no-textconv",
-        "--no-ext-diff",
-        f"-n{_MAX_COMMITS}",
-        "-S",
-        address,
-        "--",
-        "moor.lock",
-    )
-    versions = []
-    for commit in (commits or b"").decode("ascii", "replace").split():
+    """The file at the newest commit that wrote `address` into moor.lock: the code as it was
+    bound (moor.lock is committed with the code it was bound to)."""
+    for commit in commits_writing(workspace, address):
         data = git(workspace.root, "show", "--no-textconv", f"{commit}:./{path}")
         if data is not None:
-            versions.append((commit, data))
-            break  # the newest commit that wrote the address holds the bound code
-    return versions
+            return [(commit, data)]
+    return []

@@ -132,18 +132,24 @@ def _walk(
                     raise FileNotFoundError(errno.ENOENT, "No such file or directory", rel)
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o777, dir_fd=parents[-1])
-            try:
-                parents.append(os.open(name, _DIR_FLAGS, dir_fd=parents[-1]))
-            except OSError as error:
-                if error.errno == errno.ELOOP:
-                    raise NotInside(
-                        "changed_while_reading", f"{rel}: a link appeared while it was opened"
-                    ) from error
-                raise
+            parents.append(_open_unfollowed(name, _DIR_FLAGS, parents[-1], rel))
         raise NotInside("not_a_file", f"{rel} names the workspace folder itself")
     finally:
         walked.parents = parents
         walked.close()
+
+
+def _open_unfollowed(name: str, flags: int, parent: int, rel: str) -> int:
+    """Open `name` in `parent` without following a link: one swapped in since the walk
+    looked fails here (ELOOP) instead of being followed."""
+    try:
+        return os.open(name, flags, dir_fd=parent)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise NotInside(
+                "changed_while_reading", f"{rel}: a link appeared while it was opened"
+            ) from error
+        raise
 
 
 def _inside_real_root(target: str, real_root: str) -> str | None:
@@ -187,14 +193,7 @@ def read_inside(root: Path, rel: str, *, limit: int | None = None) -> bytes:
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", rel)
         if not stat.S_ISREG(walked.info.st_mode):
             raise NotInside("not_a_file", f"{rel} is {_what(walked.info)}, not a regular file")
-        try:
-            fd = os.open(walked.name, _READ_FLAGS, dir_fd=walked.parent)
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                raise NotInside(
-                    "changed_while_reading", f"{rel}: a link appeared while it was opened"
-                ) from error
-            raise
+        fd = _open_unfollowed(walked.name, _READ_FLAGS, walked.parent, rel)
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
@@ -324,15 +323,9 @@ def open_inside_dir(root: Path, rel: str, *, create: bool = True) -> Iterator[in
             with contextlib.suppress(FileExistsError):
                 os.mkdir(walked.name, 0o777, dir_fd=walked.parent)
         try:
-            fd = os.open(walked.name, _DIR_FLAGS, dir_fd=walked.parent)
+            fd = _open_unfollowed(walked.name, _DIR_FLAGS, walked.parent, rel)
         except NotADirectoryError as error:
             raise NotInside("not_a_file", f"{rel} is not a folder") from error
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                raise NotInside(
-                    "changed_while_reading", f"{rel}: a link appeared while it was opened"
-                ) from error
-            raise
     try:
         yield fd
     finally:

@@ -132,3 +132,28 @@ def test_a_planted_git_fsmonitor_never_runs(ws: Workspace) -> None:
     # Control: git itself, run plainly, does run the planted command.
     subprocess.run(["git", "status"], cwd=ws.root, capture_output=True, check=False)
     assert marker.exists()
+
+
+def test_a_fresh_clone_recovers_a_followed_anchors_code_from_before_the_follow(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    ws.write("a.py", CODE)
+    ws.memory("sub", "a.py#subtotal")
+    ws.write(".gitignore", ".moor/\n")
+    ws.moor("bind", check=True)
+    git(ws.root, "init", "-q")
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-qm", "bound")
+    os.unlink(ws.root / "a.py")
+    ws.write("b.py", CODE.replace("def subtotal(rows)", "def subtotal(rows, rate=1)"))
+    ws.moor("follow", "memories/sub.md", check=True)
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-qm", "moved and followed")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(ws.root), str(clone))
+    cloned = Workspace(clone)
+    assert cloned.anchor("memories/sub.md")["axes"] == ["signature"]  # drifted since bound
+    run = cloned.moor("diff", "memories/sub.md")
+    assert run.code == 1
+    assert "(bound, from git " in run.out  # the code as it was bound, at its old place
+    assert "-def subtotal(rows):" in run.out and "+def subtotal(rows, rate=1):" in run.out
