@@ -44,6 +44,7 @@ from pygls.protocol import LanguageServerProtocol
 from moor_lsp import engine
 from moor_lsp.engine import Snapshot
 from moor_lsp.features import Feature
+from moor_lsp.features.diagnostics import pulls_diagnostics
 from moor_lsp.positions import uri_to_path
 from moor_lsp.protocol import MoorProtocol
 from moor_lsp.settings import Settings
@@ -437,6 +438,7 @@ class _Core(Feature):
     server: MoorLanguageServer
 
     def register(self) -> None:
+        self._unoffered: dict[str, Any] = {}  # handlers left out of the capabilities
         self.handle(types.INITIALIZE, self.initialize, None)
         self.handle(types.INITIALIZED, self.initialized, None)
         self.handle(types.SHUTDOWN, self.shutdown, None)
@@ -461,8 +463,19 @@ class _Core(Feature):
             return
         self.server.root = engine.find_root(folder)
         logger.info("workspace root: %s", self.server.root)
+        if not pulls_diagnostics(self.server):
+            # pygls builds the capabilities from the registered features right after this
+            # handler: a client that is not to pull is not offered pull (it would otherwise
+            # pull and never be told to again). The handlers come back on `initialized`, so
+            # a pull sent anyway is still answered.
+            features = self.server.protocol.fm.features
+            for method in (types.TEXT_DOCUMENT_DIAGNOSTIC, types.WORKSPACE_DIAGNOSTIC):
+                if method in features:
+                    self._unoffered[method] = features.pop(method)
 
     async def initialized(self, _params: types.InitializedParams) -> None:
+        self.server.protocol.fm.features.update(self._unoffered)
+        self._unoffered.clear()
         for feature in self.server.features:
             if feature is not self:
                 try:
@@ -480,6 +493,12 @@ class _Core(Feature):
 
     async def opened(self, params: types.DidOpenTextDocumentParams) -> None:
         await self.server.buffer_changed(params.text_document.uri)
+        if self.server.snapshot is not None:
+            for feature in self.server.features:
+                try:
+                    await feature.on_open(params.text_document.uri)
+                except Exception as error:
+                    feature.report("opening a document failed", error)
 
     async def changed(self, params: types.DidChangeTextDocumentParams) -> None:
         await self.server.buffer_changed(params.text_document.uri)

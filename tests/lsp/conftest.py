@@ -134,9 +134,10 @@ class Editor:
 
     @property
     def pull(self) -> bool:
-        return self.capabilities.text_document is not None and (
-            self.capabilities.text_document.diagnostic is not None
-        )
+        """Whether diagnostics are pulled: the server offers pull to this client (only to
+        one that can also be told to refresh)."""
+        assert self.result is not None, "start the editor first"
+        return self.result.capabilities.diagnostic_provider is not None
 
     @property
     def encoding(self) -> str:

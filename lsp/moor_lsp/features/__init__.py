@@ -48,6 +48,9 @@ class Feature:
     async def on_settings(self, settings: Settings) -> None:
         """The settings in effect changed (after `initialized`, or later)."""
 
+    async def on_open(self, uri: str) -> None:
+        """The client opened the document `uri`."""
+
     async def on_shutdown(self) -> None:
         """The client asked the server to shut down."""
 

@@ -1,12 +1,14 @@
 """Diagnostics on memory files: one per anchor at fault, on the exact `about:` reference.
 
 Every memory file gets diagnostics whether it is open or not. After an incremental check
-only the memories it names as changed (`Snapshot.dirty`) are rebuilt. Clients that can pull
-(`textDocument.diagnostic`) are answered on `textDocument/diagnostic` and
-`workspace/diagnostic` and told `workspace/diagnostic/refresh` after a re-check (when they
-support it); nothing is pushed to them. Other clients get `textDocument/publishDiagnostics`
-for exactly the URIs whose diagnostics changed, including an empty list for a memory that
-became clean or was deleted.
+only the memories it names as changed (`Snapshot.dirty`) are rebuilt. The rule per client
+(`pulls_diagnostics`): a client that can pull *and* be told to refresh is answered on
+`textDocument/diagnostic` and `workspace/diagnostic` and told `workspace/diagnostic/refresh`
+after a re-check; nothing is pushed to it. Every other client — one that only pushes, or
+one that pulls without refresh support, which is then not offered pull at all — gets
+`textDocument/publishDiagnostics` for exactly the URIs whose diagnostics changed, including
+an empty list for a memory that became clean or was deleted, and a memory's diagnostics
+again when it is opened.
 
 Each diagnostic's `code` is the trust state (DESIGN §6), its `source` is `moor`, and its
 `data` carries what a code action needs (see `diagnostic_data`). Its severity comes from
@@ -51,6 +53,17 @@ LEVELS: dict[str, types.DiagnosticSeverity | None] = {
     "hint": types.DiagnosticSeverity.Hint,
     "off": None,
 }
+
+
+def pulls_diagnostics(server: Any) -> bool:
+    """Whether this client gets diagnostics by pulling: it can pull *and* can be told to pull
+    again (`workspace.diagnostics.refreshSupport`). A client that pulls but cannot be told
+    (Neovim 0.11) would keep stale diagnostics after any change it did not make, so it is not
+    offered pull at all and gets every change pushed, as a client that cannot pull."""
+    return bool(
+        server.capability("text_document.diagnostic") is not None
+        and server.capability("workspace.diagnostics.refresh_support")
+    )
 
 
 def severity(settings: Settings, state: State) -> types.DiagnosticSeverity | None:
@@ -159,7 +172,19 @@ class Diagnostics(Feature):
 
     @property
     def pull(self) -> bool:
-        return self.server.capability("text_document.diagnostic") is not None
+        return pulls_diagnostics(self.server)
+
+    async def on_open(self, uri: str) -> None:
+        """A pushing client that opens a memory is sent its diagnostics again: some (eglot)
+        drop what was published for a file before it was opened."""
+        if self.pull:
+            return
+        items = self._items_for(uri)
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=items)
+        )
+        if items:
+            self.published[uri] = items
 
     # --- building ----------------------------------------------------------------------
 
