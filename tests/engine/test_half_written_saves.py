@@ -139,8 +139,15 @@ def test_a_file_still_being_written_when_the_wait_is_spent_is_unverified_file_ch
     )
     try:
         assert writer.stdout is not None and writer.stdout.readline() == "writing\n"
-        anchor = ws.anchor("memories/g.md")
-        assert (anchor["state"], anchor["code"]) == ("unverified", "file_changing")
+        # On a loaded machine the writer itself can stall past the settle time, and then the
+        # file *is* settled for that look: a few looks, of which one must meet the writer.
+        seen = []
+        for _ in range(8):
+            anchor = ws.anchor("memories/g.md")
+            seen.append((anchor["state"], anchor["code"]))
+            if seen[-1] == ("unverified", "file_changing"):
+                break
+        assert ("unverified", "file_changing") in seen, seen
     finally:
         assert writer.stdin is not None
         writer.stdin.close()
