@@ -59,11 +59,12 @@ class Session:
         journal = open_journal(workspace, warnings) if use_journal else None
         if journal is not None and intent.pending(workspace.root):
             # A crash interrupted an action: complete it before reading what it wrote.
-            try:
-                with write_lock(workspace.root, "moor (completing an interrupted action)", wait=0):
-                    warnings.extend(intent.recover(workspace.root, journal))
-            except WriteBusy:
-                pass  # its writer is alive: it is not interrupted
+            # Busy: its writer is alive, so the action is not interrupted; that writer ends it.
+            with (
+                contextlib.suppress(WriteBusy),
+                write_lock(workspace.root, "moor (completing an interrupted action)", wait=0),
+            ):
+                warnings.extend(intent.recover(workspace.root, journal))
         lock_bytes = read_lock_bytes(workspace)
         lock = _parse_lock(workspace, lock_bytes)
         observer = FileObserver(workspace.root, workspace.config.max_file_size, journal)
@@ -203,12 +204,6 @@ class Session:
         intent.apply(self.workspace.root, self.journal, change, clock=utc_now)
         if "moor.lock" in change.files:
             self.lock_bytes = change.files["moor.lock"][1]
-
-    def lock_change(self, action: str, lock: Lock) -> intent.Change:
-        """A change that writes `lock` as moor.lock (nothing when it is what is there)."""
-        change = intent.Change(action)
-        change.write("moor.lock", self.lock_bytes, format_lock(lock).encode("utf-8"))
-        return change
 
     def with_memory(self, memory: LockedMemory | None, path: str) -> Lock:
         memories = dict(self.lock.memories)

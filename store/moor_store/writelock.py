@@ -53,7 +53,6 @@ class _Held:
         self.guard = threading.Lock()  # other threads of this process wait here
         self.owner: int | None = None
         self.depth = 0
-        self.fd = -1
 
 
 _held: dict[str, _Held] = {}
@@ -109,11 +108,11 @@ def write_lock(
         try:
             _acquire(fd, root, action, deadline, budget, on_wait)
             _record(fd, action)
-            state.owner, state.depth, state.fd = me, 1, fd
+            state.owner, state.depth = me, 1
             try:
                 yield
             finally:
-                state.owner, state.depth, state.fd = None, 0, -1
+                state.owner, state.depth = None, 0
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, 0)
                 fcntl.flock(fd, fcntl.LOCK_UN)
