@@ -36,6 +36,7 @@ from moor_engine.observe import (
     found_address,
 )
 from moor_engine.relocate import Relocation, Search, alias_target, relocate
+from moor_engine.relocation_memo import RelocationMemo
 from moor_engine.suggest import suggestions
 from moor_engine.trust import AnchorReport, MemoryReport, Report, State, worst
 from moor_engine.workspace import Workspace
@@ -88,6 +89,7 @@ class Checker:
         self._bound: dict[str, set[str]] = {}
         self._bound_of: Lock | None = None  # the lock `_bound` was read from
         self.indexes = Indexes(workspace, observer)  # where vanished code may be
+        self.memo = RelocationMemo(observer, self.indexes, repr(workspace.config))
 
     @property
     def lock(self) -> Lock:
@@ -151,9 +153,13 @@ class Checker:
                 found = bound_code(self.workspace, self.snapshots, key, locked)
                 return found.text if found is not None else None
 
-            self._relocations[key] = relocate(
-                self.workspace, self.observer, ref, locked, snapshot, self.indexes
-            )
+            search = self.memo.recall(ref, locked)
+            if search is None:
+                search = relocate(
+                    self.workspace, self.observer, ref, locked, snapshot, self.indexes
+                )
+                self.memo.keep(ref, locked, search)
+            self._relocations[key] = search
         return self._relocations[key]
 
     def memory_report(

@@ -201,6 +201,11 @@ class FileView:
         self.overlay = False
         self.dirty = True  # remember the new stat
 
+    def held_source(self) -> bytes | None:
+        """The bytes this view was made from, when it still holds them (never read again:
+        bytes read now may be newer than what the view describes)."""
+        return self._source
+
     def source(self) -> bytes:
         if self._source is None:
             self._source = self.absolute.read_bytes()
