@@ -588,13 +588,13 @@ def run_rounds(
         raise RuntimeError(f"initialize failed: {response.message['error']}")
     client.notify("initialized", {})
     if run.shape == PULL_REFRESH:  # such a client pulls the documents it has open
-        for memory in dict.fromkeys(target.memory for target in targets):
-            text = (root / memory).read_text(encoding="utf-8")
+        for opened in dict.fromkeys(target.memory for target in targets):
+            text = (root / opened).read_text(encoding="utf-8")
             client.notify(
                 "textDocument/didOpen",
                 {
                     "textDocument": {
-                        "uri": (root / memory).as_uri(),
+                        "uri": (root / opened).as_uri(),
                         "languageId": "markdown",
                         "version": 1,
                         "text": text,
