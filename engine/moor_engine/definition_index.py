@@ -16,7 +16,10 @@ a row per file. An editor's unsaved buffer is indexed but never kept.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
@@ -42,6 +45,12 @@ _BODY_PREFIX = 12
 # Between the columns of the kept index, and between the items of a column.
 _COLUMN, _ITEM = "\x1e", "\x1f"
 _BLOB = "g"  # a row key naming a git blob; a stat key starts "s"
+# Files nothing is known of, from which on they are parsed by a process per CPU (fewer do
+# not repay the processes' start), and at most this many processes.
+_PARALLEL_AT = 1000
+_MAX_WORKERS = 8
+Site = tuple[str, str, int, bool, str]  # qname, kind, length, whether it parses, body digest
+Rows = dict[str, tuple[str, list[Site]]]  # path -> (its key, its definitions)
 # As for the parse cache: a file modified this recently may change again within one
 # timestamp tick without its stat moving, so its stat never vouches for it later.
 _RACY_WINDOW_NS = 2_000_000_000
@@ -306,10 +315,15 @@ class DefinitionIndex:
         counts = dict(zip(old.paths, old.counts, strict=True))
         self.observer.preload(changed)
         racy_after = time.time_ns() - _RACY_WINDOW_NS
+        unknown = [rel for rel in listed if rel in changed and not self.observer.knows(rel)]
+        parsed = _in_parallel(self.workspace.root, self.observer.max_file_size, unknown, vouched)
         table = _Table()
         for rel in listed:
             if rel not in changed:
                 table.copy_file(old, rel, known[rel], counts[rel])
+                continue
+            if rel in parsed:
+                table.add(rel, *parsed[rel])
                 continue
             view = self.observer.view(rel)
             if isinstance(view, FileView):
@@ -370,6 +384,84 @@ class Indexes:
         self._looked = None
         for index in self._indexes.values():
             index.stale()
+
+
+def _in_parallel(root: Path, max_file_size: int, rels: list[str], vouched: dict[str, str]) -> Rows:
+    """The rows of many files nothing is known of (a fresh clone's first search), parsed
+    by a process per CPU (`python -m moor_engine.index_worker`); {} when there are too few
+    to repay the processes' start or one CPU. A worker that fails leaves its files out of
+    the answer, and the caller observes them itself."""
+    workers = min(os.cpu_count() or 1, _MAX_WORKERS)
+    if len(rels) < _PARALLEL_AT or workers < 2:
+        return {}
+    running: list[subprocess.Popen[bytes]] = []
+    for at in range(workers):
+        chunk = rels[at::workers]
+        job = {
+            "root": str(root),
+            "max_file_size": max_file_size,
+            "rels": chunk,
+            "vouched": {rel: vouched[rel] for rel in chunk if rel in vouched},
+        }
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "moor_engine.index_worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError:
+            continue
+        assert process.stdin is not None
+        try:
+            process.stdin.write(json.dumps(job).encode("utf-8"))
+            process.stdin.close()
+        except OSError:
+            process.kill()
+        running.append(process)
+    found: Rows = {}
+    for process in running:
+        assert process.stdout is not None
+        out = process.stdout.read()
+        process.stdout.close()
+        if process.wait() == 0:
+            found.update(_parsed_rows(out))
+    return found
+
+
+def _parsed_rows(out: bytes) -> Rows:
+    """A worker's answer, each row checked; a row that is not one is left out."""
+    try:
+        value = json.loads(out)
+    except ValueError:
+        return {}
+    rows: Rows = {}
+    if not isinstance(value, dict):
+        return rows
+    for rel, row in value.items():
+        try:
+            key, sites = row
+            rows[str(rel)] = (
+                str(key),
+                [(str(q), str(k), int(n), bool(e), str(b)) for q, k, n, e, b in sites],
+            )
+        except (TypeError, ValueError):
+            continue
+    return rows
+
+
+def rows_of(root: Path, max_file_size: int, rels: list[str], vouched: dict[str, str]) -> Rows:
+    """Each file observed as a check would (contained, capped, settled): its key and its
+    definitions. What a worker process computes."""
+    observer = FileObserver(root, max_file_size, None)
+    racy_after = time.time_ns() - _RACY_WINDOW_NS
+    rows: Rows = {}
+    for rel in rels:
+        view = observer.view(rel)
+        if isinstance(view, FileView):
+            rows[rel] = (_file_key(root, view, vouched.get(rel), racy_after), _sites(view))
+            view.release_tree()
+    return rows
 
 
 def _sites(view: FileView) -> list[tuple[str, str, int, bool, str]]:

@@ -455,6 +455,16 @@ class FileObserver:
         view.overlay = True
         self._views[rel] = view
 
+    def knows(self, rel: str) -> bool:
+        """Whether anything is known of the file beyond its name: a view, a cache row, an
+        earlier version, an unsaved buffer."""
+        return (
+            rel in self._views
+            or rel in self.overlays
+            or rel in self._previous
+            or self._cache.get(rel) is not None
+        )
+
     def preload(self, rels: Iterable[str]) -> None:
         """Fetch the cache rows of many files in one query."""
         wanted = [r for r in set(rels) if r not in self._cache and r not in self._views]
