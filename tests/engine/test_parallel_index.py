@@ -4,7 +4,6 @@ rows they give are exactly the rows this process would compute (issue 9.13)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 from moor_engine import definition_index
