@@ -22,6 +22,8 @@ from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
 from moor_store.writelock import WriteBusy
 
+from moor import context_commands
+
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
 
@@ -93,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     symbols.add_argument("path", help="a code or Markdown file in the workspace")
     symbols.add_argument("--format", choices=("text", "json"), default="text")
 
+    context_commands.add_parsers(commands)
     commands.add_parser(
         "lsp",
         help="run the language server on stdin/stdout (`moor lsp --help` for its options)",
@@ -299,6 +302,7 @@ def cmd_lsp(args: argparse.Namespace, start: Path) -> int:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
+    "context": context_commands.cmd_context,
     "init": cmd_init,
     "check": cmd_check,
     "status": cmd_status,
