@@ -308,9 +308,51 @@ async def test_each_folder_has_its_own_settings(client: LanguageClient, tmp_path
     assert (await roots[left].one(RETRY, "drifted")).severity == types.DiagnosticSeverity.Error
     assert (await roots[right].one(RETRY, "drifted")).severity == types.DiagnosticSeverity.Hint
 
+    # Check workspace checks every root, counted together.
+    checked = await roots[left].execute("moor.check")
+    assert (checked["memories"], checked["summary"]) == (2, {"drifted": 2}), checked
     # workspace/symbol spans every root.
     symbols = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query=""))
     assert symbols is not None
     assert sorted(s.location.uri for s in symbols) == sorted(  # type: ignore[union-attr]
         [roots[left].uri(RETRY), roots[right].uri(RETRY)]
     )
+
+
+async def test_two_client_folders_in_one_root_share_it_until_both_are_removed(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    ws = workspace(tmp_path / "ws")
+    drifted_retry(ws)
+    sub = ws.root / "src"  # no moor.toml of its own: served as the root above it
+    roots = Roots(client, ws)
+    editor = roots[ws]
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=roots.capabilities,
+            workspace_folders=[
+                types.WorkspaceFolder(uri=ws.root.as_uri(), name="ws"),
+                types.WorkspaceFolder(uri=sub.as_uri(), name="src"),
+            ],
+        )
+    )
+    editor.result = result
+    await editor.one(RETRY, "drifted")
+    assert open_journals(client) == {ws.root / ".moor/journal.sqlite"}  # one state
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[], removed=[types.WorkspaceFolder(uri=sub.as_uri(), name="src")]
+            )
+        )
+    )
+    ws.write("src/a.py", G2)  # still served: the change is seen
+    await editor.diagnostics(RETRY, lambda items: not items)
+    ws.write("src/a.py", G3)
+    await editor.one(RETRY, "drifted")
+    refreshes = client.diagnostic_refresh_count
+    roots.change(removed=(ws,))  # the last client folder of the root: now it goes
+    await editor.diagnostics(RETRY, lambda items: not items)
+    if roots.shape == "pull":  # (told once the root is closed)
+        await refreshed(client, refreshes)
+    assert open_journals(client) == set()
