@@ -32,6 +32,7 @@ def capabilities(shape: str) -> types.ClientCapabilities:
     if shape == "push":
         return client_capabilities("visual-studio-code")
     neovim = client_capabilities("neovim")  # pulls; told to refresh, so it is offered pull
+    assert neovim.workspace is not None
     return attrs.evolve(
         neovim,
         workspace=attrs.evolve(
@@ -41,7 +42,7 @@ def capabilities(shape: str) -> types.ClientCapabilities:
     )
 
 
-@pytest_lsp.fixture(config=SERVER, params=["push", "pull"])
+@pytest_lsp.fixture(config=SERVER, params=["push", "pull"])  # type: ignore[untyped-decorator]
 async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest) -> AsyncIterator[None]:
     lsp_client.shape = request.param  # type: ignore[attr-defined]
     yield
@@ -289,7 +290,11 @@ async def test_a_document_outside_every_folder_gets_no_diagnostics_and_no_error(
         is None
     )
     assert outside.uri(RETRY) not in client.diagnostics
-    errors = [m.message for m in [*client.messages, *client.log_messages] if m.type == 1]
+    shown: list[types.ShowMessageParams | types.LogMessageParams] = [
+        *client.messages,
+        *client.log_messages,
+    ]
+    errors = [m.message for m in shown if m.type == types.MessageType.Error]
     assert not errors, errors
 
 
@@ -314,7 +319,7 @@ async def test_each_folder_has_its_own_settings(client: LanguageClient, tmp_path
     # workspace/symbol spans every root.
     symbols = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query=""))
     assert symbols is not None
-    assert sorted(s.location.uri for s in symbols) == sorted(  # type: ignore[union-attr]
+    assert sorted(s.location.uri for s in symbols) == sorted(
         [roots[left].uri(RETRY), roots[right].uri(RETRY)]
     )
 
