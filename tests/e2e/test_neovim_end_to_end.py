@@ -78,6 +78,10 @@ def test_a_file_rewritten_outside_neovim_updates_the_diagnostics(neovim: EditorR
     scenario.check_external_change(neovim)
 
 
+def test_moor_reaffirm_on_the_command_line_clears_the_diagnostics(neovim: EditorRun) -> None:
+    scenario.check_cli_reaffirm(neovim)
+
+
 def test_moor_reaffirm_with_a_reason_clears_the_diagnostics(neovim: EditorRun) -> None:
     scenario.check_reaffirm(neovim)
 
@@ -111,5 +115,34 @@ def test_follow_updates_the_open_buffer(neovim: EditorRun) -> None:
 def test_the_neovim_09_set_up_shows_updates_and_reaffirms(neovim_09: EditorRun) -> None:
     scenario.check_positions(neovim_09)
     scenario.check_external_change(neovim_09)
+    scenario.check_cli_reaffirm(neovim_09)
     scenario.check_reaffirm(neovim_09)
     scenario.check_late_open(neovim_09)
+
+
+def test_neovim_names_the_file_types_of_moor_languages_as_the_set_ups_do(nvim: str) -> None:
+    from tests.lsp.test_editor_setups import NEOVIM_FILETYPE
+
+    # A .ts file could be Qt's XML: Neovim reads the buffer's first line, as when it opens one.
+    lua = (
+        "for _, ext in ipairs(arg) do "
+        "local buf = vim.api.nvim_create_buf(false, true) "
+        "vim.api.nvim_buf_set_name(buf, vim.fn.getcwd() .. '/x' .. ext) "
+        "vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'x = 1' }) "
+        "io.stdout:write(ext, ' ', vim.filetype.match({ buf = buf }) or '?', '\\n') "
+        "end"
+    )
+    script = Path(os.environ.get("TMPDIR", "/tmp")) / f"moor-e2e-ft-{os.getpid()}.lua"
+    script.write_text(lua, encoding="utf-8")
+    try:
+        done = subprocess.run(
+            [nvim, "--clean", "-l", str(script), *NEOVIM_FILETYPE, ".c"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        script.unlink()
+    seen = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert seen.pop(".c") == "c"  # the control: a file type the set-ups leave out
+    assert seen == NEOVIM_FILETYPE

@@ -206,6 +206,17 @@ local function scenario()
   end)
   record("external", { "external" })
 
+  -- A reaffirm on the command line (as Helix users give the reason): moor.lock changes on disk.
+  local cli = vim.system({ spec.moor, "reaffirm", spec.memories.external, "--why", spec.reason }, {
+    cwd = spec.root,
+    text = true,
+  }):wait()
+  results.cli_reaffirm = { code = cli.code, output = cli.stdout .. cli.stderr }
+  wait_for("external.md's diagnostics to go after `moor reaffirm` on the command line", function()
+    return none("external")
+  end)
+  record("cli_reaffirmed", { "external" })
+
   -- A reaffirm with a typed reason, as the set-up's :MoorReaffirm gives it.
   vim.cmd.buffer(bufnr_of("drifted"))
   local before = #results.notified
@@ -252,7 +263,7 @@ local function scenario()
   end)
   for _, item in ipairs(queue) do
     local entry = run_action(item.name, item.action)
-    if entry.command == "moor.reaffirm" and not entry.error then
+    if entry.command == "moor.reaffirm" and not entry.error and not results.quick_reaffirmed then
       vim.wait(spec.timeout * 1000, function()
         return none("late")
       end, 20)
