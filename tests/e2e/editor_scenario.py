@@ -156,7 +156,7 @@ def build(root: Path) -> Path:
         "app_external": APP_EXTERNAL,
         "reason": REASON,
         "results": str(root.parent / "results.json"),
-        "timeout": 20,
+        "timeout": 30,  # seconds per wait: generous for a loaded 2-core machine
     }
     path = root.parent / "scenario.json"
     path.write_text(json.dumps(scenario, ensure_ascii=False, indent=2), encoding="utf-8")

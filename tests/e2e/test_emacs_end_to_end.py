@@ -20,7 +20,7 @@ from tests.e2e import editor_scenario as scenario
 from tests.e2e.editor_scenario import EditorRun
 
 HERE = Path(__file__).resolve().parent / "emacs"
-RUN_SECONDS = 120  # a hang guard only: a run takes a few seconds (it prints its time)
+RUN_SECONDS = 180  # a hang guard only: a run takes a few seconds (it prints its time)
 NEEDS_ACTIONS = pytest.mark.xfail(reason="needs the actions branch", strict=False)
 
 pytestmark = pytest.mark.skipif(
