@@ -14,7 +14,8 @@ The scenario, in the order the scripts run it:
 2. rewrite `src/app.py` from outside the editor (Server.start changed): wait for
    `external.md`'s drifted diagnostic; then `moor reaffirm` it on the command line: wait
    for the diagnostic to go;
-3. execute `moor.reaffirm [drifted.md, reason]`: wait for `drifted.md`'s to go;
+3. reaffirm `drifted.md` with a typed reason through the set-up's command
+   (`:MoorReaffirm`, `M-x moor-reaffirm`): wait for its diagnostics to go;
 4. open `late.md` (after start-up): wait for its diagnostic;
 5. ask for the code actions on `late.md`'s and `moved.md`'s diagnostics and execute every
    one: reading ones first, then the reaffirm quick fix (answering the server's question
