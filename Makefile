@@ -47,8 +47,10 @@ clean:
 vsix:
 	cd vscode-client && npm ci && npm run package
 
-# `make e2e`: the real-VS-Code end-to-end test (code-server + Chromium; installs its tools
-# into tests/e2e/vscode/.tools/ the first time, builds the .vsix). The last step of `make test`.
+# `make e2e`: the real-editor end-to-end tests, the last step of `make test`: VS Code
+# (code-server + Chromium; installs its tools into tests/e2e/vscode/.tools/ the first time,
+# builds the .vsix), Neovim 0.11 (its pinned wheel into tests/e2e/neovim/.tools/) and Emacs
+# with eglot (Debian packages, tests/e2e/emacs/setup.sh), each on a real workspace.
 # UI automation on a shared 2-core machine can stall once: one retry, never more.
 .PHONY: e2e
 e2e: setup-dev

@@ -1,0 +1,15 @@
+;; moor with eglot (Emacs 28 with the eglot package, or Emacs 29 and newer), in init.el.
+;; The command is the moor of the Python environment that has it installed, e.g. your
+;; project's .venv/bin/moor. Memories are Markdown: markdown-mode (a package) opens them.
+(with-eval-after-load 'eglot
+  (add-to-list 'eglot-server-programs
+               `((markdown-mode gfm-mode)
+                 . (,(expand-file-name "~/project/.venv/bin/moor") "lsp"))))
+(add-hook 'markdown-mode-hook #'eglot-ensure)
+
+(defun moor-reaffirm (reason)
+  "Reaffirm the memory in this buffer: it still holds for the code as it is now."
+  (interactive "sWhy does this memory still hold? ")
+  (let ((result (eglot-execute-command (eglot-current-server) 'moor.reaffirm
+                                       (vector (buffer-file-name) reason))))
+    (message "moor: %s" (mapconcat #'identity (plist-get result :done) "; "))))

@@ -1,0 +1,310 @@
+-- Drives a real Neovim through the scenario of tests/e2e/editor_scenario.py and writes
+-- what Neovim shows to the results file. Run as
+--   nvim --headless --clean -u tests/e2e/neovim/driver.lua
+-- with MOOR_E2E_SCENARIO (the scenario's JSON) and MOOR_E2E_CONFIG (which set-up file of
+-- this folder to use, as the README shows it; only its moor path is replaced).
+-- MOOR_E2E_STEPS=short stops after the memory opened late (no code actions). Every wait polls with a
+-- deadline (vim.wait), never sleeps.
+
+local spec = vim.json.decode(table.concat(vim.fn.readfile(vim.env.MOOR_E2E_SCENARIO), "\n"))
+local here = vim.fs.dirname(debug.getinfo(1, "S").source:sub(2))
+local results = { steps = {}, actions = {} }
+local started = vim.uv.hrtime()
+
+local function elapsed()
+  return (vim.uv.hrtime() - started) / 1e9
+end
+
+local function write_results()
+  results.seconds = elapsed()
+  local file = assert(io.open(spec.results, "w"))
+  file:write(vim.json.encode(results))
+  file:close()
+end
+
+local function fail(message)
+  error({ moor_e2e = message })
+end
+
+--- Waits until `done()` is true; fails with `what` at the deadline.
+local function wait_for(what, done)
+  if not vim.wait(spec.timeout * 1000, done, 20) then
+    fail("timed out after " .. spec.timeout .. " s waiting for " .. what)
+  end
+end
+
+-- The README's set-up, with this checkout's moor.
+local config = table.concat(vim.fn.readfile(here .. "/" .. vim.env.MOOR_E2E_CONFIG), "\n")
+local placeholder = 'vim.fn.expand("~/project/.venv/bin/moor")'
+assert(config:find(placeholder, 1, true), "the set-up names no moor to replace")
+config = config:gsub(vim.pesc(placeholder), function()
+  return string.format("%q", spec.moor)
+end)
+
+-- The person's part: the first choice of every question (vim.ui.select), recorded.
+vim.ui.select = function(items, opts, on_choice)
+  local titles = {}
+  for _, item in ipairs(items) do
+    table.insert(titles, opts.format_item and opts.format_item(item) or tostring(item))
+  end
+  results.question = { message = opts.prompt, titles = titles }
+  on_choice(items[1], 1)
+end
+
+-- What Neovim tells the person (vim.notify), recorded.
+results.notified = {}
+vim.notify = function(message, level)
+  table.insert(results.notified, { message = message, level = level or vim.log.levels.INFO })
+end
+
+local function bufnr_of(name)
+  return vim.fn.bufnr(spec.memories[name])
+end
+
+local function moor_client()
+  return vim.lsp.get_clients({ name = "moor" })[1]
+end
+
+--- moor's diagnostics on a memory's buffer, as Neovim holds them (0-based, byte columns
+--- converted to characters so they compare with the file's text).
+local function shown(name)
+  local bufnr = bufnr_of(name)
+  if bufnr < 0 then
+    return nil
+  end
+  local items = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    if d.source == "moor" then
+      local line = vim.api.nvim_buf_get_lines(bufnr, d.lnum, d.lnum + 1, false)[1] or ""
+      local end_line = vim.api.nvim_buf_get_lines(bufnr, d.end_lnum, d.end_lnum + 1, false)[1]
+        or ""
+      table.insert(items, {
+        code = d.code,
+        message = d.message,
+        line = d.lnum,
+        col = vim.str_utfindex(line, "utf-32", d.col, false),
+        end_line = d.end_lnum,
+        end_col = vim.str_utfindex(end_line, "utf-32", d.end_col, false),
+      })
+    end
+  end
+  table.sort(items, function(a, b)
+    return a.line < b.line or (a.line == b.line and a.col < b.col)
+  end)
+  return items
+end
+
+local function record(step, names)
+  results.steps[step] = elapsed()
+  results[step] = {}
+  for _, name in ipairs(names) do
+    results[step][name] = shown(name)
+  end
+end
+
+local function has_code(name, code)
+  local items = shown(name)
+  if not items then
+    return false
+  end
+  for _, d in ipairs(items) do
+    if d.code == code then
+      return true
+    end
+  end
+  return false
+end
+
+local function none(name)
+  local items = shown(name)
+  return items ~= nil and #items == 0
+end
+
+local function open(name)
+  vim.cmd.edit(vim.fn.fnameescape(spec.memories[name]))
+end
+
+--- A request from the moor client, waited for; returns err, result.
+local function request(method, params, bufnr)
+  local client = moor_client()
+  local answered, err, result = false, nil, nil
+  client:request(method, params, function(e, r)
+    answered, err, result = true, e, r
+  end, bufnr)
+  wait_for(method, function()
+    return answered
+  end)
+  return err, result
+end
+
+--- Executes a command as Neovim's code action menu does (client:exec_cmd).
+local function execute(command, bufnr)
+  local answered, err, result = false, nil, nil
+  moor_client():exec_cmd(command, { bufnr = bufnr }, function(e, r)
+    answered, err, result = true, e, r
+  end)
+  wait_for(command.command, function()
+    return answered
+  end)
+  return err, result
+end
+
+local function code_actions(name)
+  local bufnr = bufnr_of(name)
+  local offered = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    local lsp_diagnostic = d.user_data and d.user_data.lsp
+    if d.source == "moor" and lsp_diagnostic then
+      local err, actions = request("textDocument/codeAction", {
+        textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+        range = lsp_diagnostic.range,
+        context = { diagnostics = { lsp_diagnostic } },
+      }, bufnr)
+      if err then
+        fail("textDocument/codeAction on " .. name .. " answered " .. vim.inspect(err))
+      end
+      for _, action in ipairs(actions or {}) do
+        -- A CodeAction holds its Command; a bare Command is one.
+        local command = type(action.command) == "table" and action.command or action
+        table.insert(offered, { title = action.title, command = command, edit = action.edit })
+      end
+    end
+  end
+  return offered
+end
+
+local function run_action(name, action)
+  local bufnr = bufnr_of(name)
+  local entry = { memory = name, title = action.title, command = action.command.command }
+  local err, result = execute(action.command, bufnr)
+  entry.error = err and { code = err.code, message = err.message } or nil
+  entry.result = result
+  table.insert(results.actions, entry)
+  return entry
+end
+
+local function scenario()
+  assert(load(config, "moor set-up"))()
+  for _, name in ipairs(spec.open_at_start) do
+    open(name)
+  end
+  wait_for("the moor client", function()
+    return moor_client() ~= nil
+  end)
+  results.client_seconds = elapsed()
+  wait_for("drifted.md and moved.md diagnostics", function()
+    return has_code("drifted", "drifted") and has_code("moved", "moved")
+  end)
+  record("start", { "drifted", "moved", "external" })
+
+  -- An external change: the file is rewritten behind Neovim's back.
+  local app = assert(io.open(spec.app, "w"))
+  app:write(spec.app_external)
+  app:close()
+  wait_for("external.md's drifted diagnostic after src/app.py was rewritten", function()
+    return has_code("external", "drifted")
+  end)
+  record("external", { "external" })
+
+  -- A reaffirm on the command line (as Helix users give the reason): moor.lock changes on disk.
+  local cli = vim.system({ spec.moor, "reaffirm", spec.memories.external, "--why", spec.reason }, {
+    cwd = spec.root,
+    text = true,
+  }):wait()
+  results.cli_reaffirm = { code = cli.code, output = cli.stdout .. cli.stderr }
+  wait_for("external.md's diagnostics to go after `moor reaffirm` on the command line", function()
+    return none("external")
+  end)
+  record("cli_reaffirmed", { "external" })
+
+  -- A reaffirm with a typed reason, as the set-up's :MoorReaffirm gives it.
+  vim.cmd.buffer(bufnr_of("drifted"))
+  local before = #results.notified
+  vim.cmd("MoorReaffirm " .. spec.reason)
+  local answer = nil
+  wait_for(":MoorReaffirm's answer", function()
+    for i = before + 1, #results.notified do
+      if results.notified[i].message:find("^moor: ") then
+        answer = results.notified[i]
+        return true
+      end
+    end
+    return false
+  end)
+  results.reaffirm = { message = answer.message, error = answer.level >= vim.log.levels.ERROR }
+  wait_for("drifted.md's diagnostics to go after the reaffirm", function()
+    return none("drifted")
+  end)
+  record("reaffirmed", { "drifted" })
+
+  open("late")
+  wait_for("late.md's diagnostic (opened after start-up)", function()
+    return has_code("late", "drifted")
+  end)
+  record("late", { "late" })
+  if vim.env.MOOR_E2E_STEPS == "short" then
+    return
+  end
+
+  -- Every code action offered on late.md (drifted) and moved.md (moved): first those that
+  -- write nothing, then the reaffirm quick fix, then follow.
+  local writing = { ["moor.reaffirm"] = 1, ["moor.follow"] = 2 }
+  local queue = {}
+  for _, name in ipairs({ "late", "moved" }) do
+    for _, action in ipairs(code_actions(name)) do
+      table.insert(queue, { name = name, action = action })
+    end
+  end
+  results.offered = vim.tbl_map(function(item)
+    return { memory = item.name, title = item.action.title, command = item.action.command.command }
+  end, queue)
+  table.sort(queue, function(a, b)
+    return (writing[a.action.command.command] or 0) < (writing[b.action.command.command] or 0)
+  end)
+  for _, item in ipairs(queue) do
+    local entry = run_action(item.name, item.action)
+    if entry.command == "moor.reaffirm" and not entry.error and not results.quick_reaffirmed then
+      vim.wait(spec.timeout * 1000, function()
+        return none("late")
+      end, 20)
+      record("quick_reaffirmed", { "late" })
+    elseif entry.command == "moor.follow" then
+      -- Right after follow answered, before anything else can reload the buffer.
+      local bufnr = bufnr_of("moved")
+      results.followed_buffer = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
+        .. (vim.bo[bufnr].eol and "\n" or "")
+      vim.wait(spec.timeout * 1000, function()
+        return none("moved")
+      end, 20)
+      record("followed", { "moved" })
+    end
+  end
+end
+
+local function main()
+  local ok, problem = xpcall(scenario, function(e)
+    if type(e) == "table" and e.moor_e2e then
+      return e.moor_e2e
+    end
+    return debug.traceback(tostring(e), 2)
+  end)
+  if not ok then
+    results.fatal = problem
+  end
+  results.lsp_log = vim.lsp.log.get_filename()
+  write_results()
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    client:stop()
+  end
+  vim.wait(5000, function()
+    return #vim.lsp.get_clients() == 0
+  end, 20)
+  vim.cmd("qall!")
+end
+
+vim.api.nvim_create_autocmd("VimEnter", {
+  once = true,
+  callback = function()
+    vim.schedule(main)
+  end,
+})

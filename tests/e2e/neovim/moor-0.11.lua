@@ -1,0 +1,26 @@
+-- moor in Neovim 0.11 or newer (init.lua). `cmd` is the moor of the Python environment
+-- that has it installed, e.g. your project's .venv/bin/moor.
+vim.lsp.config("moor", {
+  cmd = { vim.fn.expand("~/project/.venv/bin/moor"), "lsp" },
+  filetypes = {
+    "markdown", -- memories
+    "python", "javascript", "javascriptreact", "typescript", "typescriptreact",
+    "go", "rust", "java",
+  },
+  root_markers = { "moor.toml", "moor.lock", ".git" },
+})
+vim.lsp.enable("moor")
+
+-- :MoorReaffirm {reason} -- the memory in this buffer still holds for the code as it is now.
+vim.api.nvim_create_user_command("MoorReaffirm", function(opts)
+  local client = vim.lsp.get_clients({ name = "moor", bufnr = 0 })[1]
+  if not client then return vim.notify("moor is not running here", vim.log.levels.WARN) end
+  client:exec_cmd({
+    title = "reaffirm",
+    command = "moor.reaffirm",
+    arguments = { vim.api.nvim_buf_get_name(0), opts.args },
+  }, { bufnr = 0 }, function(err, result)
+    if err then return vim.notify("moor: " .. err.message, vim.log.levels.ERROR) end
+    vim.notify("moor: " .. table.concat(result.done, "; ")) -- a refusal is shown by moor
+  end)
+end, { nargs = "+", desc = "moor: reaffirm this memory, with the reason" })

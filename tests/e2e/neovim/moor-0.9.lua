@@ -1,0 +1,34 @@
+-- moor in Neovim 0.9 or 0.10 (init.lua). `cmd` is the moor of the Python environment
+-- that has it installed, e.g. your project's .venv/bin/moor.
+vim.api.nvim_create_autocmd("FileType", {
+  pattern = {
+    "markdown", -- memories
+    "python", "javascript", "javascriptreact", "typescript", "typescriptreact",
+    "go", "rust", "java",
+  },
+  callback = function(args)
+    local marker = vim.fs.find({ "moor.toml", "moor.lock", ".git" }, {
+      upward = true,
+      path = vim.fs.dirname(vim.api.nvim_buf_get_name(args.buf)),
+    })[1]
+    if not marker then return end
+    vim.lsp.start({
+      name = "moor",
+      cmd = { vim.fn.expand("~/project/.venv/bin/moor"), "lsp" },
+      root_dir = vim.fs.dirname(marker),
+    }, { bufnr = args.buf })
+  end,
+})
+
+-- :MoorReaffirm {reason} -- the memory in this buffer still holds for the code as it is now.
+vim.api.nvim_create_user_command("MoorReaffirm", function(opts)
+  local clients = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ name = "moor", bufnr = 0 })
+  if not clients[1] then return vim.notify("moor is not running here", vim.log.levels.WARN) end
+  clients[1].request("workspace/executeCommand", {
+    command = "moor.reaffirm",
+    arguments = { vim.api.nvim_buf_get_name(0), opts.args },
+  }, function(err, result)
+    if err then return vim.notify("moor: " .. err.message, vim.log.levels.ERROR) end
+    vim.notify("moor: " .. table.concat(result.done, "; ")) -- a refusal is shown by moor
+  end, 0)
+end, { nargs = "+", desc = "moor: reaffirm this memory, with the reason" })
