@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from moor_engine.trust import QUIET_STATES, SEVERITY_ORDER
+from moor_engine.trust import SEVERITY_ORDER, needs_look
 
 from moor_lsp.features import Feature
 
@@ -34,6 +34,6 @@ class CheckWorkspace(Feature):
         return {
             "memories": len(snapshot.memories),
             "summary": {state.value: states[state] for state in SEVERITY_ORDER if states[state]},
-            "attention": sum(count for state, count in states.items() if state not in QUIET_STATES),
+            "attention": sum(needs_look(view.report) for view in snapshot.memories.values()),
             "problems": [f"{where}: {message}" for where, message in snapshot.problems],
         }
