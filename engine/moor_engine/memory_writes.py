@@ -557,107 +557,112 @@ def _why(why: str, command: str) -> str:
 def supersede(session: Session, old: str, by: str, why: str) -> Written:
     """Retire `old`: `by` says what it said, better. A latch (`latch.py`)."""
     why = _why(why, "supersede")
-    written = Written("supersede")
     with session.writing("moor supersede"):
-        old_rel = _memory_arg(session, old, "supersede", written)
-        by_rel = _memory_arg(session, by, "--by", written)
-        if old_rel is None or by_rel is None:
-            return written
-        written.path = old_rel
-        latches = read_latches(session.lock, session.journal)
-        if old_rel == by_rel:
-            written.refused.append(
-                Refusal("self", f"{old_rel} cannot supersede itself", path=old_rel)
-            )
-        elif old_rel in latches.retired:
-            held = latches.retired[old_rel]
-            written.refused.append(
-                Refusal(
-                    "already_retired",
-                    f"{old_rel} is already retired: {held.describe()}",
-                    path=old_rel,
-                )
-            )
-        elif by_rel in latches.retired:
-            written.refused.append(
-                Refusal(
-                    "retired",
-                    f"--by {by_rel}: it is retired itself ({latches.retired[by_rel].describe()})",
-                    path=by_rel,
-                )
-            )
-        if written.refused:
-            return written
-        lock, entry, _event = retire(session.lock, latches, old_rel, by_rel, why)
-        change = Change("moor supersede")
-        change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
-        change.entries = [entry]
-        session.commit(change)
-        session.lock = lock
-        written.done.append(f"{old_rel}: retired, superseded by {by_rel}: {why}")
+        return _after(session, _supersede(session, old, by, why))
+
+
+def _supersede(session: Session, old: str, by: str, why: str) -> Written:
+    written = Written("supersede")
+    old_rel = _memory_arg(session, old, "supersede", written)
+    by_rel = _memory_arg(session, by, "--by", written)
+    if old_rel is None or by_rel is None:
         return written
+    written.path = old_rel
+    latches = read_latches(session.lock, session.journal)
+    if old_rel == by_rel:
+        written.refused.append(Refusal("self", f"{old_rel} cannot supersede itself", path=old_rel))
+    elif old_rel in latches.retired:
+        held = latches.retired[old_rel]
+        written.refused.append(
+            Refusal(
+                "already_retired",
+                f"{old_rel} is already retired: {held.describe()}",
+                path=old_rel,
+            )
+        )
+    elif by_rel in latches.retired:
+        written.refused.append(
+            Refusal(
+                "retired",
+                f"--by {by_rel}: it is retired itself ({latches.retired[by_rel].describe()})",
+                path=by_rel,
+            )
+        )
+    if written.refused:
+        return written
+    lock, entry, _event = retire(session.lock, latches, old_rel, by_rel, why)
+    change = Change("moor supersede")
+    change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
+    change.entries = [entry]
+    session.commit(change)
+    session.lock = lock
+    written.done.append(f"{old_rel}: retired, superseded by {by_rel}: {why}")
+    return written
 
 
 def forget(session: Session, path: str, why: str) -> Written:
     """Remove a memory file and tombstone what it said: the same text, however spelt, is
     refused from then on (and flagged when written by hand)."""
     why = _why(why, "forget")
-    written = Written("forget")
     with session.writing("moor forget"):
-        rel = _memory_arg(session, path, "forget", written)
-        if rel is None:
-            return written
-        written.path = rel
-        original = read_inside(
-            session.workspace.root, rel, limit=session.workspace.config.max_file_size
-        )
-        parsed = parse_memory(rel, original)
-        try:
-            text = original.decode("utf-8")
-        except UnicodeDecodeError:
-            text = original.decode("utf-8", "replace")
-        value = parsed.memory.value if parsed.memory is not None else value_key(text)
-        if not value:
-            written.refused.append(
-                Refusal(
-                    "nothing_to_forget",
-                    f"{rel} says nothing to tombstone; delete the file",
-                    path=rel,
-                )
+        return _after(session, _forget(session, path, why))
+
+
+def _forget(session: Session, path: str, why: str) -> Written:
+    written = Written("forget")
+    rel = _memory_arg(session, path, "forget", written)
+    if rel is None:
+        return written
+    written.path = rel
+    original = read_inside(
+        session.workspace.root, rel, limit=session.workspace.config.max_file_size
+    )
+    parsed = parse_memory(rel, original)
+    try:
+        text = original.decode("utf-8")
+    except UnicodeDecodeError:
+        text = original.decode("utf-8", "replace")
+    value = parsed.memory.value if parsed.memory is not None else value_key(text)
+    if not value:
+        written.refused.append(
+            Refusal(
+                "nothing_to_forget",
+                f"{rel} says nothing to tombstone; delete the file",
+                path=rel,
             )
-            return written
-        latches = read_latches(session.lock, session.journal)
-        previous = latches.restored.get(value)
-        at = stamp(previous.at if previous else None)
-        old = session.lock.memories.get(rel)
-        lock = session.lock.without_memory(rel).with_tombstone(Tombstone(value, rel, why, at))
-        entries = [
-            forget_entry(
-                rel,
-                value,
-                why,
-                at,
-                {"text": text, "locked": _locked_json(old) if old is not None else None},
-            )
-        ]
-        if old is not None:
-            entries += [
-                NewEntry("revise", ref, memory=rel, code="unbind", detail="memory forgotten")
-                for ref in old.anchors
-            ]
-        change = Change("moor forget")
-        change.remove(rel, original)
-        change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
-        change.entries = entries
-        session.commit(change)
-        session.lock = lock
-        written.done.append(f"{rel}: forgotten ({why}); its text is refused from now on")
-        same = _saying(session, value, rel)
-        written.done.extend(
-            f"{other}: says the same and is flagged until it is deleted or restored"
-            for other in same
         )
         return written
+    latches = read_latches(session.lock, session.journal)
+    previous = latches.restored.get(value)
+    at = stamp(previous.at if previous else None)
+    old = session.lock.memories.get(rel)
+    lock = session.lock.without_memory(rel).with_tombstone(Tombstone(value, rel, why, at))
+    entries = [
+        forget_entry(
+            rel,
+            value,
+            why,
+            at,
+            {"text": text, "locked": _locked_json(old) if old is not None else None},
+        )
+    ]
+    if old is not None:
+        entries += [
+            NewEntry("revise", ref, memory=rel, code="unbind", detail="memory forgotten")
+            for ref in old.anchors
+        ]
+    change = Change("moor forget")
+    change.remove(rel, original)
+    change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
+    change.entries = entries
+    session.commit(change)
+    session.lock = lock
+    written.done.append(f"{rel}: forgotten ({why}); its text is refused from now on")
+    same = _saying(session, value, rel)
+    written.done.extend(
+        f"{other}: says the same and is flagged until it is deleted or restored" for other in same
+    )
+    return written
 
 
 def _saying(session: Session, value: str, but: str) -> list[str]:
@@ -673,30 +678,34 @@ def restore(session: Session, path: str, why: str) -> Written:
     """The only way back from a latch: un-retire a memory, or lift the tombstone of one that
     was forgotten (and write its file again from this clone's journal, when it has it)."""
     why = _why(why, "restore")
-    written = Written("restore")
     with session.writing("moor restore"):
-        try:
-            rel = session.relative_arg(path)
-        except UsageError as error:
-            written.refused.append(Refusal("outside_workspace", f"restore {path}: {error}"))
-            return written
-        written.path = rel
-        latches = read_latches(session.lock, session.journal)
-        if rel in latches.retired or _declarations(session).get(rel) is not None:
-            return _unretire(session, rel, why, latches, written)
-        forgotten = sorted(
-            (e for e in latches.tombstones.values() if e.path == rel), key=lambda e: e.at
-        )
-        if forgotten:
-            return _unforget(session, rel, why, forgotten[-1], written)
-        written.refused.append(
-            Refusal(
-                "not_latched",
-                f"{rel} is neither retired nor forgotten: nothing to restore",
-                path=rel,
-            )
-        )
+        return _after(session, _restore(session, path, why))
+
+
+def _restore(session: Session, path: str, why: str) -> Written:
+    written = Written("restore")
+    try:
+        rel = session.relative_arg(path)
+    except UsageError as error:
+        written.refused.append(Refusal("outside_workspace", f"restore {path}: {error}"))
         return written
+    written.path = rel
+    latches = read_latches(session.lock, session.journal)
+    if rel in latches.retired or _declarations(session).get(rel) is not None:
+        return _unretire(session, rel, why, latches, written)
+    forgotten = sorted(
+        (e for e in latches.tombstones.values() if e.path == rel), key=lambda e: e.at
+    )
+    if forgotten:
+        return _unforget(session, rel, why, forgotten[-1], written)
+    written.refused.append(
+        Refusal(
+            "not_latched",
+            f"{rel} is neither retired nor forgotten: nothing to restore",
+            path=rel,
+        )
+    )
+    return written
 
 
 def _declarations(session: Session) -> dict[str, Event]:
