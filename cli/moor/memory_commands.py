@@ -126,7 +126,7 @@ def cmd_edit(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_supersede(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.memory_writes import supersede
+    from moor_engine.latch_actions import supersede
 
     from moor.main import _session
 
@@ -135,7 +135,7 @@ def cmd_supersede(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_forget(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.memory_writes import forget
+    from moor_engine.latch_actions import forget
 
     from moor.main import _session
 
@@ -144,7 +144,7 @@ def cmd_forget(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_restore(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.memory_writes import restore
+    from moor_engine.latch_actions import restore
 
     from moor.main import _session
 

@@ -7,8 +7,8 @@ import shutil
 
 from moor_engine.actions import bind
 from moor_engine.latch import Event, latches_of, stamp
+from moor_engine.latch_actions import forget, supersede
 from moor_engine.live import LiveCheck
-from moor_engine.memory_writes import forget, supersede
 from moor_engine.session import Session
 from moor_store.lockfile import format_lock
 
