@@ -27,8 +27,21 @@ from moor_engine.latch import (
     stamp,
 )
 from moor_engine.memories import load_memories
-from moor_engine.memory_writes import Refusal, Written, after_write, memory_arg
+from moor_engine.memory_writes import Refusal, Written, after_write, known_here, memory_arg
 from moor_engine.session import Session, UsageError
+
+
+def _described(session: Session, written: Written) -> Written:
+    """The memory's content hash, and the live memories already bound to its code, as
+    every write returns them (when its file is there)."""
+    if not written.ok or written.path is None:
+        return written
+    loaded = load_memories(session.workspace, [written.path], None)[written.path]
+    if loaded.memory is not None:
+        written.content_hash = loaded.memory.content_hash
+        anchors = {i.ref.canonical() for i in loaded.entries if i.ref is not None}
+        written.known_here = known_here(session, written.path, anchors)
+    return written
 
 
 def _why(why: str, command: str) -> str:
@@ -41,7 +54,7 @@ def supersede(session: Session, old: str, by: str, why: str) -> Written:
     """Retire `old`: `by` says what it said, better. A latch (`latch.py`)."""
     why = _why(why, "supersede")
     with session.writing("moor supersede"):
-        return after_write(session, _supersede(session, old, by, why))
+        return after_write(session, _described(session, _supersede(session, old, by, why)))
 
 
 def _supersede(session: Session, old: str, by: str, why: str) -> Written:
@@ -162,7 +175,7 @@ def restore(session: Session, path: str, why: str) -> Written:
     was forgotten (and write its file again from this clone's journal, when it has it)."""
     why = _why(why, "restore")
     with session.writing("moor restore"):
-        return after_write(session, _restore(session, path, why))
+        return after_write(session, _described(session, _restore(session, path, why)))
 
 
 def _restore(session: Session, path: str, why: str) -> Written:

@@ -115,6 +115,9 @@ def test_a_hand_written_file_with_the_forgotten_text_is_flagged_by_check(ws: Wor
     assert "it never held" in str(sneaky["notes"])
     assert states["memories/honest.md"]["state"] == "current"  # control
     assert "memories/sneaky.md" in ws.moor("check").out
+    reaffirm = ws.moor("reaffirm", "memories/sneaky.md", "--why", "it is fine")
+    assert reaffirm.code == 1 and "forgotten on" in reaffirm.err  # reviewing it back is refused
+    assert ws.moor("reaffirm", "memories/honest.md", "--why", "fine").code == 0  # control
     (ws.root / "memories/sneaky.md").unlink()
     assert ws.moor("check").code == 0
 

@@ -46,9 +46,13 @@ def test_supersede_retires_and_check_is_quiet_about_it(ws: Workspace) -> None:
     ws.write("src/a.py", CODE.replace("return body", "return body * 2"))
     assert ws.state(OLD) == "drifted"  # control: without retirement, the old one needs a look
 
-    run = ws.moor("supersede", OLD, "--by", NEW, "--why", "new says it better")
+    run = ws.moor("supersede", OLD, "--by", NEW, "--why", "new says it better", "--format", "json")
 
     assert run.code == 0, run.err
+    result = run.json()
+    assert result["path"] == OLD and result["content_hash"]
+    # What is already known about its code: the live one, never the retired one itself.
+    assert [k["path"] for k in result["known_here"]] == [NEW]  # type: ignore[union-attr]
     states = ws.states()
     assert states[OLD]["state"] == "retired"
     assert "superseded by memories/new.md" in str(states[OLD]["notes"])
