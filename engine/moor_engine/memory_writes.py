@@ -175,6 +175,7 @@ def _add(session: Session, draft: Draft) -> Written:
     path = f"{session.workspace.config.memory_roots[0].rstrip('/')}/{slug(title)}.md"
     written.path = path
     questions = list(draft.questions) or [_default_question(refs)]
+    author = draft.author or _author(session)
     text = compose(
         NewMemory(
             title=title,
@@ -183,7 +184,7 @@ def _add(session: Session, draft: Draft) -> Written:
             confidence=draft.confidence,
             created=stamp(),
             questions=questions,
-            author=draft.author or _author(session),
+            author=author,
             agent=draft.agent,
             supersedes=[p for p in supersedes if p is not None],
         )
@@ -218,7 +219,7 @@ def _add(session: Session, draft: Draft) -> Written:
             f"memory:{path}",
             memory=path,
             code="add",
-            detail=f"written by {draft.agent or draft.author or _author(session)}",
+            detail=f"written by {draft.agent or author}",
             data={"hash": memory.content_hash},
         )
     )
@@ -386,24 +387,27 @@ def memory_arg(session: Session, arg: str, what: str, written: Written) -> str |
 
 
 def known_here(session: Session, path: str, anchors: set[str]) -> list[Known]:
-    """Live memories (not retired) bound to any of `anchors`, by canonical reference."""
+    """Live memories (not retired) bound in moor.lock to any of `anchors`, by canonical
+    reference, with their trust state now."""
     if not anchors:
         return []
-    others = [p for p in session.workspace.memory_paths() if p != path]
-    loaded = load_memories(session.workspace, others, session.journal)
     sharing = {
-        p: sorted({i.ref.canonical() for i in m.entries if i.ref is not None} & anchors)
-        for p, m in loaded.items()
+        other: sorted(anchors.intersection(locked.anchors))
+        for other, locked in session.lock.memories.items()
+        if other != path
     }
-    sharing = {p: shared for p, shared in sharing.items() if shared}
+    sharing = {
+        other: shared
+        for other, shared in sharing.items()
+        if shared and exists_inside(session.workspace.root, other)
+    }
     if not sharing:
         return []
-    checker = session.checker
-    report = checker.evaluate(sorted(sharing)).report
+    report = session.checker.evaluate(sorted(sharing)).report
     return [
         Known(m.path, m.title, m.state.value, tuple(sharing[m.path]))
         for m in report.memories
-        if m.state != State.RETIRED and m.state != State.INVALID
+        if m.state not in (State.RETIRED, State.INVALID)
     ]
 
 
