@@ -3,8 +3,12 @@
 For each N, the workspace of `check_speed.py` (copies of standard-library files and N memories,
 each about one symbol) is built and bound; then the real server runs as a subprocess
 (`python -m moor lsp --stdio`), driven over stdio by a small JSON-RPC client in this file with
-VS Code-like capabilities for *push* diagnostics (no `textDocument.diagnostic`, so the server
-publishes). After `initialize` / `initialized` and the first scan has settled, each round:
+VS Code-like capabilities, taking diagnostics in one of three shapes (`--shapes`): *push* (no
+`textDocument.diagnostic`: the server publishes), *pull+refresh* (the client has the memories
+open, pulls them, and pulls again whenever the server sends `workspace/diagnostic/refresh`,
+as VS Code's language client does), and *pull-no-refresh* (the client can pull but cannot be
+asked to, as Neovim 0.11: the server publishes to it). After `initialize` / `initialized`
+and the first scan has settled, each round:
 
 * picks a memory bound to a function (deterministically, spread over all memories);
 * rewrites that function's file on disk with one statement (`pass`) added at the end of the
@@ -20,7 +24,7 @@ the floor: re-reading and tree-sitter-parsing that one file in this process (bes
 The server runs with `--log-level debug`, whose stderr tells when each change was scheduled
 and how long each evaluation took. Nothing is asserted: this is a measurement.
 
-    python bench/lsp_latency.py [--sizes 1000,10000] [--rounds 50] [--json PATH]
+    python bench/lsp_latency.py [--sizes 1000,10000] [--rounds 50] [--shapes push,...] [--json PATH]
 """
 
 from __future__ import annotations
@@ -206,8 +210,28 @@ class Client:
                     stream.close()
 
 
-def capabilities() -> dict[str, Any]:
-    """What VS Code announces, as far as moor looks — without pull diagnostics."""
+# How a client takes diagnostics (issue 10): the server decides by these capabilities.
+PUSH = "push"  # no pull support (eglot, Helix; VS Code without its pull feature)
+PULL_REFRESH = "pull+refresh"  # pulls, and re-pulls when asked (VS Code's language client)
+PULL_NO_REFRESH = "pull-no-refresh"  # pulls on its own edits only (Neovim 0.11)
+SHAPES = (PUSH, PULL_REFRESH, PULL_NO_REFRESH)
+REFRESH = "workspace/diagnostic/refresh"
+
+
+def capabilities(shape: str = PUSH) -> dict[str, Any]:
+    """What VS Code announces, as far as moor looks, with diagnostics taken in `shape`."""
+    found = _capabilities()
+    if shape != PUSH:
+        found["textDocument"]["diagnostic"] = {
+            "dynamicRegistration": False,
+            "relatedDocumentSupport": False,
+        }
+    if shape == PULL_REFRESH:
+        found["workspace"]["diagnostics"] = {"refreshSupport": True}
+    return found
+
+
+def _capabilities() -> dict[str, Any]:
     return {
         "general": {"positionEncodings": ["utf-16"]},
         "window": {"workDoneProgress": True, "showMessage": {}},
@@ -246,12 +270,15 @@ class Session:
         self.last_activity = time.perf_counter()
         self.evaluations: list[tuple[float, int, float]] = []  # (arrived, generation, s)
         self.changes: list[float] = []  # when each "change #g" line arrived
+        self.refreshes = 0  # `workspace/diagnostic/refresh` requests from the server
 
     def observe(self, event: Event) -> None:
         if event.kind == "eof":
             tail = "\n".join(self.client.log_tail[-15:])
             raise RuntimeError(f"the server exited ({self.client.process.poll()}):\n{tail}")
         self.last_activity = event.at
+        if event.kind == "message" and event.message.get("method") == REFRESH:
+            self.refreshes += 1
         if event.kind != "log":
             return
         if found := _CHANGE.search(event.line):
@@ -403,6 +430,7 @@ class Run:
     files: int
     rounds: int
     debounce_s: float
+    shape: str = PUSH
     setup_s: float = math.nan  # choosing symbols, building the workspace, binding
     startup_s: float = math.nan  # initialize → first scan settled
     first_scan_s: float = math.nan  # the server's own figure for its first evaluation
@@ -467,11 +495,37 @@ def published(uri: str, drifted: bool) -> Any:
     return wanted
 
 
-def measure(n: int, rounds: int, timeout: float) -> Run:
+def pull_until(session: Session, uri: str, drifted: bool, limit: float) -> Event:
+    """As a pulling client with refresh support: pull the memory, and pull again each
+    time the server asks, until the answer has (or has no longer) `drifted`."""
+    client = session.client
+    while True:
+        asked = session.refreshes
+        ident = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+        event = session.wait_message(
+            lambda m, ident=ident: m.get("id") == ident and "method" not in m, limit
+        )
+        result = event.message.get("result") or {}
+        codes = {str(d.get("code")) for d in result.get("items", [])}
+        if ("drifted" in codes) == drifted:
+            return event
+        if session.refreshes == asked:
+            session.wait_message(lambda m: m.get("method") == REFRESH, limit)
+
+
+def measure(n: int, rounds: int, timeout: float, shape: str = PUSH) -> Run:
+    return measure_shapes(n, rounds, timeout, (shape,))[0]
+
+
+def measure_shapes(n: int, rounds: int, timeout: float, shapes: tuple[str, ...]) -> list[Run]:
+    """One workspace of N memories, and one server per delivery shape in turn."""
     started = time.perf_counter()
     symbols, files = choose_symbols(n)
     debounce = debounce_seconds()
-    run = Run(n=len(symbols), files=len(files), rounds=0, debounce_s=debounce)
+    runs = [
+        Run(n=len(symbols), files=len(files), rounds=0, debounce_s=debounce, shape=shape)
+        for shape in shapes
+    ]
     with tempfile.TemporaryDirectory(prefix=f"moor-lsp-{n}-") as scratch:
         root = Path(scratch).resolve()
         build_workspace(root, symbols, files)
@@ -479,30 +533,37 @@ def measure(n: int, rounds: int, timeout: float) -> Run:
         if refused:
             print(f"  N={n}: {len(refused)} memories could not be bound, e.g. {refused[0]}")
         targets = choose_targets(root, symbols, rounds)
-        run.setup_s = time.perf_counter() - started
-        deadline = time.perf_counter() + timeout
-        if not targets:
-            run.error = "no memory is bound to a function that can be edited"
-            return run
-        client = Client(
-            [sys.executable, "-m", "moor", "lsp", "--stdio", "--log-level", "debug"],
-            root,
-            server_env(),
-        )
-        session = Session(client)
-        try:
-            run_rounds(run, session, root, targets, deadline)
-        except (Timeout, RuntimeError) as failure:
-            run.error = f"{type(failure).__name__}: {failure}"
-            print(f"  N={n}: {run.error}")
-        finally:
-            client.close()
-            for target in targets:  # never leave an edit behind (the workspace goes anyway)
-                with contextlib.suppress(OSError):
-                    (root / target.path).write_bytes(target.original)
+        setup_s = time.perf_counter() - started
+        for run in runs:
+            begun = time.perf_counter()
+            run.setup_s = setup_s
+            if not targets:
+                run.error = "no memory is bound to a function that can be edited"
+                continue
+            serve(run, root, targets, timeout)
+            run.wall_s = time.perf_counter() - begun
+    return runs
+
+
+def serve(run: Run, root: Path, targets: list[Target], timeout: float) -> None:
+    deadline = time.perf_counter() + timeout
+    client = Client(
+        [sys.executable, "-m", "moor", "lsp", "--stdio", "--log-level", "debug"],
+        root,
+        server_env(),
+    )
+    session = Session(client)
+    try:
+        run_rounds(run, session, root, targets, deadline)
+    except (Timeout, RuntimeError) as failure:
+        run.error = f"{type(failure).__name__}: {failure}"
+        print(f"  N={run.n} {run.shape}: {run.error}")
+    finally:
+        client.close()
+        for target in targets:  # never leave an edit behind
+            with contextlib.suppress(OSError):
+                (root / target.path).write_bytes(target.original)
     run.evaluation_s = [seconds for _at, _generation, seconds in session.evaluations[1:]]
-    run.wall_s = time.perf_counter() - started
-    return run
 
 
 def run_rounds(
@@ -518,7 +579,7 @@ def run_rounds(
             "rootUri": root.as_uri(),
             "rootPath": str(root),
             "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-            "capabilities": capabilities(),
+            "capabilities": capabilities(run.shape),
             "initializationOptions": None,
         },
     )
@@ -526,6 +587,20 @@ def run_rounds(
     if "error" in response.message:
         raise RuntimeError(f"initialize failed: {response.message['error']}")
     client.notify("initialized", {})
+    if run.shape == PULL_REFRESH:  # such a client pulls the documents it has open
+        for opened in dict.fromkeys(target.memory for target in targets):
+            text = (root / opened).read_text(encoding="utf-8")
+            client.notify(
+                "textDocument/didOpen",
+                {
+                    "textDocument": {
+                        "uri": (root / opened).as_uri(),
+                        "languageId": "markdown",
+                        "version": 1,
+                        "text": text,
+                    }
+                },
+            )
     session.settle(deadline)
     run.startup_s = session.last_activity - begun
     if session.evaluations:
@@ -568,7 +643,10 @@ def edit_round(
         limit = min(deadline, written + per_wait)
         seen = len(session.changes)
         try:
-            event = session.wait_message(published(uri, phase == "drift"), limit)
+            if run.shape == PULL_REFRESH:
+                event = pull_until(session, uri, phase == "drift", limit)
+            else:
+                event = session.wait_message(published(uri, phase == "drift"), limit)
             (run.drift_s if phase == "drift" else run.clear_s).append(event.at - written)
             if len(session.changes) > seen:
                 run.notice_s.append(session.changes[seen] - written)
@@ -607,6 +685,7 @@ def print_table(runs: list[Run]) -> None:
             ("server evaluation", run.evaluation_s),
             ("floor: read+parse file", run.floor_s),
         ]
+        print(f"{run.n:>6} diagnostics {run.shape}")
         for label, values in rows:
             s = stats(values)
             print(
@@ -633,7 +712,7 @@ def print_table(runs: list[Run]) -> None:
         verdict = "met" if p95 <= TARGET_P95_S and not run.timed_out else "MISSED"
         print(
             f"target: p95 write → drifted minus debounce <= {TARGET_P95_S * 1000:.0f} ms "
-            f"at N={run.n}: {ms(p95)} ms {verdict}"
+            f"at N={run.n} ({run.shape}): {ms(p95)} ms {verdict}"
         )
 
 
@@ -651,19 +730,27 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_TIMEOUT_S,
         help="seconds per size with the server running, at most (default: %(default)s)",
     )
+    parser.add_argument(
+        "--shapes",
+        default=PUSH,
+        help=f"comma-separated delivery shapes, of {', '.join(SHAPES)} (default: %(default)s)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the numbers here")
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
+    shapes = tuple(shape.strip() for shape in args.shapes.split(",") if shape.strip())
+    if unknown := [shape for shape in shapes if shape not in SHAPES]:
+        parser.error(f"unknown shape {unknown[0]!r}: choose from {', '.join(SHAPES)}")
     print(
         f"moor lsp edit → diagnostic latency — Python {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs, {args.rounds} rounds per size, push diagnostics, "
-        f"edits seen by the server's own file watcher"
+        f"{os.cpu_count()} CPUs, {args.rounds} rounds per size, diagnostics "
+        f"{', '.join(shapes)}, edits seen by the server's own file watcher"
     )
     runs = []
     for n in sizes:
-        run = measure(n, args.rounds, args.timeout)
-        runs.append(run)
-        print(f"  N={n}: measured in {run.wall_s:.1f} s", flush=True)
+        for run in measure_shapes(n, args.rounds, args.timeout, shapes):
+            runs.append(run)
+            print(f"  N={n} {run.shape}: measured in {run.wall_s:.1f} s", flush=True)
     print()
     print_table(runs)
     if args.json is not None:

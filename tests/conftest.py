@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ class Run:
     out: str
     err: str
 
-    def json(self) -> dict[str, object]:
+    def json(self) -> dict[str, Any]:
         value = json.loads(self.out)
         assert isinstance(value, dict)
         return value
@@ -87,7 +88,7 @@ class Workspace:
             assert run.code == 0, f"moor {' '.join(args)} exited {run.code}\n{run.out}\n{run.err}"
         return run
 
-    def states(self, *paths: str) -> dict[str, dict[str, object]]:
+    def states(self, *paths: str) -> dict[str, dict[str, Any]]:
         """`moor check --format json`, keyed by memory path."""
         run = self.moor("check", "--format", "json", *paths)
         assert run.code in (0, 1), f"exit {run.code}: {run.err}"
@@ -99,7 +100,7 @@ class Workspace:
     def state(self, memory: str) -> str:
         return str(self.states()[memory]["state"])
 
-    def anchor(self, memory: str, index: int = 0) -> dict[str, object]:
+    def anchor(self, memory: str, index: int = 0) -> dict[str, Any]:
         anchors = self.states()[memory]["anchors"]
         assert isinstance(anchors, list)
         value = anchors[index]

@@ -22,6 +22,8 @@ from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
 from moor_store.writelock import WriteBusy
 
+from moor import context_commands
+
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
 
@@ -96,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     from moor import memory_commands
 
     memory_commands.add_parsers(commands)
+
+    context_commands.add_parsers(commands)
 
     commands.add_parser(
         "lsp",
@@ -303,6 +307,7 @@ def cmd_lsp(args: argparse.Namespace, start: Path) -> int:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
+    "context": context_commands.cmd_context,
     "init": cmd_init,
     "check": cmd_check,
     "status": cmd_status,

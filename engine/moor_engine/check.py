@@ -37,6 +37,7 @@ from moor_engine.observe import (
     found_address,
 )
 from moor_engine.relocate import Relocation, Search, alias_target, relocate
+from moor_engine.relocation_memo import RelocationMemo
 from moor_engine.suggest import suggestions
 from moor_engine.trust import AnchorReport, MemoryReport, Report, State, worst
 from moor_engine.workspace import Workspace
@@ -94,6 +95,7 @@ class Checker:
         self.supersedes: dict[str, tuple[str, ...]] = {}
         self._latches: Latches | None = None
         self._latches_of: Lock | None = None
+        self.memo = RelocationMemo(observer, self.indexes, repr(workspace.config))
 
     @property
     def lock(self) -> Lock:
@@ -176,9 +178,13 @@ class Checker:
                 found = bound_code(self.workspace, self.snapshots, key, locked)
                 return found.text if found is not None else None
 
-            self._relocations[key] = relocate(
-                self.workspace, self.observer, ref, locked, snapshot, self.indexes
-            )
+            search = self.memo.recall(ref, locked)
+            if search is None:
+                search = relocate(
+                    self.workspace, self.observer, ref, locked, snapshot, self.indexes
+                )
+                self.memo.keep(ref, locked, search)
+            self._relocations[key] = search
         return self._relocations[key]
 
     def memory_report(

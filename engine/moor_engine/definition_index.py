@@ -6,33 +6,51 @@ them: which files define a qualified name, which definitions have a given body, 
 kind and size of each definition (to pick candidates worth comparing). Opening a view of
 every file for each gone anchor cost seconds and hundreds of MB in a 50,000-file tree.
 
-The index holds just that, per file, with the file's stat. It is brought up to date once
-per check (`refresh`: a stat of each file; only files whose stat moved are observed again)
-and kept in the journal's cache table as one row per language, so the next check reads
-one row instead of a row per file. An editor's unsaved buffer is indexed but never kept.
+The index holds just that, per file, with what vouches for the file's bytes: the git blob
+they were, for a tracked file git vouches is unchanged (`worktree.vouched_blobs`: git
+compares the stats in C), else the file's stat key (`filestat`). It is brought up to date
+once per check (`refresh`: only files whose key moved are observed again) and kept in the
+journal's cache table as one row per language, so the next check reads one row instead of
+a row per file. An editor's unsaved buffer is indexed but never kept.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
+from pathlib import Path
 
+from moor_extractors.digest import digest_bytes
 from moor_extractors.languages import language_for_path
+from moor_store.inside import read_inside
 from moor_store.journal import CachedFile
 
+from moor_engine.filestat import StatKey, stat_key
 from moor_engine.observe import FileObserver, FileView, cache_derivation
 from moor_engine.workspace import Workspace
+from moor_engine.worktree import Worktree, blob_id, look
 
 _PREFIX = "index:"
-_VERSION = 3
+_VERSION = 4
 # The body digest is kept only this long: it picks the few files worth observing, whose
 # full digests then decide (`relocate._body_matches`).
 _BODY_PREFIX = 12
 # Between the columns of the kept index, and between the items of a column.
 _COLUMN, _ITEM = "\x1e", "\x1f"
+_BLOB = "g"  # a row key naming a git blob; a stat key starts "s"
+# Files nothing is known of, from which on they are parsed by a process per CPU (fewer do
+# not repay the processes' start), and at most this many processes.
+_PARALLEL_AT = 1000
+_MAX_WORKERS = 8
+Site = tuple[str, str, int, bool, str]  # qname, kind, length, whether it parses, body digest
+Rows = dict[str, tuple[str, list[Site]]]  # path -> (its key, its definitions)
 # As for the parse cache: a file modified this recently may change again within one
 # timestamp tick without its stat moving, so its stat never vouches for it later.
 _RACY_WINDOW_NS = 2_000_000_000
@@ -59,8 +77,7 @@ class _Table:
 
     def __init__(self) -> None:
         self.paths: list[str] = []
-        self.sizes: list[int] = []
-        self.mtimes: list[int] = []
+        self.keys: list[str] = []  # per file, what vouches for it (`_file_key`)
         self.counts: list[int] = []
         self.qnames: list[str] = []
         self.kinds: list[str] = []
@@ -68,14 +85,12 @@ class _Table:
         self.errors: list[bool] = []
         self.bodies: list[str] = []
 
-    def files(self) -> dict[str, tuple[int, int, int]]:
-        """Path -> (size, mtime_ns, position of its first definition)."""
-        found: dict[str, tuple[int, int, int]] = {}
+    def files(self) -> dict[str, tuple[str, int]]:
+        """Path -> (its key, position of its first definition)."""
+        found: dict[str, tuple[str, int]] = {}
         start = 0
-        for rel, size, mtime, count in zip(
-            self.paths, self.sizes, self.mtimes, self.counts, strict=True
-        ):
-            found[rel] = (size, mtime, start)
+        for rel, key, count in zip(self.paths, self.keys, self.counts, strict=True):
+            found[rel] = (key, start)
             start += count
         return found
 
@@ -83,12 +98,9 @@ class _Table:
         """Per file, the position of its first definition."""
         return list(accumulate(self.counts, initial=0))[:-1]
 
-    def add(
-        self, rel: str, size: int, mtime: int, sites: list[tuple[str, str, int, bool, str]]
-    ) -> None:
+    def add(self, rel: str, key: str, sites: list[tuple[str, str, int, bool, str]]) -> None:
         self.paths.append(rel)
-        self.sizes.append(size)
-        self.mtimes.append(mtime)
+        self.keys.append(key)
         self.counts.append(len(sites))
         for qname, kind, length, error, body in sites:
             self.qnames.append(qname)
@@ -97,13 +109,12 @@ class _Table:
             self.errors.append(error)
             self.bodies.append(body)
 
-    def copy_file(self, other: _Table, rel: str, at: tuple[int, int, int], count: int) -> None:
-        size, mtime, start = at
+    def copy_file(self, other: _Table, rel: str, at: tuple[str, int], count: int) -> None:
+        key, start = at
         end = start + count
         self.add(
             rel,
-            size,
-            mtime,
+            key,
             list(
                 zip(
                     other.qnames[start:end],
@@ -124,8 +135,7 @@ class _Table:
         ids = {kind: str(number) for number, kind in enumerate(kinds)}
         columns = [
             self.paths,
-            [str(n) for n in self.sizes],
-            [str(n) for n in self.mtimes],
+            self.keys,
             [str(n) for n in self.counts],
             self.qnames,
             kinds,
@@ -145,19 +155,18 @@ class _Table:
     @classmethod
     def loads(cls, text: str) -> _Table:
         columns = [column.split(_ITEM) if column else [] for column in text.split(_COLUMN)]
-        if len(columns) != 10:
+        if len(columns) != 9:
             raise ValueError("the index has another number of columns")
-        paths, sizes, mtimes, counts, qnames, kinds, ids, lengths, errors, bodies = columns
+        paths, keys, counts, qnames, kinds, ids, lengths, errors, bodies = columns
         table = cls()
-        table.paths = paths
-        table.sizes, table.mtimes = [int(n) for n in sizes], [int(n) for n in mtimes]
+        table.paths, table.keys = paths, keys
         table.counts = [int(n) for n in counts]
         table.qnames = qnames
         table.kinds = [kinds[int(number)] for number in ids]
         table.lengths = [int(n) for n in lengths]
         table.errors = [bool(e) for e in errors]
         table.bodies = bodies
-        files = {len(table.paths), len(table.sizes), len(table.mtimes), len(table.counts)}
+        files = {len(table.paths), len(table.keys), len(table.counts)}
         sites = {len(table.qnames), len(table.kinds), len(table.lengths), len(table.errors)}
         if len(files) != 1 or sites != {sum(table.counts)} or len(table.bodies) not in sites:
             raise ValueError("the index's columns disagree")
@@ -165,10 +174,17 @@ class _Table:
 
 
 class DefinitionIndex:
-    def __init__(self, workspace: Workspace, observer: FileObserver, language: str) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        observer: FileObserver,
+        language: str,
+        worktree: Callable[[], Worktree | None],
+    ) -> None:
         self.workspace = workspace
         self.observer = observer
         self.language = language
+        self._worktree = worktree
         self._table: _Table | None = None
         self._fresh = False
         self._starts: list[int] = []  # per file: the position of its first definition
@@ -246,12 +262,14 @@ class DefinitionIndex:
             return self._table
         old = self._table if self._table is not None else self._load()
         known = old.files()
+        looked = self._worktree()
+        vouched = looked.vouched_blobs() if looked is not None else {}
         root = str(self.workspace.root) + os.sep
         suffixes: dict[str, bool] = {}
         changed: list[str] = []
         listed: list[str] = []
         for rel in self.workspace.code_paths:
-            suffix = os.path.splitext(rel)[1]
+            suffix = rel[rel.rfind(".") :] if "." in rel else ""
             ours = suffixes.get(suffix)
             if ours is None:
                 ours = suffixes[suffix] = language_for_path(rel) == self.language
@@ -259,18 +277,23 @@ class DefinitionIndex:
                 continue
             listed.append(rel)
             at = known.get(rel)
-            if rel in self.observer.overlays or at is None or at[1] < 0:
+            if rel in self.observer.overlays or at is None or not at[0]:
                 changed.append(rel)
+                continue
+            blob = vouched.get(rel)
+            if blob is not None:
+                if at[0] != _BLOB + blob:
+                    changed.append(rel)
                 continue
             try:
                 info = os.stat(root + rel)
             except OSError:
                 changed.append(rel)
                 continue
-            if (info.st_size, info.st_mtime_ns) != (at[0], at[1]):
+            if at[0] != _stat_text(stat_key(info)):
                 changed.append(rel)
         if changed or len(listed) != len(old.paths):
-            table = self._rebuild(old, known, listed, set(changed))
+            table = self._rebuild(old, known, listed, set(changed), vouched)
             self._store(table)
         else:
             table = old
@@ -283,22 +306,29 @@ class DefinitionIndex:
     def _rebuild(
         self,
         old: _Table,
-        known: dict[str, tuple[int, int, int]],
+        known: dict[str, tuple[str, int]],
         listed: list[str],
         changed: set[str],
+        vouched: dict[str, str],
     ) -> _Table:
         """The index of `listed`: `changed` files observed again, the others copied."""
         counts = dict(zip(old.paths, old.counts, strict=True))
         self.observer.preload(changed)
         racy_after = time.time_ns() - _RACY_WINDOW_NS
+        unknown = [rel for rel in listed if rel in changed and not self.observer.knows(rel)]
+        parsed = _in_parallel(self.workspace.root, self.observer.max_file_size, unknown, vouched)
         table = _Table()
         for rel in listed:
             if rel not in changed:
                 table.copy_file(old, rel, known[rel], counts[rel])
                 continue
+            if rel in parsed:
+                table.add(rel, *parsed[rel])
+                continue
             view = self.observer.view(rel)
             if isinstance(view, FileView):
-                table.add(rel, *_row(view, racy_after))
+                key = _file_key(self.workspace.root, view, vouched.get(rel), racy_after)
+                table.add(rel, key, _sites(view))
                 view.release_tree()  # sites and facts stay; a tree per file would not fit
         return table
 
@@ -327,38 +357,146 @@ class DefinitionIndex:
 
 
 class Indexes:
-    """One `DefinitionIndex` per language, made when first needed; all stale at once."""
+    """One `DefinitionIndex` per language, made when first needed, and git's view of the
+    worktree they were brought up to date with; all stale at once."""
 
     def __init__(self, workspace: Workspace, observer: FileObserver) -> None:
         self.workspace = workspace
         self.observer = observer
         self._indexes: dict[str, DefinitionIndex] = {}
+        self._looked: tuple[Worktree | None] | None = None
 
     def of(self, language: str) -> DefinitionIndex:
         found = self._indexes.get(language)
         if found is None:
             found = self._indexes[language] = DefinitionIndex(
-                self.workspace, self.observer, language
+                self.workspace, self.observer, language, self.worktree
             )
         return found
 
+    def worktree(self) -> Worktree | None:
+        """git's view of the worktree, looked at once until code is known to change."""
+        if self._looked is None:
+            self._looked = (look(self.workspace.root),)
+        return self._looked[0]
+
     def stale(self) -> None:
+        self._looked = None
         for index in self._indexes.values():
             index.stale()
 
 
-def _row(view: FileView, racy_after: int) -> tuple[int, int, list[tuple[str, str, int, bool, str]]]:
+def _in_parallel(root: Path, max_file_size: int, rels: list[str], vouched: dict[str, str]) -> Rows:
+    """The rows of many files nothing is known of (a fresh clone's first search), parsed
+    by a process per CPU (`python -m moor_engine.index_worker`); {} when there are too few
+    to repay the processes' start or one CPU. A worker that fails leaves its files out of
+    the answer, and the caller observes them itself."""
+    workers = min(os.cpu_count() or 1, _MAX_WORKERS)
+    if len(rels) < _PARALLEL_AT or workers < 2:
+        return {}
+    running: list[subprocess.Popen[bytes]] = []
+    for at in range(workers):
+        chunk = rels[at::workers]
+        job = {
+            "root": str(root),
+            "max_file_size": max_file_size,
+            "rels": chunk,
+            "vouched": {rel: vouched[rel] for rel in chunk if rel in vouched},
+        }
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "moor_engine.index_worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError:
+            continue
+        assert process.stdin is not None
+        try:
+            process.stdin.write(json.dumps(job).encode("utf-8"))
+            process.stdin.close()
+        except OSError:
+            process.kill()
+        running.append(process)
+    found: Rows = {}
+    for process in running:
+        assert process.stdout is not None
+        out = process.stdout.read()
+        process.stdout.close()
+        if process.wait() == 0:
+            found.update(_parsed_rows(out))
+    return found
+
+
+def _parsed_rows(out: bytes) -> Rows:
+    """A worker's answer, each row checked; a row that is not one is left out."""
+    try:
+        value = json.loads(out)
+    except ValueError:
+        return {}
+    rows: Rows = {}
+    if not isinstance(value, dict):
+        return rows
+    for rel, row in value.items():
+        try:
+            key, sites = row
+            rows[str(rel)] = (
+                str(key),
+                [(str(q), str(k), int(n), bool(e), str(b)) for q, k, n, e, b in sites],
+            )
+        except (TypeError, ValueError):
+            continue
+    return rows
+
+
+def rows_of(root: Path, max_file_size: int, rels: list[str], vouched: dict[str, str]) -> Rows:
+    """Each file observed as a check would (contained, capped, settled): its key and its
+    definitions. What a worker process computes."""
+    observer = FileObserver(root, max_file_size, None)
+    racy_after = time.time_ns() - _RACY_WINDOW_NS
+    rows: Rows = {}
+    for rel in rels:
+        view = observer.view(rel)
+        if isinstance(view, FileView):
+            rows[rel] = (_file_key(root, view, vouched.get(rel), racy_after), _sites(view))
+            view.release_tree()
+    return rows
+
+
+def _sites(view: FileView) -> list[tuple[str, str, int, bool, str]]:
     sites: list[tuple[str, str, int, bool, str]] = []
     for index, site in enumerate(view.sites()):
         body = ""
         if not site.has_error:
             body = view.facts_at(index).axes.get("body", "")[:_BODY_PREFIX]
         sites.append((site.qname, site.kind, site.end_byte - site.start_byte, site.has_error, body))
-    size, mtime = view.stat_key[0], view.stat_key[1]  # candidates only: observing decides
-    # An unsaved buffer, or a file modified just now, is looked at again next time.
-    if view.overlay or mtime >= racy_after:
-        mtime = -1
-    return size, mtime, sites
+    return sites
+
+
+def _file_key(root: Path, view: FileView, blob: str | None, racy_after: int) -> str:
+    """What will vouch for the file's row next time: the blob git's index names, when the
+    bytes the view describes are that blob; else its stat (git's stat key, `filestat`).
+    "" never vouches: an unsaved buffer, or a file modified just now, is looked at again."""
+    if view.overlay:
+        return ""
+    if blob is not None:
+        seen = view.held_source()
+        if seen is None:  # a view from a cache row: its bytes, if they are still the file's
+            try:
+                again = read_inside(root, view.rel, limit=view.stat_key.size)
+            except OSError:
+                again = None
+            seen = again if again is not None and digest_bytes(again) == view.sha else None
+        if seen is not None and blob_id(seen, blob) == blob:
+            return _BLOB + blob
+    if view.stat_key.mtime_ns >= racy_after:
+        return ""
+    return _stat_text(view.stat_key)
+
+
+def _stat_text(key: StatKey) -> str:
+    return "s" + ":".join(map(str, key))
 
 
 def _positions(column: list[str], value: str) -> list[int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 _SAFE_CONFIG = (
@@ -19,16 +20,65 @@ _SAFE_CONFIG = (
     "core.pager=cat",
     "diff.external=",
     "protocol.allow=never",
+    # What `diff-files` vouches for (`worktree.py`) must be what git's default stat check
+    # compares: a repository cannot switch it to mtime-only or off.
+    "core.checkStat=default",
+    "core.trustctime=true",
+    "core.ignoreStat=false",
 )
 _TIMEOUT = 30.0
 
 
 def git(root: Path, *args: str, timeout: float = _TIMEOUT) -> bytes | None:
     """git's stdout for `args` run in `root`, or None when git is missing or fails."""
+    return git_all(root, args, timeout=timeout)[0]
+
+
+def git_all(
+    root: Path, *commands: tuple[str, ...], timeout: float = _TIMEOUT
+) -> list[bytes | None]:
+    """The stdout of each git command, run at the same time (each None when it fails)."""
+    environment = _environment()
+    running: list[subprocess.Popen[bytes] | None] = []
+    for args in commands:
+        try:
+            running.append(
+                subprocess.Popen(
+                    _command(args),
+                    cwd=root,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=environment,
+                )
+            )
+        except OSError:
+            running.append(None)
+    deadline = time.monotonic() + timeout
+    results: list[bytes | None] = []
+    for process in running:
+        if process is None:
+            results.append(None)
+            continue
+        try:
+            out, _err = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            results.append(None)
+            continue
+        results.append(out if process.returncode == 0 else None)
+    return results
+
+
+def _command(args: tuple[str, ...]) -> list[str]:
     command = ["git"]
     for setting in _SAFE_CONFIG:
         command += ["-c", setting]
-    command += ["--no-optional-locks", *args]
+    return [*command, "--no-optional-locks", *args]
+
+
+def _environment() -> dict[str, str]:
     environment = {
         key: value
         for key, value in os.environ.items()
@@ -41,16 +91,4 @@ def git(root: Path, *args: str, timeout: float = _TIMEOUT) -> bytes | None:
         GIT_OPTIONAL_LOCKS="0",
         GIT_PAGER="cat",
     )
-    try:
-        result = subprocess.run(
-            command,
-            cwd=root,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return result.stdout if result.returncode == 0 else None
+    return environment

@@ -201,6 +201,11 @@ class FileView:
         self.overlay = False
         self.dirty = True  # remember the new stat
 
+    def held_source(self) -> bytes | None:
+        """The bytes this view was made from, when it still holds them (never read again:
+        bytes read now may be newer than what the view describes)."""
+        return self._source
+
     def source(self) -> bytes:
         if self._source is None:
             self._source = self.absolute.read_bytes()
@@ -449,6 +454,16 @@ class FileObserver:
         )
         view.overlay = True
         self._views[rel] = view
+
+    def knows(self, rel: str) -> bool:
+        """Whether anything is known of the file beyond its name: a view, a cache row, an
+        earlier version, an unsaved buffer."""
+        return (
+            rel in self._views
+            or rel in self.overlays
+            or rel in self._previous
+            or self._cache.get(rel) is not None
+        )
 
     def preload(self, rels: Iterable[str]) -> None:
         """Fetch the cache rows of many files in one query."""

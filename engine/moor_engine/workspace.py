@@ -83,21 +83,29 @@ class Workspace:
         """Whether moor's configuration leaves `rel` out: a built-in ignore (tool state,
         dependency trees) or a configured `ignore` pattern, with git's ignore semantics
         (`build/` is any folder called build, `/build` only the top one, `!` re-includes)."""
-        parts = [part for part in rel.split("/") if part]
-        if any(part in BUILTIN_IGNORES for part in parts):
+        if "//" in rel or rel.startswith("/") or rel.endswith("/"):
+            rel = "/".join(part for part in rel.split("/") if part)
+        parent, _slash, name = rel.rpartition("/")
+        if name in BUILTIN_IGNORES:
             return True
-        spec = self._ignore_spec
-        if len(parts) > 1 and self._ignored_folder("/".join(parts[:-1])):
+        if parent and self._ignored_folder(parent):
             return True  # nothing inside an ignored folder counts
-        return spec.match_file(rel + ("/" if folder else ""))
+        # Called for every file of a large tree: an empty `ignore` is not matched at all.
+        return self._has_ignores and self._ignore_spec.match_file(rel + ("/" if folder else ""))
+
+    @cached_property
+    def _has_ignores(self) -> bool:
+        return any(pattern.include is not None for pattern in self._ignore_spec.patterns)
 
     def _ignored_folder(self, folder: str) -> bool:
-        """Whether the configured ignores leave out `folder` or a folder above it."""
+        """Whether a built-in or configured ignore leaves out `folder` or a folder above it."""
         found = self._ignored_folders.get(folder)
         if found is None:
-            parent, _slash, _name = folder.rpartition("/")
-            found = (bool(parent) and self._ignored_folder(parent)) or self._ignore_spec.match_file(
-                folder + "/"
+            parent, _slash, name = folder.rpartition("/")
+            found = (
+                name in BUILTIN_IGNORES
+                or (bool(parent) and self._ignored_folder(parent))
+                or (self._has_ignores and self._ignore_spec.match_file(folder + "/"))
             )
             self._ignored_folders[folder] = found
         return found

@@ -13,7 +13,7 @@ from moor_extractors.reference import parse_reference
 from moor_lsp.positions import Span, from_client_character, span_in_lines, split_lines
 
 if TYPE_CHECKING:
-    from moor_lsp.server import MoorLanguageServer
+    from moor_lsp.folder import Folder
 
 
 @dataclass(frozen=True)
@@ -34,41 +34,37 @@ class MemoryText:
     memory: Memory | None
 
 
-def memory_text(server: MoorLanguageServer, uri: str) -> MemoryText | None:
+def memory_text(folder: Folder, uri: str) -> MemoryText | None:
     """The memory file at `uri` as the editor has it, parsed; None if it is no memory."""
-    rel = server.relative(uri)
-    snapshot = server.snapshot
-    if rel is None or snapshot is None or not is_memory(server, rel):
+    rel = folder.relative(uri)
+    snapshot = folder.snapshot
+    if rel is None or snapshot is None or not is_memory(folder, rel):
         return None
-    text = server.workspace.get_text_document(uri).source
+    text = folder.server.workspace.get_text_document(uri).source
     parsed = parse_memory(rel, text.encode("utf-8", "surrogatepass"))
     return MemoryText(rel, split_lines(text), parsed.memory)
 
 
-def is_memory(server: MoorLanguageServer, rel: str) -> bool:
-    """Whether workspace-relative `rel` is a memory file (checked or not yet)."""
-    snapshot = server.snapshot
+def is_memory(folder: Folder, rel: str) -> bool:
+    """Whether root-relative `rel` is a memory file of the root (checked or not yet)."""
+    snapshot = folder.snapshot
     if snapshot is not None and rel in snapshot.memories:
         return True
     from moor_engine.config import ConfigError
     from moor_engine.workspace import Workspace
 
-    if server.root is None:
-        return False
     try:
-        return Workspace.open(server.root).is_memory_path(rel)
+        return Workspace.open(folder.root).is_memory_path(rel)
     except ConfigError:
         return False
 
 
-def reference_at(
-    server: MoorLanguageServer, uri: str, position: types.Position
-) -> ReferenceAt | None:
-    text = memory_text(server, uri)
+def reference_at(folder: Folder, uri: str, position: types.Position) -> ReferenceAt | None:
+    text = memory_text(folder, uri)
     if text is None or text.memory is None or position.line >= len(text.lines):
         return None
     column = from_client_character(
-        text.lines[position.line], position.character, server.position_encoding
+        text.lines[position.line], position.character, folder.server.position_encoding
     )
     for entry in text.memory.about:
         span = span_in_lines(text.lines, entry.line, entry.column, entry.end_line, entry.end_column)

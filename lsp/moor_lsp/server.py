@@ -1,20 +1,24 @@
 """The moor language server: a small core, with one module per feature in `features/`.
 
-The core holds the workspace state: its root (from `initialize`), the latest `Snapshot`,
-and the machinery that keeps it fresh. Any change — a save, a file watcher event,
-`workspace/didChangeWatchedFiles`, an edit in an open code buffer, an action — calls
-`schedule` with the paths that changed; changes are coalesced over a quiet window (200 ms)
-and then evaluated in the engine worker thread, off the event loop, by an `Evaluator` that
-re-reads and re-observes only what those paths touch (`moor_engine.live`). Each evaluation
-carries a generation number; a result that a newer change has overtaken is not published
-(the memories it changed are carried into the next one). Journal and cache writes run
-after the diagnostics are out.
+The core is a router. It holds one `Folder` (`moor_lsp.folder`: evaluator, snapshot,
+generation, debounce, settings, journal) per workspace root, keyed by the root. Roots come
+from `initialize` (every `workspaceFolders` entry, else `rootUri`/`rootPath`), each
+resolved by the engine's root finding (`engine.find_root`: the nearest folder with
+moor.toml, moor.lock or .git), and from `workspace/didChangeWorkspaceFolders` at run time.
+Several client folders that resolve to one root share its `Folder`; a folder with its own
+moor.toml nested inside another is a root of its own. A document, a watched file or a
+command's memory goes to the innermost root that contains it (`folder_for`); a document
+outside every root gets nothing (no diagnostics, no error).
 
-The first scan shows `$/progress` when the client can create a progress token; it never
-waits for the client to agree (requests that need a snapshot wait for the scan itself).
+One engine thread serves every root: checks and actions (reaffirm, follow, bind) never
+run at once, so they never race on a `moor.lock` or a journal, and the engine's SQLite
+connections stay in the thread that opened them. Roots are checked one after another;
+each has its own debounce and generations, so a change in one never drops or delays the
+publication of another's result beyond the engine time it takes.
 
-The engine thread is single: checks and actions (reaffirm, follow, bind) never run at once,
-so they never race on `moor.lock` or the journal.
+The first scan of each root shows `$/progress` when the client can create a progress
+token; it never waits for the client to agree (requests that need a snapshot wait for the
+scan itself).
 
 Under the features, `protocol.MoorProtocol` answers every request (malformed ones too) and
 retains nothing per notification; the process exits 0 after `shutdown`, else 1.
@@ -24,27 +28,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import dataclasses
 import functools
 import logging
 import os
 import sys
-import uuid
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
-from moor_engine.live import RECHECK_CHANGING_S
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from moor_lsp import engine
-from moor_lsp.engine import Snapshot
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import pulls_diagnostics
+from moor_lsp.folder import Folder, contains
 from moor_lsp.positions import uri_to_path
 from moor_lsp.protocol import MoorProtocol
 from moor_lsp.settings import Settings
@@ -52,9 +52,6 @@ from moor_lsp.settings import Settings
 logger = logging.getLogger("moor_lsp")
 T = TypeVar("T")
 DEBOUNCE_SECONDS = 0.2
-PROGRESS_TIMEOUT = 5.0
-# A change of more files than this (a branch switch) is parsed by the evaluation only.
-PREPARE_AT_MOST = 16
 
 
 def _version() -> str:
@@ -85,29 +82,19 @@ class MoorLanguageServer(LanguageServer):
         )
         # The exit status: 0 only when `exit` comes after `shutdown` (the specification).
         self.shutdown_requested = False
-        self.root: Path | None = None
-        self.snapshot: Snapshot | None = None
+        # One state per workspace root, and the roots each client folder resolved to.
+        self.folders: dict[Path, Folder] = {}
+        self._client_folders: dict[str, Path] = {}
+        # What holds in every folder (`trusted` is taken only from initializationOptions);
+        # each folder's own settings are `Folder.settings`.
         self.settings = Settings()
         self.initialization_options: Any = None
         self.debounce = debounce
         self.watch = watch
         self.paranoid = paranoid
         self.engine_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="moor-engine")
-        self.evaluator: engine.Evaluator | None = None
-        # Paths changed since the last evaluation began (None: check everything).
-        self._changed: set[str] | None = None
-        # The newest change of each path since the last evaluation began (see `schedule`).
-        self._last_change: dict[str, int] = {}
-        # Memories changed by evaluations that were overtaken, for the next snapshot.
-        self._carried: frozenset[str] | None = frozenset()
-        self._generation = 0
-        self._timer: asyncio.TimerHandle | None = None
+        self._initialized = False
         self._tasks: set[asyncio.Task[Any]] = set()
-        # Buffer texts not yet handed to the engine, and the call that will hand them over.
-        self._pending_buffers: dict[str, str | None] = {}
-        self._buffers_applied: asyncio.Future[None] | None = None
-        self._ready = asyncio.Event()
-        self._published = asyncio.Event()  # set (and replaced) whenever a snapshot is out
         self._shown: set[str] = set()
         self.features: list[Feature] = [_Core(self)]
         from moor_lsp.features.registry import FEATURES
@@ -116,41 +103,109 @@ class MoorLanguageServer(LanguageServer):
         for feature in self.features:
             feature.register()
 
-    # --- paths -------------------------------------------------------------------------
+    # --- routing -----------------------------------------------------------------------
 
-    def relative(self, uri: str) -> str | None:
-        """The workspace-relative path of a document URI, or None outside the workspace."""
-        if self.root is None:
-            return None
+    def folder_for(self, uri: str) -> Folder | None:
+        """The innermost root holding the document `uri`, or None outside every root."""
         path = uri_to_path(uri)
+        return None if path is None else self.folder_for_path(path)
+
+    def folder_for_path(self, path: Path) -> Folder | None:
+        """The innermost root holding the absolute `path`, or None outside every root."""
+        # Lexically first (a deleted file, a link inside a root), then as the file system says.
+        for candidate in (Path(os.path.normpath(path)), path.resolve()):
+            found = [f for f in self.folders.values() if contains(f.root, candidate)]
+            if found:
+                return max(found, key=lambda f: len(f.root.parts))
+        return None
+
+    def locate(self, value: object) -> tuple[Folder, str]:
+        """The root and root-relative path of a command's file argument: a `file:` URI or
+        an absolute path (the innermost root holding it), or a path relative to a root —
+        the only root, or the one root where that file exists. ValueError says why not."""
+        if not self.folders:
+            raise ValueError("moor has no workspace folder")
+        if not isinstance(value, str) or not value:
+            raise ValueError("expected a memory path as the first argument")
+        if value.startswith("file:"):
+            path = uri_to_path(value)
+        else:
+            path = Path(value) if Path(value).is_absolute() else None
+            if path is None:
+                folders = list(self.folders.values())
+                if len(folders) > 1:
+                    folders = [f for f in folders if (f.root / value).is_file()]
+                if len(folders) == 1:
+                    path = folders[0].root / value
+                else:
+                    roots = ", ".join(str(f.root) for f in self.folders.values())
+                    how = "in none" if not folders else "in more than one"
+                    raise ValueError(
+                        f"{value} is relative and is {how} of the workspace roots ({roots}): "
+                        "give its absolute path or file: URI"
+                    )
+        path = path.resolve() if path is not None else None
+        folder = self.folder_for_path(path) if path is not None else None
+        rel = folder.relative_path(path) if folder is not None and path is not None else None
+        if folder is None or rel is None:
+            roots = ", ".join(str(f.root) for f in self.folders.values())
+            raise ValueError(f"{value} is not inside the workspace {roots}")
+        return folder, rel
+
+    async def add_folder(self, folder_uri: str) -> Folder | None:
+        """Serve the root of a client folder (already served: shared); None if the URI
+        names no local folder."""
+        path = uri_to_path(folder_uri)
         if path is None:
+            logger.warning("not a local folder, not served: %s", folder_uri)
             return None
-        try:
-            return path.resolve().relative_to(self.root).as_posix()
-        except ValueError:
-            return None
+        root = engine.find_root(path)
+        self._client_folders[folder_uri] = root
+        if root in self.folders:
+            return self.folders[root]
+        folder = Folder(self, root)
+        self.folders[root] = folder
+        logger.info("workspace root: %s", root)
+        if self._initialized:
+            await self._start(folder)
+        return folder
 
-    def relative_path(self, path: Path) -> str | None:
-        """A filesystem path inside the workspace as a workspace-relative one."""
-        if self.root is None:
-            return None
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
+    async def remove_folder(self, folder_uri: str) -> None:
+        """Stop serving a client folder's root, unless another client folder resolves to it."""
+        root = self._client_folders.pop(folder_uri, None)
+        if root is None:
+            path = uri_to_path(folder_uri)
+            root = engine.find_root(path) if path is not None else None
+        if root is None or root in self._client_folders.values():
+            return
+        folder = self.folders.pop(root, None)
+        if folder is None:
+            return
+        logger.info("no longer served: %s", root)
+        await folder.close()
+        for feature in self.features:
             try:
-                return path.resolve().relative_to(self.root).as_posix()
-            except ValueError:
-                return None
+                await feature.on_folder_removed(folder)
+            except Exception as error:
+                feature.report("removing a folder failed", error)
 
-    @property
-    def buffers(self) -> dict[str, bytes]:
-        """The unsaved code buffers the live check observes (read it in the engine thread,
-        which is the only one that changes it)."""
-        return self.evaluator.live.overlays if self.evaluator is not None else {}
+    async def _start(self, folder: Folder) -> None:
+        """Tell the features of a new root (settings first), then scan it."""
+        for feature in self.features:
+            if feature.name != "core":
+                try:
+                    await feature.on_folder_added(folder)
+                except Exception as error:
+                    feature.report("starting on a folder failed", error)
+        self.spawn(folder.first_scan())
 
-    def uri(self, rel: str) -> str:
-        assert self.root is not None
-        return (self.root / rel).as_uri()
+    async def ready_all(self) -> list[Folder]:
+        """Every root, once each has its first snapshot."""
+        folders = list(self.folders.values())
+        await asyncio.gather(*(folder.ready() for folder in folders))
+        return folders
+
+    # --- the client --------------------------------------------------------------------
 
     @property
     def position_encoding(self) -> str:
@@ -199,214 +254,6 @@ class MoorLanguageServer(LanguageServer):
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def _evaluator(self) -> engine.Evaluator:
-        assert self.root is not None
-        if self.evaluator is None:
-            self.evaluator = engine.Evaluator(self.root, paranoid=self.paranoid)
-        # An untrusted workspace is only read: checks are not recorded.
-        self.evaluator.live.record = self.settings.trusted
-        return self.evaluator
-
-    def schedule(self, reason: str, paths: Iterable[str] | None) -> None:
-        """Re-evaluate once changes have been quiet for `debounce` seconds; `paths` are the
-        workspace-relative paths that changed (None: anything may have)."""
-        if self.root is None:
-            return
-        paths = None if paths is None else list(paths)
-        self._note_changed(paths)
-        self._generation += 1
-        generation = self._generation
-        logger.debug("change #%d: %s", generation, reason)
-        if self._timer is not None:
-            self._timer.cancel()
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(self.debounce, lambda: self.spawn(self._evaluate(generation)))
-        if paths and len(paths) <= PREPARE_AT_MOST and self.evaluator is not None:
-            # The quiet window is for coalescing, not idling: parse what changed meanwhile
-            # (unless the path changed again by the time the engine thread gets to it).
-            self._last_change.update(dict.fromkeys(paths, generation))
-            self.spawn(
-                self.in_engine(
-                    self.evaluator.prepare,
-                    paths,
-                    lambda rel: self._last_change.get(rel) == generation,
-                )
-            )
-
-    def _note_changed(self, paths: Iterable[str] | None) -> None:
-        if paths is None or self._changed is None:
-            self._changed = None
-        else:
-            self._changed.update(paths)
-
-    async def recompute(self, reason: str, paths: Iterable[str] | None) -> Snapshot | None:
-        """Evaluate now (after an action), and return the snapshot if it was published."""
-        if self.root is None:
-            return None
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._note_changed(paths)
-        self._generation += 1
-        logger.debug("change #%d: %s (now)", self._generation, reason)
-        await self._evaluate(self._generation)
-        return (
-            self.snapshot
-            if self.snapshot and self.snapshot.generation == self._generation
-            else None
-        )
-
-    async def ready(self, timeout: float = 60.0) -> Snapshot | None:
-        """The latest snapshot, waiting for the first evaluation if it is still running."""
-        if self.snapshot is None and self.root is not None:
-            try:
-                await asyncio.wait_for(self._ready.wait(), timeout)
-            except TimeoutError:
-                logger.warning("no evaluation finished within %.0f s", timeout)
-        return self.snapshot
-
-    async def settled(self, timeout: float = 60.0) -> Snapshot | None:
-        """The snapshot once every change seen so far is in it (a result overtaken by a
-        newer change is not published: wait for the newer one)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            published = self._published
-            snapshot = self.snapshot
-            if snapshot is not None and snapshot.generation == self._generation:
-                return snapshot
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                logger.warning("changes did not settle within %.0f s", timeout)
-                return self.snapshot
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(published.wait(), remaining)
-
-    async def buffer_changed(self, uri: str, closed: bool = False) -> None:
-        """An open code buffer changed (or closed): preview the drift its unsaved edits
-        would cause, without writing the journal or the lock. Returns once the buffer's
-        newest text is what the engine observes."""
-        rel = self.relative(uri)
-        if rel is None:
-            return
-        text = None if closed else self.workspace.get_text_document(uri).source
-        # Coalesced: a burst of edits costs one engine call with the newest text of each
-        # buffer, not one per keystroke queued ahead of every hover (see `_apply_buffers`).
-        self._pending_buffers[rel] = text
-        if self._buffers_applied is None:
-            self._buffers_applied = asyncio.ensure_future(self._apply_buffers())
-        await asyncio.shield(self._buffers_applied)
-
-    async def _apply_buffers(self) -> None:
-        pending, self._pending_buffers = self._pending_buffers, {}
-        self._buffers_applied = None  # an edit from now on waits for the next call
-        evaluator = self._evaluator()
-
-        def apply() -> list[str]:
-            return [rel for rel, text in pending.items() if evaluator.set_buffer(rel, text)]
-
-        changed = await self.in_engine(apply)
-        if changed:
-            self.schedule(f"edited the buffer of {', '.join(changed)}", changed)
-
-    async def _evaluate(self, generation: int) -> None:
-        if generation != self._generation or self.root is None:
-            return  # overtaken while waiting for the quiet window
-        changed, self._changed = self._changed, set()
-        self._last_change.clear()  # the evaluation reads what a pending prepare would
-        evaluator = self._evaluator()
-        try:
-            snapshot = await self.in_engine(evaluator.evaluate, generation, changed)
-        except Exception as error:
-            self._note_changed(None)  # the engine's state is unknown: check everything next
-            self.show_once(f"moor could not check the workspace: {error}", types.MessageType.Error)
-            logger.exception("evaluation #%d failed", generation)
-            return
-        if generation != self._generation:
-            logger.debug("evaluation #%d dropped: a newer change is pending", generation)
-            self._carried = _union(self._carried, snapshot.dirty)
-            return
-        snapshot = dataclasses.replace(snapshot, dirty=_union(self._carried, snapshot.dirty))
-        self._carried = frozenset()
-        logger.info(
-            "evaluation #%d: %d memories in %.3f s (%d anchors observed)",
-            generation,
-            len(snapshot.memories),
-            snapshot.seconds,
-            snapshot.reobserved,
-        )
-        self.snapshot = snapshot
-        self._ready.set()
-        self._published.set()
-        self._published = asyncio.Event()
-        for warning in snapshot.warnings:
-            self.show_once(f"moor: {warning}", types.MessageType.Warning)
-        for problem in snapshot.problems:
-            self.show_once(f"moor: {problem[0]}: {problem[1]}", types.MessageType.Error)
-        for disagreement in evaluator.disagreements:
-            self.show_once(
-                f"moor (paranoid): the incremental check differs from a full one: {disagreement}",
-                types.MessageType.Error,
-            )
-        for feature in self.features:
-            try:
-                await feature.on_snapshot(snapshot)
-            except Exception as error:
-                feature.report("updating after a check failed", error)
-        self.spawn(self._commit(evaluator))
-        if snapshot.changing:
-            # A file seen mid-save is `file_changing`: look again once it may have settled,
-            # even if nothing else changes (the live check re-reads such files).
-            loop = asyncio.get_running_loop()
-            paths = sorted(snapshot.changing)
-            loop.call_later(
-                RECHECK_CHANGING_S,
-                lambda: self.schedule("a file was being written", paths),
-            )
-
-    async def _commit(self, evaluator: engine.Evaluator) -> None:
-        try:
-            await self.in_engine(evaluator.commit)
-        except Exception as error:
-            self.show_once(f"moor could not write its journal: {error}", types.MessageType.Error)
-            logger.exception("journalling a check failed")
-
-    async def first_scan(self) -> None:
-        """The first evaluation, reported with `$/progress` when the client supports it."""
-        progress = None
-        if self.capability("window.work_done_progress"):
-            progress = self.spawn(self._begin_progress())
-        try:
-            await self.recompute("first scan", None)
-        finally:
-            token = await progress if progress is not None else None
-            if token is not None:
-                try:
-                    self.work_done_progress.end(
-                        token, types.WorkDoneProgressEnd(message=self._scanned())
-                    )
-                except Exception:
-                    logger.warning("could not end the progress report", exc_info=True)
-
-    async def _begin_progress(self) -> str | None:
-        """Create a progress token and begin; None when the client refuses or is silent."""
-        token = f"moor-first-scan-{uuid.uuid4().hex[:8]}"
-        try:
-            await asyncio.wait_for(self.work_done_progress.create_async(token), PROGRESS_TIMEOUT)
-            self.work_done_progress.begin(
-                token,
-                types.WorkDoneProgressBegin(title="moor: checking memories", cancellable=False),
-            )
-        except Exception as error:
-            logger.info("no progress report for the first scan: %r", error)
-            return None
-        return token
-
-    def _scanned(self) -> str:
-        if self.snapshot is None:
-            return "not checked"
-        return f"{len(self.snapshot.memories)} memories checked"
-
     def show_once(self, message: str, kind: types.MessageType) -> None:
         """`window/showMessage`, at most once per distinct message in a session."""
         if message in self._shown:
@@ -415,24 +262,17 @@ class MoorLanguageServer(LanguageServer):
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     async def shutting_down(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._generation += 1  # anything still running is stale now
         for feature in self.features:
             try:
                 await feature.on_shutdown()
             except Exception as error:
                 feature.report("shutting down failed", error)
-        if self.evaluator is not None:
-            try:  # what the last check learnt goes to the journal before the end
-                await asyncio.wait_for(self.in_engine(self.evaluator.close), 5)
-            except Exception:
-                logger.warning("could not close the journal cleanly", exc_info=True)
+        await asyncio.gather(*(folder.close() for folder in self.folders.values()))
         self.engine_pool.shutdown(wait=False, cancel_futures=True)
 
 
 class _Core(Feature):
-    """Lifecycle and document sync: where the root comes from, and when to re-check."""
+    """Lifecycle and document sync: where the roots come from, and when to re-check."""
 
     name = "core"
     server: MoorLanguageServer
@@ -442,6 +282,7 @@ class _Core(Feature):
         self.handle(types.INITIALIZE, self.initialize, None)
         self.handle(types.INITIALIZED, self.initialized, None)
         self.handle(types.SHUTDOWN, self.shutdown, None)
+        self.handle(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, self.folders_changed, None)
         self.handle(types.TEXT_DOCUMENT_DID_OPEN, self.opened, None)
         self.handle(types.TEXT_DOCUMENT_DID_CHANGE, self.changed, None)
         self.handle(types.TEXT_DOCUMENT_DID_CLOSE, self.closed, None)
@@ -449,20 +290,17 @@ class _Core(Feature):
 
     async def initialize(self, params: types.InitializeParams) -> None:
         self.server.initialization_options = params.initialization_options
-        folder: Path | None = None
+        uris: list[str] = []
         if params.workspace_folders:
-            folder = uri_to_path(params.workspace_folders[0].uri)
-            if len(params.workspace_folders) > 1:
-                logger.warning("several workspace folders: moor serves the first, %s", folder)
+            uris = [folder.uri for folder in params.workspace_folders]
         elif params.root_uri:
-            folder = uri_to_path(params.root_uri)
+            uris = [params.root_uri]
         elif params.root_path:
-            folder = Path(params.root_path)
-        if folder is None:
+            uris = [Path(params.root_path).resolve().as_uri()]
+        for uri in uris:
+            await self.server.add_folder(uri)
+        if not self.server.folders:
             logger.warning("no workspace folder: nothing to check")
-            return
-        self.server.root = engine.find_root(folder)
-        logger.info("workspace root: %s", self.server.root)
         if not pulls_diagnostics(self.server):
             # pygls builds the capabilities from the registered features right after this
             # handler: a client that is not to pull is not offered pull (it would otherwise
@@ -482,39 +320,54 @@ class _Core(Feature):
                     await feature.on_initialized()
                 except Exception as error:
                     feature.report("starting failed", error)
-        self.server.spawn(self.server.first_scan())
+        self.server._initialized = True
+        for folder in list(self.server.folders.values()):
+            await self.server._start(folder)
+
+    async def folders_changed(self, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        for removed in params.event.removed:
+            await self.server.remove_folder(removed.uri)
+        for added in params.event.added:
+            await self.server.add_folder(added.uri)
 
     async def shutdown(self, _params: None) -> None:
         self.server.shutdown_requested = True
         await self.server.shutting_down()
 
     # Documents are kept by pygls. Memories are read from disk (their saved state); an
-    # unsaved code buffer previews the drift it would cause (see `buffer_changed`).
+    # unsaved code buffer previews the drift it would cause (see `Folder.buffer_changed`).
 
     async def opened(self, params: types.DidOpenTextDocumentParams) -> None:
-        await self.server.buffer_changed(params.text_document.uri)
-        if self.server.snapshot is not None:
+        uri = params.text_document.uri
+        folder = self.server.folder_for(uri)
+        if folder is None:
+            return
+        await folder.buffer_changed(uri)
+        if folder.snapshot is not None:
             for feature in self.server.features:
                 try:
-                    await feature.on_open(params.text_document.uri)
+                    await feature.on_open(uri)
                 except Exception as error:
                     feature.report("opening a document failed", error)
 
     async def changed(self, params: types.DidChangeTextDocumentParams) -> None:
-        await self.server.buffer_changed(params.text_document.uri)
+        folder = self.server.folder_for(params.text_document.uri)
+        if folder is not None:
+            await folder.buffer_changed(params.text_document.uri)
 
     async def closed(self, params: types.DidCloseTextDocumentParams) -> None:
-        await self.server.buffer_changed(params.text_document.uri, closed=True)
+        folder = self.server.folder_for(params.text_document.uri)
+        if folder is not None:
+            await folder.buffer_changed(params.text_document.uri, closed=True)
 
     async def saved(self, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
-        await self.server.buffer_changed(uri)  # saved: the buffer is the file again
-        rel = self.server.relative(uri)
-        self.server.schedule(f"saved {uri}", None if rel is None else [rel])
-
-
-def _union(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
-    return None if a is None or b is None else a | b
+        folder = self.server.folder_for(uri)
+        if folder is None:
+            return
+        await folder.buffer_changed(uri)  # saved: the buffer is the file again
+        rel = folder.relative(uri)
+        folder.schedule(f"saved {uri}", None if rel is None else [rel])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import re
 import secrets
@@ -86,7 +87,7 @@ def _walk(
 ) -> Iterator[_Walked]:
     if os.path.isabs(rel):
         raise NotInside("outside_workspace", f"{rel} is not a path inside the workspace")
-    real_root = os.path.realpath(root)
+    real_root = _real_root(str(root))
     names: deque[str] = deque(_components(rel))
     if not names:
         raise NotInside("not_a_file", f"{rel or '.'} is the workspace folder itself")
@@ -138,6 +139,14 @@ def _walk(
     finally:
         walked.parents = parents
         walked.close()
+
+
+@functools.lru_cache(maxsize=64)
+def _real_root(root: str) -> str:
+    """The workspace folder's real path, resolved once per process: every read of a large
+    tree walks from it, and resolving it anew cost a third of a cold index build. The
+    root is the one path moor trusts; what lies under it is walked each time."""
+    return os.path.realpath(root)
 
 
 def _open_unfollowed(name: str, flags: int, parent: int, rel: str) -> int:

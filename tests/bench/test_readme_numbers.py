@@ -10,6 +10,7 @@ the editor latency at N = 1,000 (fewer rounds), with the server's memory.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 import subprocess
@@ -126,12 +127,23 @@ def test_editor_latency_numbers_match_readme_within_tolerance() -> None:
 
     published = publish.parse_lsp(section(publish.LSP)).get(publish.TEST_LSP_N)
     assert published is not None, f"README.md publishes no N = {publish.TEST_LSP_N} row"
-    run = lsp_latency.measure(
-        publish.TEST_LSP_N, publish.TEST_LSP_ROUNDS, lsp_latency.DEFAULT_TIMEOUT_S
+    shapes = publish.parse_lsp_shapes(section(publish.LSP))
+    assert set(shapes) == set(lsp_latency.SHAPES), f"README.md publishes shapes {sorted(shapes)}"
+    runs = lsp_latency.measure_shapes(
+        publish.TEST_LSP_N,
+        publish.TEST_LSP_ROUNDS,
+        lsp_latency.DEFAULT_TIMEOUT_S,
+        lsp_latency.SHAPES,
     )
-    assert not run.error and not run.timed_out, (run.error, run.timed_out)
-    measured = publish.lsp_rows([run])[run.n]
+    for run in runs:
+        assert not run.error and not run.timed_out, (run.shape, run.error, run.timed_out)
+    push = next(run for run in runs if run.shape == lsp_latency.PUSH)
+    measured = publish.lsp_rows([push])[push.n]
     if publish.published_python(section(publish.LSP)) == platform.python_version():
         assert measured.files == published.files
     assert_within(measured, published, ("drift_p50_ms", "drift_p95_ms"), publish.LSP_TOLERANCE)
     assert_within(measured, published, ("rss_mib",), publish.RSS_TOLERANCE)
+    for shape, row in publish.shape_rows(runs).items():
+        p50, p95 = shapes[shape]
+        expected = dataclasses.replace(row, drift_p50_ms=p50, drift_p95_ms=p95)
+        assert_within(row, expected, ("drift_p50_ms", "drift_p95_ms"), publish.LSP_TOLERANCE)

@@ -142,7 +142,7 @@ def test_malformed_frontmatter_is_invalid_with_a_positioned_message(ws: Workspac
     ws.write("memories/broken.md", "---\nabout: [a.py\n---\n# Broken\n")
     run = ws.moor("check", "--format", "json")
     assert run.code == 1
-    memories = {m["path"]: m for m in run.json()["memories"]}  # type: ignore[union-attr]
+    memories = {m["path"]: m for m in run.json()["memories"]}
     broken = memories["memories/broken.md"]
     assert broken["state"] == "invalid"
     assert broken["code"] == "yaml_syntax"

@@ -58,7 +58,7 @@ def test_add_of_the_forgotten_text_is_refused_however_it_is_spelt(
     )
 
     assert run.code == 1
-    refusal = run.json()["refused"][0]  # type: ignore[index]
+    refusal = run.json()["refused"][0]
     assert refusal["code"] == "forgotten"
     assert "it never held" in refusal["message"] and WRONG in refusal["message"]
     assert refusal["instead"].startswith(f"moor restore {WRONG}")
@@ -109,7 +109,7 @@ def test_a_hand_written_file_with_the_forgotten_text_is_flagged_by_check(ws: Wor
     run = ws.moor("check", "--format", "json")
 
     assert run.code == 1  # a person must delete it or restore the forgotten one
-    states = {m["path"]: m for m in run.json()["memories"]}  # type: ignore[union-attr]
+    states = {m["path"]: m for m in run.json()["memories"]}
     sneaky = states["memories/sneaky.md"]
     assert sneaky["state"] == "retired" and sneaky["code"] == "tombstoned"
     assert "it never held" in str(sneaky["notes"])

@@ -722,8 +722,8 @@ def test_an_added_parameter_drifts_on_signature(ws: Workspace, language: str) ->
     ws.write(sample.path, sample.signature)
     anchor = ws.anchor(memory)
     assert anchor["state"] == "drifted"
-    assert "signature" in anchor["axes"]  # type: ignore[operator]
-    assert "decorators" not in anchor["axes"]  # type: ignore[operator]
+    assert "signature" in anchor["axes"]
+    assert "decorators" not in anchor["axes"]
 
 
 @pytest.mark.parametrize("language", [lang for lang, s in SAMPLES.items() if s.decorators])

@@ -99,7 +99,7 @@ def test_a_memory_without_about_is_ungrounded_and_does_not_fail_the_check(ws: Wo
     ws.write("memories/loose.md", "---\nconfidence: inferred\n---\n# Loose idea\n")
     run = ws.moor("check", "--format", "json")
     assert run.code == 0
-    assert run.json()["memories"][0]["state"] == "ungrounded"  # type: ignore[index]
+    assert run.json()["memories"][0]["state"] == "ungrounded"
     # Control: an unbound grounded memory next to it does need a look.
     ws.write("src/net/client.py", CLIENT)
     ws.memory("retry", "src/net/client.py#Client.send")
@@ -113,7 +113,7 @@ def test_check_json_has_the_documented_shape(ws: Workspace) -> None:
     report = ws.moor("check", "--format", "json").json()
     assert set(report) == {"memories", "summary"}
     assert report["summary"] == {"drifted": 1}
-    entry = report["memories"][0]  # type: ignore[index]
+    entry = report["memories"][0]
     assert entry["path"] == memory and entry["state"] == "drifted"
     anchor = entry["anchors"][0]
     for key in ("ref", "state", "axes", "reason", "code", "moved_to"):
@@ -260,12 +260,12 @@ def test_check_narrows_to_memories_folders_or_the_code_they_are_about(ws: Worksp
     ws.memory("stable", "src/other.py#stable")
     ws.moor("bind", check=True)
     by_code = ws.moor("check", "--format", "json", "src/net/client.py").json()
-    assert [m["path"] for m in by_code["memories"]] == ["memories/retry.md"]  # type: ignore[index]
+    assert [m["path"] for m in by_code["memories"]] == ["memories/retry.md"]
     by_memory = ws.moor("check", "--format", "json", "memories/stable.md").json()
-    assert [m["path"] for m in by_memory["memories"]] == ["memories/stable.md"]  # type: ignore[index]
+    assert [m["path"] for m in by_memory["memories"]] == ["memories/stable.md"]
     # Control: the folder holds both.
     by_folder = ws.moor("check", "--format", "json", "memories").json()
-    assert len(by_folder["memories"]) == 2  # type: ignore[arg-type]
+    assert len(by_folder["memories"]) == 2
 
 
 def test_diff_keeps_a_changed_last_line_before_and_after_on_lines_of_their_own(

@@ -75,7 +75,7 @@ def test_add_refuses_a_reference_that_names_nothing_with_the_nearest_names(
     run = ws.moor("add", "Sends once", "--about", "src/client.py#Client.sned", "--format", "json")
 
     assert run.code == 1
-    refusal = run.json()["refused"][0]  # type: ignore[index]
+    refusal = run.json()["refused"][0]
     assert refusal["code"] == "not_found"
     assert "src/client.py#Client.send" in refusal["suggestions"]
     assert list((ws.root / "memories").iterdir()) == []  # nothing written
@@ -88,7 +88,7 @@ def test_add_refuses_a_reference_outside_the_workspace_with_a_code(ws: Workspace
     run = ws.moor("add", "Escapes", "--about", "../outside.py", "--format", "json")
 
     assert run.code == 1
-    assert run.json()["refused"][0]["code"] in ("outside_workspace", "bad_reference")  # type: ignore[index]
+    assert run.json()["refused"][0]["code"] in ("outside_workspace", "bad_reference")
     assert list((ws.root / "memories").iterdir()) == []
 
 
@@ -103,7 +103,7 @@ def test_adding_at_an_existing_path_is_a_refusal_naming_edit_and_never_overwrite
     run = ws.moor("add", "Something else", "--title", "Send is idempotent", "--format", "json")
 
     assert run.code == 1
-    refusal = run.json()["refused"][0]  # type: ignore[index]
+    refusal = run.json()["refused"][0]
     assert refusal["code"] == "exists"
     assert refusal["path"] == path
     assert refusal["instead"].startswith(f"moor edit {path}")
@@ -194,7 +194,7 @@ def test_an_edit_based_on_an_older_text_is_a_conflict_never_an_overwrite(ws: Wor
     )
 
     assert run.code == 1
-    refusal = run.json()["refused"][0]  # type: ignore[index]
+    refusal = run.json()["refused"][0]
     assert refusal["code"] == "conflict"
     assert refusal["current_hash"] != base
     assert ws.read(path) == by_hand

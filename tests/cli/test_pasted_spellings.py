@@ -80,7 +80,7 @@ def test_a_lock_written_with_a_pasted_key_keeps_its_bound_state(ws: Workspace) -
     ws.write("moor.lock", old)
     states = ws.states()
     assert states["memories/old.md"]["state"] == "current"
-    assert states["memories/control.md"]["anchors"][0]["state"] == "unbound"  # type: ignore[index]
+    assert states["memories/control.md"]["anchors"][0]["state"] == "unbound"
     # A change made after it was bound is drift, not a new baseline.
     ws.write("src/x.rs", RUST.replace("payload + 1", "payload + 2"))
     run = ws.moor("check", "memories/old.md")

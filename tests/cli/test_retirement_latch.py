@@ -52,7 +52,7 @@ def test_supersede_retires_and_check_is_quiet_about_it(ws: Workspace) -> None:
     result = run.json()
     assert result["path"] == OLD and result["content_hash"]
     # What is already known about its code: the live one, never the retired one itself.
-    assert [k["path"] for k in result["known_here"]] == [NEW]  # type: ignore[union-attr]
+    assert [k["path"] for k in result["known_here"]] == [NEW]
     states = ws.states()
     assert states[OLD]["state"] == "retired"
     assert "superseded by memories/new.md" in str(states[OLD]["notes"])

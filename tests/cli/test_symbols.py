@@ -163,7 +163,7 @@ def test_moor_symbols_lists_every_reference_that_names_a_definition(ws: Workspac
         },
     ]
     # Every listed reference binds.
-    refs = [row["ref"] for row in listing["symbols"]]  # type: ignore[index]
+    refs = [row["ref"] for row in listing["symbols"]]
     ws.memory("every", [*run.out.splitlines(), *refs])
     assert ws.moor("bind").code == 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -247,7 +247,7 @@ def test_random_edits_keep_the_live_check_equal_to_a_full_one(
     ws: Workspace, live: LiveCheck
 ) -> None:
     rng = random.Random(20261201)
-    edits = [
+    edits: list[tuple[str, Callable[[], str]]] = [
         ("src/a.py", lambda: CODE.replace("return 1", f"return {rng.randint(0, 3)}")),
         ("src/a.py", lambda: "# header\n" * rng.randint(0, 3) + CODE),
         ("src/a.py", lambda: CODE.replace("def h", "def h2")),

@@ -16,7 +16,7 @@ def lines(language: str, source: str, symbol: str) -> list[int] | str | None:
     sites = parsed.sites()
     ref = parse_reference(f"a.{EXTENSIONS[language]}#{symbol}")
     assert not hasattr(ref, "code"), ref
-    canonical = ref.symbol  # type: ignore[union-attr]
+    canonical = ref.symbol
     assert canonical is not None
     meaning = resolve(
         canonical,

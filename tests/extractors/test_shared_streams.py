@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from textwrap import dedent
 
+import moor_extractors.lang_python as lang_python
 import pytest
-from moor_extractors import lang_python
 from moor_extractors.model import Facts
 from moor_extractors.symbols import parse_source
 from tree_sitter import Node

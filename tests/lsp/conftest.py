@@ -47,7 +47,7 @@ def _converter() -> Any:
     """lsprotocol's converter reads any CodeAction that has a `command` as a `Command`
     (it checks for the key, not its type); clients tell them apart by `command` being a
     string, as the specification says. Only the test client's reading is corrected."""
-    converter = default_converter()
+    converter = default_converter()  # type: ignore[no-untyped-call]
 
     def command_or_action(value: Any, _type: Any) -> types.Command | types.CodeAction:
         if isinstance(value.get("command"), str):
@@ -291,7 +291,7 @@ SERVER = ClientServerConfig(
 PARANOID = "moor (paranoid)"
 
 
-@pytest_lsp.fixture(config=SERVER, params=CLIENTS)
+@pytest_lsp.fixture(config=SERVER, params=CLIENTS)  # type: ignore[untyped-decorator]
 async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest) -> AsyncIterator[None]:
     lsp_client.client_name = request.param  # type: ignore[attr-defined]
     yield

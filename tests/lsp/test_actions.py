@@ -34,7 +34,8 @@ async def test_reaffirm_clears_the_drift_and_journals_the_reason(editor: Editor)
     assert reaffirm.kind == types.CodeActionKind.QuickFix
     assert reaffirm.command is not None
     assert reaffirm.command.command == "moor.reaffirm"
-    assert list(reaffirm.command.arguments or []) == ["memories/retry.md"]
+    # The memory's absolute path: it names the root too (one server, several folders).
+    assert list(reaffirm.command.arguments or []) == [str(ws.root.resolve() / "memories/retry.md")]
 
     # The client must supply the reason: without one the server refuses …
     with pytest.raises(JsonRpcInvalidParams, match="needs a reason"):
@@ -157,7 +158,8 @@ async def test_show_diff_since_bound_opens_the_unified_diff_of_the_drifted_symbo
     assert show.kind == types.CodeActionKind.QuickFix
     assert show.command is not None
     assert show.command.command == "moor.showDiff"
-    assert list(show.command.arguments or []) == ["memories/retry.md", "src/a.py#g"]
+    memory = str(ws.root.resolve() / "memories/retry.md")
+    assert list(show.command.arguments or []) == [memory, "src/a.py#g"]
     result = await editor.execute(show.command.command, *(show.command.arguments or []))
 
     diff = result["diff"]

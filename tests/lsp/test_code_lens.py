@@ -52,7 +52,7 @@ async def test_lenses_count_the_memories_and_follow_a_drift_on_disk(editor: Edit
         assert editor.client.lens_refreshes > refreshes  # type: ignore[attr-defined]
     connect = next(lens for lens in after if lens.range.start.line == 5)
     assert connect.command is not None
-    assert list(connect.command.arguments or []) == ["memories/two.md"]
+    assert list(connect.command.arguments or []) == [str(ws.root.resolve() / "memories/two.md")]
     shown = await editor.execute(connect.command.command, *connect.command.arguments)
     assert shown == {"shown": editor.uri("memories/two.md")}
     assert [d.uri for d in editor.client.shown_documents] == [editor.uri("memories/two.md")]

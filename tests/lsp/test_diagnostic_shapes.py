@@ -36,7 +36,7 @@ async def test_a_client_that_pulls_without_refresh_is_not_offered_pull_and_gets_
     client: LanguageClient, ws: Workspace
 ) -> None:
     neovim = client_capabilities("neovim")  # textDocument.diagnostic, no refreshSupport
-    assert neovim.text_document.diagnostic is not None
+    assert neovim.text_document is not None and neovim.text_document.diagnostic is not None
     editor = Editor(client, ws, "neovim", neovim)
     ws.write("src/a.py", G2)
     ws.memory("retry", "src/a.py#g")
@@ -57,6 +57,7 @@ async def test_a_pull_client_with_refresh_is_offered_pull(
     client: LanguageClient, ws: Workspace
 ) -> None:
     neovim = client_capabilities("neovim")
+    assert neovim.workspace is not None
     capabilities = attrs.evolve(
         neovim,
         workspace=attrs.evolve(

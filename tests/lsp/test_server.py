@@ -23,7 +23,7 @@ pytestmark = [
 ]
 
 
-@pytest_lsp.fixture(
+@pytest_lsp.fixture(  # type: ignore[untyped-decorator]
     config=ClientServerConfig(
         server_command=[sys.executable, "-m", "moor_lsp", "--no-watch"], client_factory=make_client
     )
@@ -71,6 +71,7 @@ async def test_a_pulling_client_that_can_refresh_is_asked_to_after_a_change(
     unwatched: LanguageClient, ws: Workspace
 ) -> None:
     neovim = client_capabilities("neovim")
+    assert neovim.workspace is not None
     capabilities = attrs.evolve(
         neovim,
         workspace=attrs.evolve(

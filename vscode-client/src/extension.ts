@@ -1,14 +1,8 @@
-// The moor VS Code client: starts `<python> -m moor lsp` — one server per workspace folder
-// that holds moor.toml, moor.lock or memories/ — contributes a few commands, asks the
-// person for a reason before a reaffirm, and shows a diff the server did not save.
-// Everything else is the server's work.
-//
-// Several folders mean several servers naming the same commands, and VS Code refuses a
-// second registration of a command id: each client declines the library's command feature
-// (`FolderClient`), the extension registers every server command once, and a call is sent
-// to the server of the folder it is about (`route`). Commands in code actions and code
-// lenses are wrapped with their folder (`IN_FOLDER`), so they reach the server that made
-// them whichever editor is active.
+// The moor VS Code client: starts `<python> -m moor lsp` — one server for every workspace
+// folder (the server keeps a state per root and routes each file to the innermost root
+// holding it; the library tells it of folders added and removed) — contributes a few
+// commands, asks the person for a reason before a reaffirm, and shows a diff the server did
+// not save. Everything else is the server's work.
 
 import { spawn } from "node:child_process";
 import * as path from "node:path";
@@ -16,7 +10,6 @@ import * as vscode from "vscode";
 import {
   CloseAction,
   type CloseHandlerResult,
-  type DynamicFeature,
   type ErrorHandler,
   type ErrorHandlerResult,
   type Executable,
@@ -25,7 +18,6 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
   State,
-  type StaticFeature,
 } from "vscode-languageclient/node";
 
 import { findInterpreter, onInterpreterChange } from "./python";
@@ -34,120 +26,17 @@ const CLIENT_ID = "moor"; // also makes the client follow the `moor.trace.server
 const SERVER_REAFFIRM = "moor.reaffirm";
 const SERVER_CHECK = "moor.check";
 const SERVER_SHOW_DIFF = "moor.showDiff";
-/** `[folder uri, command, ...arguments]`: a server command bound to its folder's server. */
-const IN_FOLDER = "moor.inFolder";
-/** What makes a workspace folder moor's (as the activation events say). */
-const MARKERS = ["moor.toml", "moor.lock", "memories"];
 /** Server commands that write moor.lock or the journal: not in an untrusted workspace. */
 const WRITING_COMMANDS = new Set(["moor.reaffirm", "moor.follow", "moor.bind"]);
-export const SEVERITY_STATES = [
-  "drifted",
-  "gone",
-  "invalid",
-  "moved",
-  "rewritten",
-  "unverified",
-  "unbound",
-  "ungrounded",
-] as const;
-const SEVERITIES = new Set(["error", "warning", "information", "hint", "off"]);
 const MAX_RESTARTS = 4;
 
 let log: vscode.LogOutputChannel;
-let extension: vscode.ExtensionContext;
-/** The running clients, by the URI of the workspace folder each serves. */
-const clients = new Map<string, LanguageClient>();
-/** Server commands registered with VS Code (once, for every folder's server). */
-const registered = new Set<string>();
+let client: LanguageClient | undefined;
 let starting: Promise<void> | undefined;
 let writeCommands: vscode.Disposable | undefined;
 
 function firstFolder(): vscode.WorkspaceFolder | undefined {
   return vscode.workspace.workspaceFolders?.[0];
-}
-
-/** The client declines the library's command feature: the extension registers the server's
- * commands itself, once for all folders (see the top of this file). */
-class FolderClient extends LanguageClient {
-  public override registerFeature(feature: StaticFeature | DynamicFeature<unknown>): void {
-    const method = (feature as Partial<DynamicFeature<unknown>>).registrationType?.method;
-    if (method === ExecuteCommandRequest.method) {
-      return;
-    }
-    super.registerFeature(feature);
-  }
-}
-
-async function exists(uri: vscode.Uri): Promise<boolean> {
-  try {
-    await vscode.workspace.fs.stat(uri);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function inside(child: vscode.Uri, parent: vscode.Uri): boolean {
-  const base = parent.toString().replace(/\/$/, "");
-  return child.toString().startsWith(`${base}/`);
-}
-
-/** The folders to serve: those holding a marker, but not one inside another (the outer
- * folder's server already sees it); none marked: the first folder, as before. */
-async function moorFolders(): Promise<vscode.WorkspaceFolder[]> {
-  const folders = vscode.workspace.workspaceFolders ?? [];
-  const marked: vscode.WorkspaceFolder[] = [];
-  for (const folder of folders) {
-    const found = await Promise.all(MARKERS.map((name) => exists(vscode.Uri.joinPath(folder.uri, name))));
-    if (found.some(Boolean)) {
-      marked.push(folder);
-    }
-  }
-  const outer = marked.filter((folder) => !marked.some((other) => other !== folder && inside(folder.uri, other.uri)));
-  return outer.length > 0 ? outer : folders.slice(0, 1);
-}
-
-/** The running client for a URI, an absolute path or (neither) the active editor's file;
- * with one client, that one. */
-function clientFor(target: unknown): LanguageClient | undefined {
-  let uri: vscode.Uri | undefined;
-  if (target instanceof vscode.Uri) {
-    uri = target;
-  } else if (typeof target === "string" && target.startsWith("file:")) {
-    uri = vscode.Uri.parse(target);
-  } else if (typeof target === "string" && path.isAbsolute(target)) {
-    uri = vscode.Uri.file(target);
-  }
-  uri ??= vscode.window.activeTextEditor?.document.uri;
-  const folder = uri ? vscode.workspace.getWorkspaceFolder(uri) : undefined;
-  const found = folder ? clients.get(folder.uri.toString()) : undefined;
-  if (found) {
-    return found;
-  }
-  for (const [key, running] of clients) {
-    if (uri && inside(uri, vscode.Uri.parse(key))) {
-      return running;
-    }
-  }
-  return clients.size === 1 ? [...clients.values()][0] : undefined;
-}
-
-function folderName(running: LanguageClient): string | undefined {
-  return running.clientOptions.workspaceFolder?.name;
-}
-
-/** `moor.severity.<state>` values other than `default`, for initializationOptions. */
-export function severityOverrides(
-  config: Pick<vscode.WorkspaceConfiguration, "get">,
-): Record<string, string> {
-  const overrides: Record<string, string> = {};
-  for (const state of SEVERITY_STATES) {
-    const value = config.get<string>(`severity.${state}`, "default");
-    if (value && SEVERITIES.has(value)) {
-      overrides[state] = value;
-    }
-  }
-  return overrides;
 }
 
 async function serverCommand(folder: vscode.WorkspaceFolder | undefined, trusted: boolean): Promise<Executable> {
@@ -157,8 +46,7 @@ async function serverCommand(folder: vscode.WorkspaceFolder | undefined, trusted
   // -P (Python >= 3.11, as moor needs): do not put the working folder on sys.path, so a
   // `moor` folder inside an untrusted workspace is never imported in place of the real one.
   const args = [...(trusted ? [] : ["-P"]), "-m", "moor", "lsp", ...extra];
-  const where = folder ? ` for ${folder.name}` : "";
-  log.info(`starting the server${where}: ${python.command} ${args.join(" ")} (interpreter from ${python.source})`);
+  log.info(`starting the server: ${python.command} ${args.join(" ")} (interpreter from ${python.source})`);
   return {
     command: python.command,
     args,
@@ -227,103 +115,13 @@ async function showUnsavedDiff(result: unknown): Promise<void> {
   await vscode.window.showTextDocument(doc, { preview: true });
 }
 
-/** A server command bound to the folder whose server made it (code actions, code lenses). */
-function inFolder(command: vscode.Command, folder: vscode.WorkspaceFolder): vscode.Command {
-  return { ...command, command: IN_FOLDER, arguments: [folder.uri.toString(), command.command, ...(command.arguments ?? [])] };
-}
-
-function createClient(folder: vscode.WorkspaceFolder | undefined, trusted: boolean, serverOptions: ServerOptions): LanguageClient {
-  const config = vscode.workspace.getConfiguration("moor", folder);
-  // In a folder's client, only that folder's files: another folder has its own server.
-  const pattern = folder ? { pattern: `${folder.uri.fsPath}/**/*` } : {};
-  let created: LanguageClient | undefined;
-  const clientOptions: LanguageClientOptions = {
-    documentSelector: [
-      { scheme: "file", language: "markdown", ...pattern },
-      { scheme: "file", ...pattern }, // code lenses and hovers on the code that memories are about
-    ],
-    workspaceFolder: folder,
-    outputChannel: log,
-    traceOutputChannel: log,
-    // Read by the server at initialize; they win over its workspace/configuration.
-    initializationOptions: { trusted, severity: severityOverrides(config) },
-    errorHandler: errorHandler(() => created),
-    middleware: {
-      async provideCodeActions(document, range, context, token, next) {
-        const actions = await next(document, range, context, token);
-        if (!actions) {
-          return actions;
-        }
-        const kept = vscode.workspace.isTrusted
-          ? actions
-          : actions.filter((action) => {
-              const command = action instanceof vscode.CodeAction ? action.command?.command : action.command;
-              return !(command && WRITING_COMMANDS.has(command));
-            });
-        if (!folder) {
-          return kept;
-        }
-        return kept.map((action) => {
-          if (action instanceof vscode.CodeAction) {
-            if (action.command) {
-              action.command = inFolder(action.command, folder);
-            }
-            return action;
-          }
-          return inFolder(action, folder);
-        });
-      },
-      async provideCodeLenses(document, token, next) {
-        const lenses = await next(document, token);
-        if (folder && lenses) {
-          for (const lens of lenses) {
-            if (lens.command) {
-              lens.command = inFolder(lens.command, folder);
-            }
-          }
-        }
-        return lenses;
-      },
-    },
-  };
-  const name = folder && (vscode.workspace.workspaceFolders?.length ?? 0) > 1 ? `moor (${folder.name})` : "moor";
-  created = new FolderClient(CLIENT_ID, name, serverOptions, clientOptions);
-  created.onDidChangeState((event) => {
-    const state = (value: State): string => (State[value] ?? String(value)).toLowerCase();
-    log.info(`server${folder ? ` for ${folder.name}` : ""} ${state(event.oldState)} -> ${state(event.newState)}`);
-  });
-  return created;
-}
-
-/** Register, once, each command a server says it executes (every server names the same). */
-function registerServerCommands(running: LanguageClient): void {
-  const named = running.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
-  for (const command of named) {
-    if (!registered.has(command)) {
-      registered.add(command);
-      extension.subscriptions.push(vscode.commands.registerCommand(command, (...args: unknown[]) => route(command, args)));
-    }
-  }
-}
-
-/** `moor.inFolder`: `[folder uri, command, ...arguments]`, to that folder's server. */
-async function routeInFolder(folderUri: unknown, command: unknown, ...args: unknown[]): Promise<unknown> {
-  if (typeof command !== "string") {
-    return undefined;
-  }
-  const running = typeof folderUri === "string" ? clients.get(folderUri) : undefined;
-  return route(command, args, running);
-}
-
-/** Run a server command on the server it is about (`clientFor` its first argument), with
- * what the client adds: refusing writes when untrusted, asking for a reaffirm's reason,
- * saying what was done, and showing a diff the server did not save. */
-async function route(command: string, args: unknown[], target?: LanguageClient): Promise<unknown> {
-  const running = target ?? clientFor(args[0]);
-  if (!running || !running.isRunning()) {
-    vscode.window.showWarningMessage(`moor: no running server for ${command} here.`);
-    return undefined;
-  }
+/** What the client adds to a server command: refusing writes when untrusted, asking for a
+ * reaffirm's reason, saying what was done, and showing a diff the server did not save. */
+async function executeCommand(
+  command: string,
+  args: unknown[],
+  next: (command: string, args: unknown[]) => unknown,
+): Promise<unknown> {
   if (WRITING_COMMANDS.has(command) && !vscode.workspace.isTrusted) {
     vscode.window.showWarningMessage(`moor: ${command} changes moor.lock; trust the workspace first.`);
     return undefined;
@@ -337,7 +135,7 @@ async function route(command: string, args: unknown[], target?: LanguageClient):
   }
   let result: unknown;
   try {
-    result = await running.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+    result = await next(command, args);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     log.error(`${command}: ${message}`);
@@ -353,17 +151,51 @@ async function route(command: string, args: unknown[], target?: LanguageClient):
   return result;
 }
 
-async function startClient(folder: vscode.WorkspaceFolder | undefined): Promise<void> {
+function createClient(trusted: boolean, serverOptions: ServerOptions): LanguageClient {
+  let created: LanguageClient | undefined;
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: "file", language: "markdown" },
+      { scheme: "file" }, // code lenses and hovers on the code that memories are about
+    ],
+    outputChannel: log,
+    traceOutputChannel: log,
+    // Read by the server at initialize. The severities come from workspace/configuration,
+    // which VS Code answers per folder (the server asks for each root).
+    initializationOptions: { trusted },
+    errorHandler: errorHandler(() => created),
+    middleware: {
+      async provideCodeActions(document, range, context, token, next) {
+        const actions = await next(document, range, context, token);
+        if (!actions || vscode.workspace.isTrusted) {
+          return actions;
+        }
+        return actions.filter((action) => {
+          const command = action instanceof vscode.CodeAction ? action.command?.command : action.command;
+          return !(command && WRITING_COMMANDS.has(command));
+        });
+      },
+      executeCommand: (command, args, next) => executeCommand(command, args, next),
+    },
+  };
+  created = new LanguageClient(CLIENT_ID, "moor", serverOptions, clientOptions);
+  created.onDidChangeState((event) => {
+    const state = (value: State): string => (State[value] ?? String(value)).toLowerCase();
+    log.info(`server ${state(event.oldState)} -> ${state(event.newState)}`);
+  });
+  return created;
+}
+
+async function startClient(): Promise<void> {
+  const folder = firstFolder(); // where the interpreter setting is read and the server runs
   const trusted = vscode.workspace.isTrusted;
   const executable = await serverCommand(folder, trusted);
-  const created = createClient(folder, trusted, { run: executable, debug: executable });
-  const key = folder?.uri.toString() ?? "";
-  clients.set(key, created);
+  const created = createClient(trusted, { run: executable, debug: executable });
+  client = created;
   try {
     await created.start();
-    registerServerCommands(created);
   } catch (error) {
-    log.error(`the moor server${folder ? ` for ${folder.name}` : ""} did not start: ${String(error)}`);
+    log.error(`the moor server did not start: ${String(error)}`);
     const choice = await vscode.window.showErrorMessage(
       `moor: the language server did not start with "${executable.command}". Is moor installed for that Python? Set "moor.python.interpreter" to one that has it.`,
       "Show output",
@@ -377,35 +209,22 @@ async function startClient(folder: vscode.WorkspaceFolder | undefined): Promise<
   }
 }
 
-async function startClients(): Promise<void> {
-  const folders = await moorFolders();
-  if (folders.length === 0) {
-    await startClient(undefined); // no folder open: the server says there is nothing to check
-    return;
+async function stopClient(): Promise<void> {
+  const old = client;
+  client = undefined;
+  try {
+    await old?.dispose(2000);
+  } catch (error) {
+    log.warn(`stopping the server: ${String(error)}`);
   }
-  await Promise.all(folders.map((folder) => startClient(folder)));
-}
-
-async function stopClients(): Promise<void> {
-  const old = [...clients.values()];
-  clients.clear();
-  await Promise.all(
-    old.map(async (running) => {
-      try {
-        await running.dispose(2000);
-      } catch (error) {
-        log.warn(`stopping the server: ${String(error)}`);
-      }
-    }),
-  );
 }
 
 function restart(reason: string): Promise<void> {
   const previous = starting ?? Promise.resolve();
   starting = previous.then(async () => {
     log.info(`restarting the server: ${reason}`);
-    await stopClients();
-    await startClients();
+    await stopClient();
+    await startClient();
   });
   return starting;
 }
@@ -424,7 +243,8 @@ async function pickMemory(): Promise<string | undefined> {
 }
 
 async function reaffirmPrompt(memory?: unknown): Promise<unknown> {
-  if (![...clients.values()].some((running) => running.isRunning())) {
+  const running = client;
+  if (!running?.isRunning()) {
     vscode.window.showWarningMessage("moor: the language server is not running.");
     return undefined;
   }
@@ -443,9 +263,10 @@ async function reaffirmPrompt(memory?: unknown): Promise<unknown> {
   if (!reason) {
     return undefined;
   }
-  // An absolute path: `route` sends it to the server of the folder it is in, and says
-  // what was done.
-  return route(SERVER_REAFFIRM, [target, reason]);
+  // An absolute path: the server finds the root it is in.
+  return executeCommand(SERVER_REAFFIRM, [target, reason], (command, args) =>
+    running.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }),
+  );
 }
 
 function registerWriteCommands(context: vscode.ExtensionContext): void {
@@ -474,11 +295,10 @@ export function checkSummary(result: unknown): { message: string; attention: num
 
 /** Check workspace through a running server: a full re-check, its diagnostics updated. */
 async function checkThroughServer(running: LanguageClient): Promise<number> {
-  const name = clients.size > 1 ? folderName(running) : undefined;
   let result: unknown;
   try {
     result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Window, title: `moor: checking memories${name ? ` in ${name}` : ""}` },
+      { location: vscode.ProgressLocation.Window, title: "moor: checking memories" },
       () => running.sendRequest(ExecuteCommandRequest.type, { command: SERVER_CHECK, arguments: [] }),
     );
   } catch (error) {
@@ -492,15 +312,13 @@ async function checkThroughServer(running: LanguageClient): Promise<number> {
     vscode.window.showWarningMessage("moor: the server's check answered nothing readable; see the moor output.");
     return 0;
   }
-  vscode.window.showInformationMessage(name ? summary.message.replace(/^moor:/, `moor (${name}):`) : summary.message);
+  vscode.window.showInformationMessage(summary.message);
   return summary.attention;
 }
 
 async function checkWorkspace(): Promise<void> {
-  const running = [...clients.values()].filter((each) => each.isRunning());
-  if (running.length > 0) {
-    const attention = await Promise.all(running.map((each) => checkThroughServer(each)));
-    if (attention.some((count) => count > 0)) {
+  if (client?.isRunning()) {
+    if ((await checkThroughServer(client)) > 0) {
       await vscode.commands.executeCommand("workbench.actions.view.problems");
     }
     return;
@@ -543,29 +361,25 @@ async function checkWorkspace(): Promise<void> {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  extension = context;
   log = vscode.window.createOutputChannel("moor", { log: true });
   context.subscriptions.push(log);
   context.subscriptions.push(
     vscode.commands.registerCommand("moor.checkWorkspace", checkWorkspace),
     vscode.commands.registerCommand("moor.restartServer", () => restart("asked for")),
     vscode.commands.registerCommand("moor.showOutput", () => log.show()),
-    vscode.commands.registerCommand(IN_FOLDER, routeInFolder),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (
         event.affectsConfiguration("moor.python.interpreter") ||
-        event.affectsConfiguration("moor.server.args") ||
-        event.affectsConfiguration("moor.severity")
+        event.affectsConfiguration("moor.server.args")
       ) {
         void restart("settings changed");
       }
     }),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => void restart("the workspace folders changed")),
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
       registerWriteCommands(context);
       void restart("the workspace is trusted now");
     }),
-    { dispose: () => void stopClients() },
+    { dispose: () => void stopClient() },
   );
   if (vscode.workspace.isTrusted) {
     registerWriteCommands(context);
@@ -581,10 +395,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   if (following) {
     context.subscriptions.push(following);
   }
-  starting = startClients();
+  starting = startClient();
   await starting;
 }
 
 export async function deactivate(): Promise<void> {
-  await stopClients();
+  await stopClient();
 }

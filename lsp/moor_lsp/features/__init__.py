@@ -21,6 +21,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 
 if TYPE_CHECKING:
     from moor_lsp.engine import Snapshot
+    from moor_lsp.folder import Folder
     from moor_lsp.server import MoorLanguageServer
     from moor_lsp.settings import Settings
 
@@ -40,13 +41,21 @@ class Feature:
         """Register handlers with the server (called once, before `initialize`)."""
 
     async def on_initialized(self) -> None:
-        """The client is ready: the capabilities and the workspace root are known."""
+        """The client is ready: its capabilities and the first roots are known (each root
+        then gets `on_folder_added`)."""
 
-    async def on_snapshot(self, snapshot: Snapshot) -> None:
-        """A new evaluation of the workspace is available."""
+    async def on_folder_added(self, folder: Folder) -> None:
+        """A root is served from now on (at start-up, or a workspace folder added later);
+        its first scan follows."""
 
-    async def on_settings(self, settings: Settings) -> None:
-        """The settings in effect changed (after `initialized`, or later)."""
+    async def on_folder_removed(self, folder: Folder) -> None:
+        """A root is no longer served (its workspace folder was removed); it is closed."""
+
+    async def on_snapshot(self, folder: Folder, snapshot: Snapshot) -> None:
+        """A new evaluation of one root is available."""
+
+    async def on_settings(self, folder: Folder, settings: Settings) -> None:
+        """The settings in effect in one root changed (when it is added, or later)."""
 
     async def on_open(self, uri: str) -> None:
         """The client opened the document `uri`."""

@@ -19,7 +19,9 @@ that write (reaffirm, follow, bind) are not offered and their commands answer an
 `moor.showDiff` saves no file there and answers `{"diff": text, "uri": null}` (the
 client shows the text itself).
 
-`memory` is a workspace-relative path, an absolute path or a `file:` URI. Each action runs
+`memory` is an absolute path or a `file:` URI (its root is the innermost one holding it),
+or a path relative to a root (the only one, or the one where that file exists); code
+actions carry the absolute path. Each action runs
 in the engine thread, journals what it did like the CLI, re-checks the workspace (so the
 diagnostics are up to date when the command answers) and returns
 `{"done": [...], "refused": [...]}`; a refusal is also shown as a warning.
@@ -32,8 +34,7 @@ on it); when a client sends no data, the server's own current diagnostics are us
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
@@ -42,6 +43,9 @@ from moor_lsp import diffs, engine
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import SOURCE, Diagnostics
 from moor_lsp.positions import from_client_character
+
+if TYPE_CHECKING:
+    from moor_lsp.folder import Folder
 
 REAFFIRM = "moor.reaffirm"
 FOLLOW = "moor.follow"
@@ -98,7 +102,9 @@ class CodeActions(Feature):
             for kind in wanted
         ):
             return None
-        await self.server.ready()
+        folder = self.server.folder_for(params.text_document.uri)
+        if folder is not None:
+            await folder.ready()
         diagnostics = [
             d
             for d in params.context.diagnostics
@@ -131,6 +137,7 @@ class CodeActions(Feature):
         if not isinstance(data, dict) or not isinstance(data.get("memory"), str):
             return []
         memory: str = data["memory"]
+        target_memory = self._argument(data)
         state = data.get("state")
         if not isinstance(state, str):
             return []  # not one of moor's diagnostics (a client may send anything back)
@@ -148,7 +155,9 @@ class CodeActions(Feature):
             )
 
         if state == "moved" and data.get("moved_to"):
-            action(f"Follow the move: now {data['moved_to']}", FOLLOW, [memory], preferred=True)
+            action(
+                f"Follow the move: now {data['moved_to']}", FOLLOW, [target_memory], preferred=True
+            )
         candidates = data.get("candidates")
         if state == "gone" and isinstance(candidates, list) and isinstance(data.get("ref"), str):
             for candidate in candidates:
@@ -162,11 +171,13 @@ class CodeActions(Feature):
                     action(
                         f"Follow to {candidate['ref']}{how}",
                         FOLLOW,
-                        [memory, candidate["ref"], data["ref"]],
+                        [target_memory, candidate["ref"], data["ref"]],
                     )
         if state in REAFFIRM_STATES and data.get("reaffirmable"):
             action(
-                "Reaffirm: the memory still holds for the code as it is now…", REAFFIRM, [memory]
+                "Reaffirm: the memory still holds for the code as it is now…",
+                REAFFIRM,
+                [target_memory],
             )
         suggested = data.get("suggestions")
         uri = data.get("uri")
@@ -184,14 +195,14 @@ class CodeActions(Feature):
                             )
                         )
         if state == "unbound":
-            action(f"Bind {memory} to the code as it is now", BIND, [memory], preferred=True)
+            action(f"Bind {memory} to the code as it is now", BIND, [target_memory], preferred=True)
         if not self.server.settings.trusted or data.get("preview"):
             # Read-only, or seen in an unsaved buffer (an action would judge the file on
             # disk, not what the editor shows): only what writes nothing is offered.
             actions.clear()
         ref = data.get("ref")
         if state in DIFF_STATES and isinstance(ref, str) and data.get("bound_address"):
-            action("Show diff since bound", SHOW_DIFF, [memory, ref])
+            action("Show diff since bound", SHOW_DIFF, [target_memory, ref])
         target = data.get("target")
         if isinstance(target, dict) and isinstance(target.get("uri"), str):
             where = data.get("moved_to") or data.get("canonical") or "the code"
@@ -221,24 +232,17 @@ class CodeActions(Feature):
 
     # --- executing ---------------------------------------------------------------------
 
-    def _memory(self, value: object) -> str:
-        root = self.server.root
-        if root is None:
-            raise JsonRpcInvalidParams("moor has no workspace folder")
-        if not isinstance(value, str) or not value:
-            raise JsonRpcInvalidParams("expected a memory path as the first argument")
-        if value.startswith("file:"):
-            rel = self.server.relative(value)
-        else:
-            path = Path(value)
-            absolute = path if path.is_absolute() else root / path
-            try:
-                rel = absolute.resolve().relative_to(root).as_posix()
-            except ValueError:
-                rel = None
-        if rel is None:
-            raise JsonRpcInvalidParams(f"{value} is not inside the workspace {root}")
-        return rel
+    def _argument(self, data: dict[str, Any]) -> str:
+        """A command's memory argument: its absolute path, which names its root too."""
+        folder = self.server.folder_for(data["uri"]) if isinstance(data.get("uri"), str) else None
+        return str(folder.root / data["memory"]) if folder is not None else data["memory"]
+
+    def _memory(self, value: object) -> tuple[Folder, str]:
+        """The root of a command's memory argument and its path there."""
+        try:
+            return self.server.locate(value)
+        except ValueError as error:
+            raise JsonRpcInvalidParams(str(error)) from None
 
     def _writable(self, command: str) -> None:
         if not self.server.settings.trusted:
@@ -247,11 +251,12 @@ class CodeActions(Feature):
                 "read-only here (it would write moor.lock and the journal)"
             )
 
-    async def _act(self, action: str, memory: str, args: list[str]) -> dict[str, list[str]]:
-        root = self.server.root
-        assert root is not None
+    async def _act(
+        self, action: str, where: tuple[Folder, str], args: list[str]
+    ) -> dict[str, list[str]]:
+        folder, memory = where
         try:
-            outcome = await self.server.in_engine(engine.act, root, action, memory, args)
+            outcome = await self.server.in_engine(engine.act, folder.root, action, memory, args)
         except engine.EngineProblem as problem:
             raise JsonRpcInvalidParams(str(problem)) from problem
         if outcome.refused:
@@ -262,8 +267,8 @@ class CodeActions(Feature):
                 )
             )
         # An action writes the memory (follow), moor.lock and the journal, nothing else.
-        if await self.server.recompute(f"{action} {memory}", [memory, "moor.lock"]) is None:
-            await self.server.settled()  # overtaken by a change that came meanwhile
+        if await folder.recompute(f"{action} {memory}", [memory, "moor.lock"]) is None:
+            await folder.settled()  # overtaken by a change that came meanwhile
         return {"done": outcome.done, "refused": outcome.refused}
 
     async def reaffirm(self, memory: object = None, reason: object = None) -> object:
@@ -306,17 +311,15 @@ class CodeActions(Feature):
         return {"success": bool(result is not None and result.success)}
 
     async def show_diff(self, memory: object = None, ref: object = None) -> object:
-        path = self._memory(memory)
+        folder, path = self._memory(memory)
         if ref is not None and not isinstance(ref, str):
             raise JsonRpcInvalidParams(
                 f"{SHOW_DIFF} needs [memory, ref]: ref is a reference as written in about:"
             )
-        root = self.server.root
-        assert root is not None
         save = self.server.settings.trusted
         try:
             found = await self.server.in_engine(
-                diffs.diff_since_bound, root, path, ref, save, self.server.buffers
+                diffs.diff_since_bound, folder.root, path, ref, save, folder.buffers
             )
         except engine.EngineProblem as problem:
             raise JsonRpcInvalidParams(str(problem)) from problem

@@ -1,7 +1,8 @@
 """Code lenses on code: on each symbol (or whole file) that memories are about.
 
 A lens reads "2 memories · 1 drifted" (or "1 memory · current") and runs `moor.showMemory`
-with the memories' paths: one is opened with `window/showDocument`; among several the
+with the memories' absolute paths (root-relative ones are taken too, see
+`MoorLanguageServer.locate`): one is opened with `window/showDocument`; among several the
 person picks one (`window/showMessageRequest`). The counts come from the last check
 (memory → anchors → canonical reference → `path#qname`; a moved anchor counts where its
 code is now); retired memories are left out. Symbols are found in the editor's copy of the
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from moor_engine.trust import State
@@ -26,6 +27,9 @@ from moor_lsp.documents import is_memory
 from moor_lsp.engine import MemoryView, Snapshot
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import to_range
+
+if TYPE_CHECKING:
+    from moor_lsp.folder import Folder
 
 SHOW_MEMORY = "moor.showMemory"
 # Most pressing first: the order states are named in a lens title.
@@ -120,11 +124,7 @@ class CodeLens(Feature):
 
     def __init__(self, server: Any) -> None:
         super().__init__(server)
-        self.lenses = LensIndex()
-
-    @property
-    def index(self) -> Index:
-        return self.lenses.index
+        self.lenses: dict[Path, LensIndex] = {}  # per root
 
     def register(self) -> None:
         self.handle(
@@ -135,19 +135,31 @@ class CodeLens(Feature):
         )
         self.command(SHOW_MEMORY, self.show_memory)
 
-    async def on_snapshot(self, snapshot: Snapshot) -> None:
-        changed = self.lenses.update(snapshot)
-        if changed and self.server.capability("workspace.code_lens.refresh_support"):
+    async def on_snapshot(self, folder: Folder, snapshot: Snapshot) -> None:
+        changed = self.lenses.setdefault(folder.root, LensIndex()).update(snapshot)
+        if changed:
+            self._refresh()
+
+    async def on_folder_removed(self, folder: Folder) -> None:
+        if self.lenses.pop(folder.root, None) is not None:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        if self.server.capability("workspace.code_lens.refresh_support"):
             self.server.workspace_code_lens_refresh(None)
 
     async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens] | None:
-        await self.server.ready()
-        root = self.server.root
         uri = params.text_document.uri
-        rel = self.server.relative(uri)
-        if root is None or rel is None or is_memory(self.server, rel):
+        folder = self.server.folder_for(uri)
+        if folder is None:
             return None
-        about = self.index.get(rel)
+        await folder.ready()
+        root = folder.root
+        rel = folder.relative(uri)
+        if rel is None or is_memory(folder, rel):
+            return None
+        lenses_here = self.lenses.get(root)
+        about = lenses_here.index.get(rel) if lenses_here is not None else None
         if not about:
             return []
         code: CodeFile | None = None
@@ -170,32 +182,45 @@ class CodeLens(Feature):
                     types.CodeLens(
                         range=where,
                         command=types.Command(
-                            title=title, command=SHOW_MEMORY, arguments=sorted(states)
+                            title=title,
+                            command=SHOW_MEMORY,
+                            arguments=[str(root / memory) for memory in sorted(states)],
                         ),
                     )
                 )
         return lenses
 
     async def show_memory(self, *memories: object) -> object:
-        paths = [m for m in memories if isinstance(m, str) and m]
-        for path in paths:
-            if isinstance(normalise_path(path), Failure) or not is_memory(self.server, path):
-                raise JsonRpcInvalidParams(f"{SHOW_MEMORY}: {path!r} is not a memory file")
-        if self.server.root is None or not paths:
+        found: dict[str, str] = {}  # the title a person picks (root-relative) -> its URI
+        for memory in memories:
+            if not isinstance(memory, str) or not memory:
+                continue
+            try:
+                folder, path = self.server.locate(memory)
+            except ValueError:
+                folder, path = None, memory
+            if (
+                folder is None
+                or isinstance(normalise_path(path), Failure)
+                or not is_memory(folder, path)
+            ):
+                raise JsonRpcInvalidParams(f"{SHOW_MEMORY}: {memory!r} is not a memory file")
+            found[path if path not in found else str(folder.root / path)] = folder.uri(path)
+        if not found:
             return {"shown": None}
-        chosen: str | None = paths[0]
-        if len(paths) > 1:
+        chosen: str | None = next(iter(found))
+        if len(found) > 1:
             answer = await self.server.window_show_message_request_async(
                 types.ShowMessageRequestParams(
                     type=types.MessageType.Info,
                     message="moor: which memory?",
-                    actions=[types.MessageActionItem(title=p) for p in paths],
+                    actions=[types.MessageActionItem(title=p) for p in found],
                 )
             )
             chosen = answer.title if answer is not None else None
-        if chosen is None:
+        if chosen is None or chosen not in found:
             return {"shown": None}
-        uri = self.server.uri(chosen)
+        uri = found[chosen]
         if self.server.capability("window.show_document.support"):
             await self.server.window_show_document_async(
                 types.ShowDocumentParams(uri=uri, take_focus=True)

@@ -174,11 +174,12 @@ class Completion(Feature):
         )
 
     async def completion(self, params: types.CompletionParams) -> types.CompletionList | None:
-        root = self.server.root
         uri = params.text_document.uri
-        rel = self.server.relative(uri)
-        if root is None or rel is None or not is_memory(self.server, rel):
+        served = self.server.folder_for(uri)
+        rel = served.relative(uri) if served is not None else None
+        if served is None or rel is None or not is_memory(served, rel):
             return None
+        root = served.root
         lines = split_lines(self.server.workspace.get_text_document(uri).source)
         line = params.position.line
         if line >= len(lines):

@@ -2,26 +2,33 @@
 
 * `initializationOptions` (the VS Code client sends `{"severity": {...}, "trusted": ...}`)
   are read when the client is ready, and win over everything else;
-* `workspace/configuration` (section `moor`, scoped to the workspace root) is pulled after
-  `initialized` when the client supports it, and again on every
-  `workspace/didChangeConfiguration`; a client that cannot be asked is taken at its word:
+* `workspace/configuration` (section `moor`, `scopeUri` the root: each root has its own
+  settings) is pulled for each root when it is added, after `initialized`, when the
+  client supports it, and again for every root on each `workspace/didChangeConfiguration`;
+  a client that cannot be asked is taken at its word, for every root:
   `params.settings["moor"]`.
 
 A value that cannot be used is shown once (`window/showMessage`, naming the key and the
-value) and only that key falls back. When the settings in effect change, every feature is
-told (`Feature.on_settings`); the diagnostics are re-graded and re-published.
+value) and only that key falls back. When the settings in effect in a root change, every
+feature is told (`Feature.on_settings`); that root's diagnostics are re-graded and
+re-published. `trusted` comes only from initializationOptions, so it is the same in every
+root (`server.settings` holds it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from moor_lsp.features import Feature
 from moor_lsp.settings import Layer, Settings, read_layer
+
+if TYPE_CHECKING:
+    from moor_lsp.folder import Folder
 
 logger = logging.getLogger("moor_lsp.configuration")
 SECTION = "moor"
@@ -34,7 +41,8 @@ class Configuration(Feature):
 
     def __init__(self, server: Any) -> None:
         super().__init__(server)
-        self.from_client = Layer()
+        self.from_client: dict[Path, Layer] = {}  # per root
+        self.pushed = Layer()  # what a client that cannot be asked said, for every root
         self.from_options = Layer()
 
     def register(self) -> None:
@@ -46,26 +54,33 @@ class Configuration(Feature):
 
     async def on_initialized(self) -> None:
         self.from_options = self._read(self.server.initialization_options, "initializationOptions")
-        if self.can_pull:
-            self.from_client = await self._pull()
+        self.server.settings = Settings.merge(self.from_options)
         if self.server.capability("workspace.did_change_configuration.dynamic_registration"):
             self.server.spawn(self._register_with_client())
-        await self._apply()
 
-    async def _pull(self) -> Layer:
-        scope = self.server.root.as_uri() if self.server.root is not None else None
+    async def on_folder_added(self, folder: Folder) -> None:
+        if self.can_pull:
+            self.from_client[folder.root] = await self._pull(folder)
+        await self._apply(folder)
+
+    async def on_folder_removed(self, folder: Folder) -> None:
+        self.from_client.pop(folder.root, None)
+
+    async def _pull(self, folder: Folder) -> Layer:
         try:
             values = await asyncio.wait_for(
                 self.server.workspace_configuration_async(
                     types.ConfigurationParams(
-                        items=[types.ConfigurationItem(scope_uri=scope, section=SECTION)]
+                        items=[
+                            types.ConfigurationItem(scope_uri=folder.root.as_uri(), section=SECTION)
+                        ]
                     )
                 ),
                 PULL_TIMEOUT,
             )
         except Exception as error:  # refused, or never answered: keep what we had
             logger.warning("could not read the client's `%s` settings: %r", SECTION, error)
-            return self.from_client
+            return self.from_client.get(folder.root, Layer())
         return self._read(values[0] if values else None, "workspace/configuration")
 
     async def _register_with_client(self) -> None:
@@ -77,13 +92,14 @@ class Configuration(Feature):
         )
 
     async def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
-        if self.can_pull:
-            self.from_client = await self._pull()
-        else:
+        if not self.can_pull:
             settings = params.settings
             raw = settings.get(SECTION) if isinstance(settings, dict) else None
-            self.from_client = self._read(raw, "workspace/didChangeConfiguration")
-        await self._apply()
+            self.pushed = self._read(raw, "workspace/didChangeConfiguration")
+        for folder in list(self.server.folders.values()):
+            if self.can_pull:
+                self.from_client[folder.root] = await self._pull(folder)
+            await self._apply(folder)
 
     def _read(self, raw: object, source: str) -> Layer:
         layer, problems = read_layer(raw, source)
@@ -92,14 +108,17 @@ class Configuration(Feature):
             self.server.show_once(problem, types.MessageType.Warning)
         return layer
 
-    async def _apply(self) -> None:
-        settings = Settings.merge(self.from_client, self.from_options)
-        if settings == self.server.settings:
+    async def _apply(self, folder: Folder) -> None:
+        if folder.closed:
             return
-        logger.info("settings: %s", settings)
-        self.server.settings = settings
+        client = self.from_client.get(folder.root, Layer()) if self.can_pull else self.pushed
+        settings = Settings.merge(client, self.from_options)
+        if settings == folder.settings:
+            return
+        logger.info("settings of %s: %s", folder.root, settings)
+        folder.settings = settings
         for feature in self.server.features:
             try:
-                await feature.on_settings(settings)
+                await feature.on_settings(folder, settings)
             except Exception as error:
                 feature.report("applying new settings failed", error)

@@ -91,15 +91,18 @@ class Definition(Feature):
     async def definition(
         self, params: types.DefinitionParams
     ) -> list[types.Location] | list[types.LocationLink] | None:
-        await self.server.ready()
-        root = self.server.root
-        at = reference_at(self.server, params.text_document.uri, params.position)
-        if root is None or at is None or at.canonical is None:
+        folder = self.server.folder_for(params.text_document.uri)
+        if folder is None:
+            return None
+        await folder.ready()
+        root = folder.root
+        at = reference_at(folder, params.text_document.uri, params.position)
+        if at is None or at.canonical is None:
             return None
         ref = parse_reference(at.canonical)
         if isinstance(ref, Failure):
             return None
-        snapshot = self.server.snapshot
+        snapshot = folder.snapshot
         if snapshot is not None:
             # Code the engine found moved is where it is now, not where it was.
             ref = moved_ref(anchor_at(snapshot, at)) or ref
@@ -111,7 +114,7 @@ class Definition(Feature):
             origin = to_range(at.span, encoding)
             return [
                 types.LocationLink(
-                    target_uri=self.server.uri(t.path),
+                    target_uri=folder.uri(t.path),
                     target_range=to_range(t.span, encoding),
                     target_selection_range=to_range(t.head, encoding),
                     origin_selection_range=origin,
@@ -119,17 +122,20 @@ class Definition(Feature):
                 for t in targets
             ]
         return [
-            types.Location(uri=self.server.uri(t.path), range=to_range(t.span, encoding))
+            types.Location(uri=folder.uri(t.path), range=to_range(t.span, encoding))
             for t in targets
         ]
 
     async def document_link(
         self, params: types.DocumentLinkParams
     ) -> list[types.DocumentLink] | None:
-        await self.server.ready()
-        root = self.server.root
-        text = memory_text(self.server, params.text_document.uri)
-        if root is None or text is None or text.memory is None:
+        folder = self.server.folder_for(params.text_document.uri)
+        if folder is None:
+            return None
+        await folder.ready()
+        root = folder.root
+        text = memory_text(folder, params.text_document.uri)
+        if text is None or text.memory is None:
             return None
         spans: list[Span] = []
         refs: list[Reference] = []
@@ -150,7 +156,7 @@ class Definition(Feature):
         for span, ref, targets in zip(spans, refs, found, strict=True):
             if not targets:
                 continue
-            target = self.server.uri(targets[0].path)
+            target = folder.uri(targets[0].path)
             if ref.symbol is not None:
                 target += f"#L{targets[0].span.start_line + 1}"
             links.append(

@@ -1,7 +1,9 @@
 """Diagnostics on memory files: one per anchor at fault, on the exact `about:` reference.
 
-Every memory file gets diagnostics whether it is open or not. After an incremental check
-only the memories it names as changed (`Snapshot.dirty`) are rebuilt. The rule per client
+Every memory file gets diagnostics whether it is open or not, from the root it is routed
+to (the innermost one holding it). After an incremental check only the memories it names
+as changed (`Snapshot.dirty`) are rebuilt. A root that is no longer served takes its
+diagnostics with it: pushed as empty lists, or the client is told to pull again. The rule per client
 (`pulls_diagnostics`): a client that can pull *and* be told to refresh is answered on
 `textDocument/diagnostic` and `workspace/diagnostic` and told `workspace/diagnostic/refresh`
 after a re-check; nothing is pushed to it. Every other client — one that only pushes, or
@@ -23,7 +25,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from moor_engine.trust import State
@@ -32,6 +35,9 @@ from moor_lsp.engine import QUIET_ANCHOR_STATES, AnchorView, MemoryView, Snapsho
 from moor_lsp.features import Feature
 from moor_lsp.positions import Span
 from moor_lsp.settings import Settings
+
+if TYPE_CHECKING:
+    from moor_lsp.folder import Folder
 
 SOURCE = "moor"
 # The built-in severities; states the settings do not name (`retired`) keep theirs.
@@ -151,9 +157,10 @@ class Diagnostics(Feature):
 
     def __init__(self, server: Any) -> None:
         super().__init__(server)
-        self.current: dict[str, list[types.Diagnostic]] = {}  # by URI, non-empty lists
+        # Per root, by URI, non-empty lists (a URI is in the root it is routed to).
+        self.current: dict[Path, dict[str, list[types.Diagnostic]]] = {}
         self.published: dict[str, list[types.Diagnostic]] = {}  # what the client was sent
-        self._problem_uris: set[str] = set()  # URIs with workspace-level problems
+        self._problem_uris: dict[Path, set[str]] = {}  # URIs with workspace-level problems
 
     def register(self) -> None:
         self.handle(
@@ -195,18 +202,20 @@ class Diagnostics(Feature):
             or self.server.capability("text_document.diagnostic.related_information")
         )
 
-    def build(self, snapshot: Snapshot) -> dict[str, list[types.Diagnostic]]:
+    def build(self, folder: Folder, snapshot: Snapshot) -> dict[str, list[types.Diagnostic]]:
         encoding, related = self.server.position_encoding, self._related
         by_uri: dict[str, list[types.Diagnostic]] = {}
         for memory in snapshot.memories.values():
-            uri = self.server.uri(memory.path)
-            items = self.for_memory(memory, uri, encoding, related)
+            uri = folder.uri(memory.path)
+            if not folder.owns(uri):
+                continue  # in a root nested in this one: that root's check speaks for it
+            items = self.for_memory(folder, memory, uri, encoding, related)
             if items:
                 by_uri[uri] = items
-        self._problem_uris = set()
+        problem_uris = self._problem_uris[folder.root] = set()
         for rel, message in snapshot.problems:
-            self._problem_uris.add(self.server.uri(rel))
-            by_uri.setdefault(self.server.uri(rel), []).append(
+            problem_uris.add(folder.uri(rel))
+            by_uri.setdefault(folder.uri(rel), []).append(
                 types.Diagnostic(
                     range=types.Range(
                         start=types.Position(line=0, character=0),
@@ -221,10 +230,10 @@ class Diagnostics(Feature):
         return by_uri
 
     def for_memory(
-        self, memory: MemoryView, uri: str, encoding: str, related: bool
+        self, folder: Folder, memory: MemoryView, uri: str, encoding: str, related: bool
     ) -> list[types.Diagnostic]:
         report = memory.report
-        settings = self.server.settings
+        settings = folder.settings
         items: list[types.Diagnostic] = []
         memory_state = self._memory_level_state(memory)
         memory_severity = None if memory_state is None else severity(settings, memory_state)
@@ -252,7 +261,7 @@ class Diagnostics(Feature):
             anchor_severity = severity(settings, state)
             if state in QUIET_ANCHOR_STATES or anchor_severity is None:
                 continue
-            target = self._target(anchor.target, encoding)
+            target = self._target(folder, anchor.target, encoding)
             items.append(
                 types.Diagnostic(
                     range=to_range(anchor.span, encoding),
@@ -279,10 +288,11 @@ class Diagnostics(Feature):
             return State.UNGROUNDED
         return None
 
-    def _target(self, spot: Spot | None, encoding: str) -> types.Location | None:
+    @staticmethod
+    def _target(folder: Folder, spot: Spot | None, encoding: str) -> types.Location | None:
         if spot is None:
             return None
-        return types.Location(uri=self.server.uri(spot.path), range=to_range(spot.span, encoding))
+        return types.Location(uri=folder.uri(spot.path), range=to_range(spot.span, encoding))
 
     @staticmethod
     def _related_to(
@@ -295,35 +305,49 @@ class Diagnostics(Feature):
 
     # --- delivering --------------------------------------------------------------------
 
-    def update(self, snapshot: Snapshot) -> tuple[dict[str, list[types.Diagnostic]], set[str]]:
-        """The diagnostics after `snapshot`, and the URIs whose diagnostics may differ."""
-        if snapshot.dirty is None or snapshot.problems or self._problem_uris:
-            fresh = self.build(snapshot)
-            return fresh, set(self.current) | set(fresh)
+    def update(
+        self, folder: Folder, snapshot: Snapshot
+    ) -> tuple[dict[str, list[types.Diagnostic]], set[str]]:
+        """The root's diagnostics after `snapshot`, and the URIs whose diagnostics may
+        differ."""
+        current = self.current.get(folder.root, {})
+        if snapshot.dirty is None or snapshot.problems or self._problem_uris.get(folder.root):
+            fresh = self.build(folder, snapshot)
+            return fresh, set(current) | set(fresh)
         encoding, related = self.server.position_encoding, self._related
-        fresh = dict(self.current)
+        fresh = dict(current)
         touched = set()
         for path in snapshot.dirty:
-            uri = self.server.uri(path)
+            uri = folder.uri(path)
+            if not folder.owns(uri):
+                continue
             touched.add(uri)
             memory = snapshot.memories.get(path)
-            items = [] if memory is None else self.for_memory(memory, uri, encoding, related)
+            items = (
+                [] if memory is None else self.for_memory(folder, memory, uri, encoding, related)
+            )
             if items:
                 fresh[uri] = items
             else:
                 fresh.pop(uri, None)
         return fresh, touched
 
-    async def on_snapshot(self, snapshot: Snapshot) -> None:
-        fresh, touched = self.update(snapshot)
-        changed = any(fresh.get(uri) != self.current.get(uri) for uri in touched)
-        self.current = fresh
+    async def on_snapshot(self, folder: Folder, snapshot: Snapshot) -> None:
+        fresh, touched = self.update(folder, snapshot)
+        current = self.current.get(folder.root, {})
+        changed = any(fresh.get(uri) != current.get(uri) for uri in touched)
+        self.current[folder.root] = fresh
+        dropped = {uri for uri in self.published if uri not in fresh and folder.owns(uri)}
+        self._deliver(touched | dropped, changed)
+
+    def _deliver(self, touched: set[str], changed: bool) -> None:
+        """Tell the client: a pulling one to pull again, a pushed one what changed."""
         if self.pull:
             if changed and self.server.capability("workspace.diagnostics.refresh_support"):
                 self.server.workspace_diagnostic_refresh(None)
             return
-        for uri in sorted(touched | (set(self.published) - set(fresh))):
-            items = fresh.get(uri, [])
+        for uri in sorted(touched):
+            items = self._items_for(uri)
             if self.published.get(uri, []) == items:
                 continue
             self.server.text_document_publish_diagnostics(
@@ -334,9 +358,15 @@ class Diagnostics(Feature):
             else:
                 self.published.pop(uri, None)
 
-    async def on_settings(self, settings: Settings) -> None:
-        if self.server.snapshot is not None:  # re-grade everything
-            await self.on_snapshot(dataclasses.replace(self.server.snapshot, dirty=None))
+    async def on_folder_removed(self, folder: Folder) -> None:
+        """A removed root's diagnostics go: pushed as empty, or the client told to pull."""
+        gone = self.current.pop(folder.root, {})
+        self._problem_uris.pop(folder.root, None)
+        self._deliver(set(gone), bool(gone))
+
+    async def on_settings(self, folder: Folder, settings: Settings) -> None:
+        if folder.snapshot is not None:  # re-grade everything
+            await self.on_snapshot(folder, dataclasses.replace(folder.snapshot, dirty=None))
 
     @staticmethod
     def result_id(uri: str, items: list[types.Diagnostic]) -> str:
@@ -346,7 +376,9 @@ class Diagnostics(Feature):
     async def document_diagnostic(
         self, params: types.DocumentDiagnosticParams
     ) -> types.DocumentDiagnosticReport:
-        await self.server.ready()
+        folder = self.server.folder_for(params.text_document.uri)
+        if folder is not None:
+            await folder.ready()
         uri = params.text_document.uri
         items = self._items_for(uri)
         result_id = self.result_id(uri, items)
@@ -355,26 +387,38 @@ class Diagnostics(Feature):
         return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
 
     def _items_for(self, uri: str) -> list[types.Diagnostic]:
-        items = self.current.get(uri)
+        """The diagnostics of `uri` from the root it is routed to (none outside every
+        root)."""
+        folder = self.server.folder_for(uri)
+        if folder is None:
+            return []
+        current = self.current.get(folder.root, {})
+        items = current.get(uri)
         if items is not None:
             return items
-        rel = self.server.relative(uri)  # the client may spell the URI differently
+        rel = folder.relative(uri)  # the client may spell the URI differently
         if rel is None:
             return []
-        return self.current.get(self.server.uri(rel), [])
+        return current.get(folder.uri(rel), [])
 
     async def workspace_diagnostic(
         self, params: types.WorkspaceDiagnosticParams
     ) -> types.WorkspaceDiagnosticReport:
-        await self.server.ready()
+        folders = await self.server.ready_all()
+        everywhere = {
+            uri: items
+            for folder in folders
+            for uri, items in self.current.get(folder.root, {}).items()
+            if folder.owns(uri)
+        }
         previous = {p.uri: p.value for p in params.previous_result_ids}
         reports: list[
             types.WorkspaceFullDocumentDiagnosticReport
             | types.WorkspaceUnchangedDocumentDiagnosticReport
         ] = []
         # Every URI the client holds results for is answered: those now clean get [].
-        for uri in sorted(set(self.current) | set(previous)):
-            items = self.current.get(uri, [])
+        for uri in sorted(set(everywhere) | set(previous)):
+            items = everywhere.get(uri, [])
             result_id = self.result_id(uri, items)
             if previous.get(uri) == result_id:
                 reports.append(

@@ -103,15 +103,18 @@ class Hover(Feature):
         self.handle(types.TEXT_DOCUMENT_HOVER, self.hover, None)
 
     async def hover(self, params: types.HoverParams) -> types.Hover | None:
-        await self.server.ready()
-        at = reference_at(self.server, params.text_document.uri, params.position)
-        snapshot = self.server.snapshot
-        root = self.server.root
-        if at is None or snapshot is None or root is None:
+        folder = self.server.folder_for(params.text_document.uri)
+        if folder is None:
+            return None
+        await folder.ready()
+        at = reference_at(folder, params.text_document.uri, params.position)
+        snapshot = folder.snapshot
+        root = folder.root
+        if at is None or snapshot is None:
             return None
         anchor = anchor_at(snapshot, at)
         history = await self.server.in_engine(
-            engine.history, root, at.memory_path, at.canonical, at.entry.raw, self.server.buffers
+            engine.history, root, at.memory_path, at.canonical, at.entry.raw, folder.buffers
         )
         now = None
         moved = moved_ref(anchor)
@@ -120,7 +123,7 @@ class Hover(Feature):
             now = f"`{anchor.moved_to}`" if anchor is not None else None
             if targets:
                 line = targets[0].head.start_line + 1
-                uri = self.server.uri(targets[0].path)
+                uri = folder.uri(targets[0].path)
                 now = f"[`{moved.canonical()}`]({uri}#L{line}) (line {line})"
         formats = self.server.capability("text_document.hover.content_format") or []
         kind = (

@@ -1,7 +1,7 @@
 """Workspace symbols: the memories, by title (or path), found by the words of a query.
 
 Every word of the query must appear in the memory's title or path (case-insensitive); an
-empty query lists every memory. Each memory's container is its trust state; a retired
+empty query lists every memory of every root. Each memory's container is its trust state; a retired
 memory is tagged deprecated when the client understands tags.
 """
 
@@ -22,28 +22,31 @@ class WorkspaceSymbols(Feature):
     async def workspace_symbol(
         self, params: types.WorkspaceSymbolParams
     ) -> list[types.SymbolInformation] | None:
-        snapshot = await self.server.ready()
-        if snapshot is None:
-            return None
+        folders = await self.server.ready_all()
         words = params.query.lower().split()
         tags = self.server.capability("workspace.symbol.tag_support")
         start = types.Position(line=0, character=0)
         top = types.Range(start=start, end=start)
         found: list[types.SymbolInformation] = []
-        for path in sorted(snapshot.memories):
-            memory = snapshot.memories[path]
-            title = memory.report.title or path
-            haystack = f"{title}\n{path}".lower()
-            if not all(word in haystack for word in words):
+        for folder in sorted(folders, key=lambda f: f.root):
+            snapshot = folder.snapshot
+            if snapshot is None:
                 continue
-            retired = memory.report.state == State.RETIRED
-            found.append(
-                types.SymbolInformation(
-                    name=title,
-                    kind=types.SymbolKind.File,
-                    location=types.Location(uri=self.server.uri(path), range=top),
-                    container_name=f"{path} · {memory.report.state.value}",
-                    tags=[types.SymbolTag.Deprecated] if retired and tags else None,
+            for path in sorted(snapshot.memories):
+                memory = snapshot.memories[path]
+                uri = folder.uri(path)
+                title = memory.report.title or path
+                haystack = f"{title}\n{path}".lower()
+                if not folder.owns(uri) or not all(word in haystack for word in words):
+                    continue
+                retired = memory.report.state == State.RETIRED
+                found.append(
+                    types.SymbolInformation(
+                        name=title,
+                        kind=types.SymbolKind.File,
+                        location=types.Location(uri=uri, range=top),
+                        container_name=f"{path} · {memory.report.state.value}",
+                        tags=[types.SymbolTag.Deprecated] if retired and tags else None,
+                    )
                 )
-            )
         return found

@@ -1,9 +1,11 @@
 """Noticing changes made anywhere: by the editor, a formatter, `git checkout`, an agent.
 
-Two sources, both ending in the core's debounced re-check:
+Two sources, both ending in the debounced re-check of the root the file is in (the
+innermost one holding it):
 
-* the server's own watcher (`watchfiles`, in a background task) over the whole workspace,
-  so a file written by another process counts even when no editor says so;
+* the server's own watcher (`watchfiles`, one background task per root) over the whole
+  root, so a file written by another process counts even when no editor says so (a root
+  nested in another is watched by its own watcher only);
 * `workspace/didChangeWatchedFiles` from the client, registered dynamically when the
   client allows it (a refused registration is logged as a warning).
 
@@ -20,7 +22,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from moor_engine.config import BUILTIN_IGNORES, ConfigError
@@ -28,6 +30,9 @@ from moor_engine.gitignore import IGNORE_FILE, GitIgnores
 from moor_engine.workspace import Workspace
 
 from moor_lsp.features import Feature
+
+if TYPE_CHECKING:
+    from moor_lsp.folder import Folder
 
 logger = logging.getLogger("moor_lsp.watching")
 # Always passed on (with every .gitignore). `.git/HEAD` moves when a branch is checked out:
@@ -81,38 +86,51 @@ class ChangeFilter:
         return self.relevant(Path(path))
 
 
+class _Watch:
+    """One root's filter and watcher task."""
+
+    def __init__(self, change_filter: ChangeFilter) -> None:
+        self.filter = change_filter
+        self.stop = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    async def close(self) -> None:
+        self.stop.set()
+        if self.task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self.task), 2)
+            except (TimeoutError, asyncio.CancelledError):
+                self.task.cancel()
+
+
 class Watching(Feature):
     name = "watching"
 
     def __init__(self, server: Any) -> None:
         super().__init__(server)
-        self.filter: ChangeFilter | None = None
-        self._stop = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self.watches: dict[Path, _Watch] = {}  # per root
 
     def register(self) -> None:
         self.handle(types.WORKSPACE_DID_CHANGE_WATCHED_FILES, self.did_change_watched_files, None)
 
     async def on_initialized(self) -> None:
-        root = self.server.root
-        if root is None:
-            return
-        self.filter = ChangeFilter(root, self._watched)
         if self.server.capability("workspace.did_change_watched_files.dynamic_registration"):
             self.server.spawn(self._register_with_client())
+
+    async def on_folder_added(self, folder: Folder) -> None:
+        root = folder.root
+        watch = self.watches[root] = _Watch(ChangeFilter(root, lambda rel: _watched(folder, rel)))
         if not self.server.watch:
             return
         if root == Path.home() or root == Path(root.anchor):
             logger.warning("not watching %s: too broad a workspace root", root)
             return
-        self._task = self.server.spawn(self._watch(root, self.filter))
+        watch.task = self.server.spawn(self._watch(folder, watch))
 
-    def _watched(self, rel: str) -> bool:
-        # Read on the event loop while the engine thread may update it (a dict lookup is
-        # atomic). Until the first scan has indexed the anchors, an ignored file they are
-        # in counts as ignored: a change to it during that scan waits for the next one.
-        evaluator = self.server.evaluator
-        return evaluator is not None and evaluator.live.watches(rel)
+    async def on_folder_removed(self, folder: Folder) -> None:
+        watch = self.watches.pop(folder.root, None)
+        if watch is not None:
+            await watch.close()
 
     async def _register_with_client(self) -> None:
         await self.server.register_with_client(
@@ -124,47 +142,56 @@ class Watching(Feature):
             "watch files",
         )
 
-    async def _watch(self, root: Path, change_filter: ChangeFilter) -> None:
+    async def _watch(self, folder: Folder, watch: _Watch) -> None:
         from watchfiles import awatch
 
         try:
             async for changes in awatch(
-                root,
-                watch_filter=change_filter,
-                stop_event=self._stop,
+                folder.root,
+                watch_filter=watch.filter,
+                stop_event=watch.stop,
                 step=WATCH_STEP_MS,
                 rust_timeout=500,
                 ignore_permission_denied=True,
             ):
-                self._changed([Path(path) for _change, path in changes], "on disk")
+                # A root nested in this one has its own watcher: its files are its own.
+                paths = [Path(path) for _change, path in changes]
+                self._changed(
+                    folder, [p for p in paths if self.server.folder_for_path(p) is folder]
+                )
         except Exception as error:
             self.report("watching the workspace stopped (the client's events still count)", error)
 
-    def _changed(self, paths: list[Path], how: str) -> None:
-        if self.filter is None:
+    def _changed(self, folder: Folder, paths: list[Path], how: str = "on disk") -> None:
+        watch = self.watches.get(folder.root)
+        if watch is None or folder.closed:
             return
-        relevant = [p for p in paths if self.filter.relevant(p)]
+        relevant = [p for p in paths if watch.filter.relevant(p)]
         if not relevant:
             return
         if any(p.name in {"moor.toml", "pyproject.toml", IGNORE_FILE} for p in relevant):
-            self.filter.reload()
-        rels = [rel for rel in map(self.server.relative_path, relevant) if rel is not None]
-        self.server.schedule(f"{len(relevant)} file(s) changed {how}: {relevant[0]}", rels)
+            watch.filter.reload()
+        rels = [rel for rel in map(folder.relative_path, relevant) if rel is not None]
+        folder.schedule(f"{len(relevant)} file(s) changed {how}: {relevant[0]}", rels)
 
     async def did_change_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
-        if self.filter is None:
-            return
-        paths = []
+        by_folder: dict[Path, tuple[Folder, list[Path]]] = {}
         for change in params.changes:
-            rel = self.server.relative(change.uri)
-            if rel is not None and self.server.root is not None:
-                paths.append(self.server.root / rel)
-        self._changed(paths, "in the editor")
+            folder = self.server.folder_for(change.uri)
+            rel = folder.relative(change.uri) if folder is not None else None
+            if folder is not None and rel is not None:
+                by_folder.setdefault(folder.root, (folder, []))[1].append(folder.root / rel)
+        for folder, paths in by_folder.values():
+            self._changed(folder, paths, "in the editor")
 
     async def on_shutdown(self) -> None:
-        self._stop.set()
-        if self._task is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(self._task), 2)
-            except (TimeoutError, asyncio.CancelledError):
-                self._task.cancel()
+        watches, self.watches = list(self.watches.values()), {}
+        await asyncio.gather(*(watch.close() for watch in watches))
+
+
+def _watched(folder: Folder, rel: str) -> bool:
+    # Read on the event loop while the engine thread may update it (a dict lookup is
+    # atomic). Until the first scan has indexed the anchors, an ignored file they are
+    # in counts as ignored: a change to it during that scan waits for the next one.
+    evaluator = folder.evaluator
+    return evaluator is not None and evaluator.live.watches(rel)

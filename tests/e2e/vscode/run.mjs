@@ -14,7 +14,7 @@
 //   (c) "moor: Reaffirm memory" from the command palette, with a reason typed into the input
 //       box: the warning leaves the Problems panel;
 //   (d) a multi-root workspace of that folder (drifted again) and a second one (drifted):
-//       both warnings in Problems (one server per folder), and "moor: Reaffirm memory" in
+//       both warnings in Problems (one server for both folders), and "moor: Reaffirm memory" in
 //       the second folder reaffirms it there, not in the first (`moor status` agrees);
 //   (e) a screenshot of each step in ./artifacts/.
 // Exits 0 when all of it happened, non-zero with a message saying which step failed.
@@ -430,7 +430,7 @@ async function scenario(page, workspace, second, port) {
     log(`moor check: ${check.stdout.trim().split("\n").pop()}`);
   });
 
-  await step("(d) a multi-root workspace: each folder's drift in Problems, from its own server", async () => {
+  await step("(d) a multi-root workspace: each folder's drift in Problems, from one server", async () => {
     write(path.join(workspace, "src", "net", "client.py"), CLIENT_CHANGED_AGAIN);
     makeWorkspace(second, "budget.md");
     const file = path.join(path.dirname(workspace), "two.code-workspace");
@@ -450,7 +450,7 @@ async function scenario(page, workspace, second, port) {
     await shot(page, "06-multi-root-problems");
   });
 
-  await step("(d) Reaffirm in the second folder reaches the second folder's server", async () => {
+  await step("(d) Reaffirm in the second folder reaches the second folder's root", async () => {
     await page.locator(".editor-instance .monaco-editor").first().click({ position: { x: 200, y: 200 } });
     await runCommand(page, "moor: Reaffirm memory");
     const prompt = page.locator(".quick-input-widget", { hasText: /Why does the memory still hold/ });

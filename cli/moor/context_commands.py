@@ -1,0 +1,72 @@
+"""`moor context`: the managed block of memories for an agent file — print it, write it
+into AGENTS.md/CLAUDE.md (`--write`), or fail when the file's block is out of date
+(`--check`, for CI). The engine decides the block (`moor_engine.agent_context`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
+
+
+def add_parsers(commands: Any) -> None:
+    context = commands.add_parser(
+        "context", help="the memories an agent reads first, as a managed block of AGENTS.md"
+    )
+    where = context.add_mutually_exclusive_group()
+    where.add_argument("--write", metavar="FILE", help="write the block into FILE (AGENTS.md)")
+    where.add_argument("--check", metavar="FILE", help="exit 1 if FILE's block is out of date")
+    context.add_argument("--budget", type=_tokens, default=None, metavar="TOKENS")
+
+
+def _tokens(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tokens") from None
+    if value < 100:
+        raise argparse.ArgumentTypeError("must be 100 tokens or more")
+    return value
+
+
+def cmd_context(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.agent_context import DEFAULT_BUDGET, context_block, managed, merged
+    from moor_store.inside import read_inside, write_inside
+
+    from moor.main import _session
+
+    budget = args.budget or DEFAULT_BUDGET
+    with _session(start) as session:
+        target = args.write or args.check
+        rel = session.relative_arg(target) if target else None
+        block = context_block(session, budget)
+        summary = f"{len(block.included)} memories, {block.tokens:,} of {budget:,} tokens" + (
+            f" ({len(block.left_out)} left out)" if block.left_out else ""
+        )
+        if rel is None:
+            print(block.text)
+            print(f"moor: {summary}", file=sys.stderr)
+            return EXIT_OK
+        root = session.workspace.root
+        try:
+            existing: str | None = read_inside(root, rel).decode("utf-8")
+        except FileNotFoundError:
+            existing = None
+        except UnicodeDecodeError:
+            print(f"moor: {rel}: not UTF-8 text; moor writes no block into it", file=sys.stderr)
+            return EXIT_USAGE
+        if args.check:
+            if existing is not None and managed(existing) == block.text:
+                print(f"{rel}: up to date ({summary})")
+                return EXIT_OK
+            missing = existing is None or managed(existing) is None
+            why = "has no memories block" if missing else "has an out-of-date memories block"
+            print(f"{rel} {why}: run `moor context --write {rel}`")
+            return EXIT_LOOK
+        with session.writing("context"):
+            write_inside(root, rel, merged(existing, block.text).encode("utf-8"))
+        print(f"{rel}: wrote the memories block ({summary})")
+    return EXIT_OK

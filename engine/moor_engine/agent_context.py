@@ -1,0 +1,98 @@
+"""`moor context`: the memories an agent should read first, as a managed block of an
+agent file (AGENTS.md, CLAUDE.md) — framed as untrusted data (`framing`), within a token
+budget, kept up to date by `--write` and checked in CI by `--check`.
+
+The block is between two markers; nothing outside them is ever changed, and a file without
+them gets the block appended. What it holds is decided from the check alone (no journal
+dates, no clock), so a fresh clone in CI computes the same block as the author's machine:
+`--check` fails only when the memories or their trust states changed.
+
+Which memories: every memory that parses and is not retired — current ones as they are,
+the others with their warnings (a drifted memory an agent cannot see is worse than one
+flagged) — pinned first, then by path, until the budget is spent; the rest are counted,
+and the block says how to reach them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from moor_engine.framing import Framed, frame, frame_one, framed
+from moor_engine.session import Session
+from moor_engine.trust import State
+
+START = "<!-- moor:context:start (written by `moor context --write`; edits inside are replaced) -->"
+END = "<!-- moor:context:end -->"
+DEFAULT_BUDGET = 2000  # tokens
+_LEFT_OUT = {State.RETIRED, State.INVALID}
+
+
+def tokens(text: str) -> int:
+    """A model's tokens for `text`, estimated as one per four characters (what budgets
+    in agent files are counted in; no tokenizer is shipped)."""
+    return math.ceil(len(text) / 4)
+
+
+@dataclass
+class ContextBlock:
+    text: str  # the block, markers included
+    included: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # over the budget
+    tokens: int = 0
+    budget: int = DEFAULT_BUDGET
+
+
+def context_block(session: Session, budget: int = DEFAULT_BUDGET) -> ContextBlock:
+    report = session.check(session.select([]), record=False)
+    evaluation = session.last_evaluation
+    assert evaluation is not None
+    chosen: list[tuple[bool, Framed]] = []
+    for memory_report in report.memories:
+        loaded = evaluation.loaded.get(memory_report.path)
+        if memory_report.state in _LEFT_OUT or loaded is None or loaded.memory is None:
+            continue
+        pinned = bool(getattr(loaded.memory, "pinned", False))
+        chosen.append((pinned, framed(memory_report, loaded.memory)))
+    chosen.sort(key=lambda item: (not item[0], item[1].path))
+    block = ContextBlock("", budget=budget)
+    kept: list[Framed] = []
+    used = tokens(frame([]))
+    for _pinned, memory in chosen:
+        cost = tokens(frame_one(memory)) + 1
+        if used + cost > budget:
+            block.left_out.append(memory.path)
+            continue
+        kept.append(memory)
+        block.included.append(memory.path)
+        used += cost
+    body = frame(kept)
+    if block.left_out:
+        body += (
+            f"\n\n{len(block.left_out)} more memories did not fit the budget: ask "
+            "`moor about <file>` before editing code, or `moor recall <words>`."
+        )
+    block.text = f"{START}\n{body}\n{END}"
+    block.tokens = tokens(block.text)
+    return block
+
+
+def merged(existing: str | None, block: str) -> str:
+    """The agent file with `block` in place of its managed block (appended if it has none);
+    nothing outside the markers changes."""
+    if not existing:
+        return block + "\n"
+    start = existing.find(START[: START.index(" (")])
+    end = existing.find(END, start if start >= 0 else 0)
+    if start >= 0 and end >= 0:
+        return existing[:start] + block + existing[end + len(END) :]
+    return existing.rstrip("\n") + "\n\n" + block + "\n"
+
+
+def managed(existing: str) -> str | None:
+    """The managed block an agent file holds now, or None."""
+    start = existing.find(START[: START.index(" (")])
+    end = existing.find(END, start if start >= 0 else 0)
+    if start < 0 or end < 0:
+        return None
+    return existing[start : end + len(END)]
