@@ -95,7 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
     symbols.add_argument("path", help="a code or Markdown file in the workspace")
     symbols.add_argument("--format", choices=("text", "json"), default="text")
 
+    from moor import memory_commands
+
+    memory_commands.add_parsers(commands)
+
     context_commands.add_parsers(commands)
+
     commands.add_parser(
         "lsp",
         help="run the language server on stdin/stdout (`moor lsp --help` for its options)",
@@ -314,3 +319,12 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "symbols": cmd_symbols,
     "lsp": cmd_lsp,
 }
+
+
+def _memory_commands() -> None:
+    from moor.memory_commands import COMMANDS as MEMORY_COMMANDS
+
+    COMMANDS.update(MEMORY_COMMANDS)
+
+
+_memory_commands()

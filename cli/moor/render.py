@@ -6,7 +6,7 @@ import json
 import sys
 from typing import TextIO
 
-from moor_engine.trust import QUIET_STATES, MemoryReport, Report, State
+from moor_engine.trust import QUIET_STATES, MemoryReport, Report, State, needs_look
 from moor_engine.verdicts import next_step
 from moor_extractors.resolve import SymbolRef
 
@@ -70,7 +70,7 @@ def render_symbols_json(path: str, symbols: list[SymbolRef], out: TextIO = sys.s
 def render_sarif(report: Report, version: str, out: TextIO = sys.stdout) -> None:
     results: list[dict[str, object]] = []
     for memory in report.memories:
-        if memory.state in QUIET_STATES:
+        if not needs_look(memory):
             continue
         for line, column, state, message in _findings(memory):
             results.append(
@@ -165,7 +165,7 @@ def render_text(report: Report, *, verbose: bool, out: TextIO = sys.stdout) -> N
 
     console = Console(file=out, highlight=False, soft_wrap=not out.isatty())
     for memory in report.memories:
-        if memory.state in QUIET_STATES and not verbose:
+        if not needs_look(memory) and not verbose:
             continue
         title = Text(memory.path, style="bold")
         title.append(": ")
@@ -199,12 +199,17 @@ def render_text(report: Report, *, verbose: bool, out: TextIO = sys.stdout) -> N
 def _text_rows(memory: MemoryReport, verbose: bool) -> list[tuple[int, State, str, str]]:
     """One row per finding: memory-level notes first, then each anchor worth showing."""
     rows: list[tuple[int, State, str, str]] = []
-    memory_level = memory.state in (State.INVALID, State.REWRITTEN, State.UNGROUNDED)
+    memory_level = memory.state in (
+        State.INVALID,
+        State.REWRITTEN,
+        State.UNGROUNDED,
+        State.RETIRED,
+    )
     if memory.code and (memory_level or memory.code == "rewritten"):
         state = State.REWRITTEN if memory.code == "rewritten" else memory.state
         rows.append((memory.line, state, "", "; ".join(memory.notes)))
     for anchor in memory.anchors:
-        if anchor.state == State.CURRENT and not verbose:
+        if (anchor.state == State.CURRENT or memory.state == State.RETIRED) and not verbose:
             continue
         why = anchor.detail or ""
         if anchor.code and anchor.state in (State.UNVERIFIED, State.INVALID):

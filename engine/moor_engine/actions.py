@@ -11,10 +11,11 @@ from moor_extractors.reference import Reference, parse_reference
 from moor_store.inside import exists_inside, read_inside
 from moor_store.intent import Change
 from moor_store.journal import NewEntry
-from moor_store.lockfile import LockedAnchor, LockedMemory, format_lock
+from moor_store.lockfile import Lock, LockedAnchor, LockedMemory, format_lock
 
 from moor_engine.check import locked_anchor_from, translated_anchor
-from moor_engine.memories import loaded_lock_content, lock_content
+from moor_engine.latch import latch_declared, read_latches
+from moor_engine.memories import LoadedMemory, loaded_lock_content, lock_content
 from moor_engine.observe import Found, NotFound, found_address
 from moor_engine.session import Session, UsageError
 from moor_engine.trust import AnchorReport, State
@@ -27,6 +28,23 @@ class Outcome:
 
     done: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+
+
+def _latch_declared(
+    session: Session,
+    lock: Lock,
+    loaded: list[LoadedMemory],
+    entries: list[NewEntry],
+    outcome: Outcome,
+) -> Lock:
+    """Record what these memories' `supersedes:` retire (moor_engine.latch), with the rest."""
+    memories = [(m.path, m.memory) for m in loaded if m.memory is not None]
+    lock, retiring = latch_declared(
+        session.workspace.root, lock, read_latches(lock, session.journal), memories
+    )
+    entries.extend(retiring)
+    outcome.done.extend(f"{e.memory}: retired ({e.detail})" for e in retiring)
+    return lock
 
 
 def _require_memory(session: Session, path: str) -> str:
@@ -149,6 +167,15 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
             lock = session.with_memory(None, path)
             session.lock = lock
             outcome.done.append(f"{path}: no longer exists; dropped from moor.lock")
+    lock = _latch_declared(
+        session, lock, [evaluation.loaded[p] for p in selected], entries, outcome
+    )
+    session.lock = lock
+    if session.mended:
+        outcome.done.append(
+            "moor.lock: retirements and tombstones this clone holds were missing (an older "
+            "moor.lock came back); recorded them again"
+        )
     if outcome.done:
         change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
     change.entries = entries
@@ -225,6 +252,7 @@ def _reaffirm(session: Session, path: str, why: str) -> Outcome:
             NewEntry("revise", f"memory:{path}", memory=path, reason=why, code="reaffirm")
         )
     lock = session.with_memory(LockedMemory(path, loaded.memory.content_hash, anchors), path)
+    lock = _latch_declared(session, lock, [loaded], entries, outcome)
     change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
     change.entries = entries
     session.commit(change)

@@ -20,6 +20,7 @@ from moor_engine.bound_code import bound_code
 from moor_engine.definition_index import Indexes
 from moor_engine.dependents import Dependents
 from moor_engine.derivations import Standing, Translation, standing, translate
+from moor_engine.latch import Event, Latches, declared, read_latches
 from moor_engine.memories import (
     LoadedMemory,
     ResolvedEntry,
@@ -89,6 +90,11 @@ class Checker:
         self._bound: dict[str, set[str]] = {}
         self._bound_of: Lock | None = None  # the lock `_bound` was read from
         self.indexes = Indexes(workspace, observer)  # where vanished code may be
+        self.latch_journal = journal  # where this clone's latch events are read
+        # What each memory read declares it supersedes (by declaring memory's path).
+        self.supersedes: dict[str, tuple[str, ...]] = {}
+        self._latches: Latches | None = None
+        self._latches_of: Lock | None = None
         self.memo = RelocationMemo(observer, self.indexes, repr(workspace.config))
 
     @property
@@ -99,9 +105,28 @@ class Checker:
     def lock(self, lock: Lock) -> None:
         self._lock = canonical_lock(lock)
 
+    def latches(self) -> Latches:
+        """The latches in force (moor_engine.latch), read once per lock and refresh."""
+        if self._latches is None or self._latches_of is not self.lock:
+            self._latches = read_latches(self.lock, self.latch_journal)
+            self._latches_of = self.lock
+        return self._latches
+
+    def refresh_latches(self, loaded: Iterable[LoadedMemory] | None = None) -> None:
+        """Read the latches again (the journal may hold new events); with `loaded`, what
+        those memories declare replaces what was known."""
+        self._latches = None
+        if loaded is not None:
+            self.supersedes = {m.path: m.memory.supersedes for m in loaded if m.memory}
+
+    def retirement(self, path: str) -> Event | None:
+        """Why the memory at `path` is retired (None: it is not)."""
+        return self.latches().retired.get(path) or declared(self.supersedes).get(path)
+
     def evaluate(self, paths: Iterable[str], progress: Progress | None = None) -> Evaluation:
         paths = list(paths)
         loaded = load_memories(self.workspace, paths, self.journal)
+        self.refresh_latches(loaded.values())
         if progress is not None:
             progress(len(paths), 2 * len(paths))
         refs: dict[str, Reference] = {}
@@ -202,6 +227,24 @@ class Checker:
             report.notes.append(
                 "the memory's text changed since it was bound: re-read it, then "
                 f"`moor reaffirm {loaded.path} --why ...`"
+            )
+        retirement = self.retirement(loaded.path)
+        tombstone = self.latches().tombstone(memory.value)
+        if retirement is not None:
+            states.append(State.RETIRED)
+            report.code = "retired"
+            report.notes.insert(
+                0,
+                f"retired: {retirement.describe()}; only `moor restore {loaded.path} --why "
+                "...` brings it back",
+            )
+        if tombstone is not None:
+            states.append(State.RETIRED)
+            report.code = "tombstoned"
+            report.notes.insert(
+                0,
+                f"this text was {tombstone.describe()}: it is kept out of recall; delete "
+                f"this file, or `moor restore {tombstone.path} --why ...` to bring it back",
             )
         report.state = worst(states)
         return report

@@ -42,6 +42,11 @@ def _memory_path(session: Session, path: str) -> str:
 
 
 def memory_log(session: Session, path: str) -> tuple[str, list[Entry]]:
+    gone = _forgotten(session, path)
+    if gone is not None:
+        # No file (forgotten, or removed): its history is what the journal says of it.
+        entries = session.journal.entries(memory=gone) if session.journal is not None else []
+        return gone, entries
     path, anchors = _memory_anchors(session, path)
     if session.journal is None:
         return path, []
@@ -65,6 +70,14 @@ def memory_log(session: Session, path: str) -> tuple[str, list[Entry]]:
         if earlier <= wanted:
             return path, entries
         wanted |= earlier
+
+
+def _forgotten(session: Session, arg: str) -> str | None:
+    """`arg` as a memory path the journal knows, when no file is there now."""
+    rel = session.relative_arg(arg)
+    if (session.workspace.root / rel).exists() or session.journal is None:
+        return None
+    return rel if session.journal.entries(memory=rel) else None
 
 
 def memory_diff(session: Session, path: str) -> tuple[str, list[AnchorDiff]]:

@@ -220,6 +220,11 @@ class LiveCheck:
         dirty = set(self._stale)
         self._stale.clear()
         relocked: set[str] = set()
+        latched = (
+            self._latched()
+            if LOCK_FILE in changed or in_memories_changed(changed, workspace.config.memory_roots)
+            else None
+        )
         if LOCK_FILE in changed and _stat(workspace.lock_path) != self._lock_stat:
             session.lock_bytes, lock = session.read_lock()
             relocked = self._reload_lock(lock)
@@ -242,6 +247,12 @@ class LiveCheck:
         code |= self.changing_files()
         if in_memories:
             dirty |= self._reload_memories(in_memories)
+        if latched is not None:
+            # Retired or forgotten elsewhere (a write, an old lock checked out, a memory
+            # that now declares `supersedes:`): the memories whose latch changed.
+            checker.refresh_latches(self._loaded.values())
+            now = self._latched()
+            dirty |= {p for p in set(latched) | set(now) if latched.get(p) != now.get(p)}
         if code:
             observer.forget(code)
             self._forget_code_paths(code)
@@ -295,6 +306,16 @@ class LiveCheck:
         )
         self._pending = _Pending(evaluation, set(observer.changed))
         return dirty
+
+    def _latched(self) -> dict[str, tuple[object, object]]:
+        checker = self._checker
+        assert checker is not None
+        latches = checker.latches()
+        return {
+            path: (checker.retirement(path), latches.tombstone(loaded.memory.value))
+            for path, loaded in self._loaded.items()
+            if loaded.memory is not None
+        }
 
     def changing_files(self) -> set[str]:
         """Code files last seen while they were being written (`file_changing`): what an
@@ -401,6 +422,8 @@ class LiveCheck:
             # Sealed snapshots are what the bound code was, not a cache: candidates for
             # gone code are ranked by them, from scratch as live.
             checker.snapshots = self.session.journal if self.session is not None else None
+            # So are latch events: what this clone saw retired stays retired.
+            checker.latch_journal = checker.snapshots
             fresh = {
                 report.path: report
                 for report in checker.evaluate(session.select([])).report.memories
@@ -415,6 +438,11 @@ class LiveCheck:
             if live != scratch:
                 problems.append(f"{path}: live {_brief(live)} != from scratch {_brief(scratch)}")
         return problems
+
+
+def in_memories_changed(changed: set[str], roots: Iterable[str]) -> bool:
+    tops = tuple(root.rstrip("/") for root in roots)
+    return any(rel == r or rel.startswith(r + "/") for rel in changed for r in tops)
 
 
 def _changing(observation: Observation) -> bool:

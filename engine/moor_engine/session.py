@@ -22,6 +22,7 @@ from moor_engine.check import (
     observation_entries,
     rebaseline,
 )
+from moor_engine.latch import healed, read_latches
 from moor_engine.memories import canonical_lock
 from moor_engine.observe import FileObserver
 from moor_engine.trust import Report
@@ -51,6 +52,9 @@ class Session:
     lock_bytes: bytes | None = None
     # Told, once, when a write has to wait for another writer (the CLI prints it).
     on_wait: Callable[[str], None] | None = None
+    # Under `writing`: moor.lock as read had lost latches this clone holds (an older lock
+    # came back); `self.lock` records them again.
+    mended: bool = False
 
     @classmethod
     def open(cls, start: Path, *, use_journal: bool = True) -> Session:
@@ -187,7 +191,9 @@ class Session:
 
     @contextlib.contextmanager
     def writing(self, action: str) -> Iterator[None]:
-        """Hold the workspace write lock for `action`; moor.lock is read again under it."""
+        """Hold the workspace write lock for `action`; moor.lock is read again under it,
+        with every latch in force recorded (`latch.healed`): whatever this action writes
+        into moor.lock keeps what was retired or forgotten, even if an older lock came back."""
         if holding(self.workspace.root):
             yield
             return
@@ -196,7 +202,9 @@ class Session:
             # Holding the lock, no writer is alive to own these: a killed one left them.
             remove_stray_temporaries(self.workspace.root, ".", [LOCK_FILE])
             remove_stray_temporaries(self.workspace.root, STATE_DIR)
-            self.lock_bytes, self.lock = self.read_lock()
+            self.lock_bytes, lock = self.read_lock()
+            self.lock = healed(lock, read_latches(lock, self.journal))
+            self.mended = _latch_records(self.lock) != _latch_records(lock)
             yield
 
     def commit(self, change: intent.Change) -> None:
@@ -212,6 +220,10 @@ class Session:
         else:
             memories[path] = memory
         return replace(self.lock, memories=memories)
+
+
+def _latch_records(lock: Lock) -> tuple[object, ...]:
+    return (dict(lock.retired), dict(lock.restored), set(lock.tombstones))
 
 
 def read_lock_bytes(workspace: Workspace) -> bytes | None:

@@ -26,6 +26,13 @@ _RANK = {state: rank for rank, state in enumerate(SEVERITY_ORDER)}
 QUIET_STATES = frozenset({State.CURRENT, State.UNGROUNDED, State.RETIRED})
 
 
+def needs_look(memory: MemoryReport) -> bool:
+    """Whether a person should look at this memory (`moor check` exits 1 for it). A memory
+    that says what was forgotten is retired (kept from recall) yet still needs someone to
+    delete it or restore the forgotten one: its text came back by hand."""
+    return memory.state not in QUIET_STATES or memory.code == "tombstoned"
+
+
 def worst(states: list[State]) -> State:
     return min(states, key=_RANK.__getitem__, default=State.CURRENT)
 
@@ -119,7 +126,7 @@ class Report:
 
     @property
     def needs_attention(self) -> bool:
-        return any(memory.state not in QUIET_STATES for memory in self.memories)
+        return any(needs_look(memory) for memory in self.memories)
 
     def as_json(self) -> dict[str, object]:
         return {

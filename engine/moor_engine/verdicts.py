@@ -35,6 +35,9 @@ class Verdict:
 def reaffirm_verdict(memory: MemoryReport) -> Verdict:
     if memory.state == State.INVALID and not memory.anchors:
         return Verdict(False, "the memory is invalid: " + "; ".join(memory.notes))
+    if memory.code == "tombstoned":
+        # Reviewing forgotten text back in is writing it again (moor_engine.latch).
+        return Verdict(False, memory.notes[0] if memory.notes else "its text was forgotten")
     blocked = [
         f"{anchor.ref}: {_REAFFIRM_BLOCKERS.get(anchor.state, anchor.state.value)}"
         for anchor in memory.anchors

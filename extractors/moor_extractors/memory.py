@@ -78,6 +78,7 @@ from __future__ import annotations
 import difflib
 import re
 import types
+import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -169,6 +170,8 @@ class Memory:
     body: str
     content_hash: str
     about_line: int
+    # What the memory says, as `value_key` spells it: what a tombstone is keyed on.
+    value: str = ""
 
 
 @dataclass(frozen=True)
@@ -244,6 +247,22 @@ def hash_memory_text_without(text: str, lines: Iterable[int]) -> str:
     return hash_memory_text("\n".join(kept))
 
 
+VALUE_SCHEME = "value/1"
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def normalise_value(text: str) -> str:
+    """Text as a forgotten value is compared: case, spacing and punctuation do not count
+    (`Send()  retries!` and `send retries` are one value); words and their order do."""
+    return _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+def value_key(text: str) -> str:
+    """The key of what `text` says; empty when it says nothing (which no tombstone holds)."""
+    normal = normalise_value(text)
+    return f"{VALUE_SCHEME} {digest_text(normal)}" if normal else ""
+
+
 def parse_memory(path: str, data: bytes) -> ParsedMemory:
     """Parse one memory file; never raises. `path` is workspace-relative, '/'-separated."""
     try:
@@ -316,7 +335,7 @@ def _parse(path: str, data: bytes) -> ParsedMemory:
     fields = reader.read()
     if reader.problems or fields is None:
         return _invalid(reader.problems)
-    title, questions = _scan_body(lines[close + 1 :])
+    title, questions, prose = _scan_body(lines[close + 1 :])
     if title is None:
         title = fields.title or PurePosixPath(path).stem or path
     memory = Memory(
@@ -331,6 +350,7 @@ def _parse(path: str, data: bytes) -> ParsedMemory:
         body=body,
         content_hash=hash_memory_text(text),
         about_line=fields.about_line,
+        value=value_key(prose) or value_key(title),
     )
     return ParsedMemory(memory, ())
 
@@ -886,14 +906,16 @@ def _is_questions_heading(text: str) -> bool:
     return " ".join(text.split()).rstrip(" :?").lower() == QUESTIONS_HEADING
 
 
-def _scan_body(lines: list[str]) -> tuple[str | None, tuple[str, ...]]:
-    """The first level-1 heading and the bullets under "When this changes, ask" headings.
+def _scan_body(lines: list[str]) -> tuple[str | None, tuple[str, ...], str]:
+    """The first level-1 heading, the bullets under "When this changes, ask" headings, and
+    the prose: every other line (what the memory says, for its `value`).
 
     Fenced code blocks are skipped. A questions section ends at the next heading of the
     same or a higher level. A bullet's continuation lines (up to a blank line) join it.
     """
     title: str | None = None
     questions: list[str] = []
+    prose: list[str] = []
     fence: str | None = None
     section_level = 0  # >0 while inside a questions section
     current: list[str] | None = None
@@ -908,6 +930,8 @@ def _scan_body(lines: list[str]) -> tuple[str | None, tuple[str, ...]]:
 
     for line in lines:
         first = line.lstrip(" ")[:1]
+        if not section_level:
+            prose.append(line)  # a heading below takes itself out again
         if fence is not None:
             closing = _FENCE.fullmatch(line) if first == fence[0] else None
             if (
@@ -927,12 +951,18 @@ def _scan_body(lines: list[str]) -> tuple[str | None, tuple[str, ...]]:
         if heading is not None:
             finish()
             level, text = heading
-            if title is None and level == 1 and text:
-                title = text
+            was_prose = not section_level
             if _is_questions_heading(text):
                 section_level = level
             elif section_level and level <= section_level:
                 section_level = 0
+            is_title = title is None and level == 1 and bool(text)
+            if is_title:
+                title = text
+            if was_prose and (is_title or section_level):
+                prose.pop()
+            elif not was_prose and not section_level and not is_title:
+                prose.append(line)
             continue
         if not section_level:
             continue
@@ -952,4 +982,4 @@ def _scan_body(lines: list[str]) -> tuple[str | None, tuple[str, ...]]:
         elif current is not None:
             current.append(line.strip())
     finish()
-    return title, tuple(questions)
+    return title, tuple(questions), "\n".join(prose)

@@ -31,6 +31,7 @@ __all__ = [
     "exists_inside",
     "open_inside_dir",
     "read_inside",
+    "remove_inside",
     "remove_stray_temporaries",
     "stat_inside",
     "write_inside",
@@ -313,6 +314,23 @@ def write_inside(
             raise
         with contextlib.suppress(OSError):
             os.fsync(parent)
+
+
+def remove_inside(root: Path, rel: str) -> bool:
+    """Remove the file `rel` names inside the root (a link in its place is removed, never
+    followed); False when there was none."""
+    with _walk(root, rel, follow_last=False) as walked:
+        if walked.info is None:
+            return False
+        if stat.S_ISDIR(walked.info.st_mode):
+            raise NotInside("not_a_file", f"{rel} is a folder")
+        try:
+            os.unlink(walked.name, dir_fd=walked.parent)
+        except FileNotFoundError:
+            return False
+        with contextlib.suppress(OSError):
+            os.fsync(walked.parent)
+        return True
 
 
 @contextlib.contextmanager

@@ -7,10 +7,14 @@ else, then seals, replaces each file atomically, appends the entries tagged with
 intent's id, and removes the record. A crash anywhere leaves either no record (nothing was
 written yet) or a record that `recover` completes on the next run, under the write lock:
 
-* a file whose bytes are still the ones the action read is written; one that already has
-  the new bytes is left; one that has neither (changed by hand since) is left as it is, and
-  said so;
+* a file whose bytes are still the ones the action read is written (or removed, when the
+  action removes it); one that already has the new bytes (or is already gone) is left; one
+  that has neither (changed by hand since) is left as it is, and said so;
 * the entries are appended unless the journal already holds entries with the intent's id.
+
+A file the action creates (`Change.create`) is written first and exclusively: when one
+exists by then, nothing else is written, the record is removed and `FileExistsError` is
+raised, so creating never overwrites.
 
 Every step is therefore safe to repeat, and the journal entry and the files of one action
 end up together: the reason of a crashed reaffirm is never lost while its lock change stays.
@@ -29,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from .inside import NotInside, open_inside_dir, read_inside, write_inside
+from .inside import NotInside, open_inside_dir, read_inside, remove_inside, write_inside
 from .journal import Journal, NewEntry
 
 __all__ = ["INTENT_PATH", "Change", "apply", "pending", "recover"]
@@ -45,19 +49,29 @@ def _sha(data: bytes | None) -> str | None:
 
 @dataclass
 class Change:
-    """What one action writes. `files`: workspace-relative path -> (bytes read, new bytes)."""
+    """What one action writes. `files`: workspace-relative path -> (bytes read, new bytes;
+    None: the file is removed). `created`: paths of `files` that must not exist yet."""
 
     action: str
-    files: dict[str, tuple[bytes | None, bytes]] = field(default_factory=dict)
+    files: dict[str, tuple[bytes | None, bytes | None]] = field(default_factory=dict)
     entries: list[NewEntry] = field(default_factory=list)
     seals: list[tuple[str, str]] = field(default_factory=list)
+    created: set[str] = field(default_factory=set)
 
-    def write(self, rel: str, before: bytes | None, after: bytes) -> None:
+    def write(self, rel: str, before: bytes | None, after: bytes | None) -> None:
         if before == after:
             return
         if rel in self.files:  # a second change to the same file: keep what was read first
             before = self.files[rel][0]
         self.files[rel] = (before, after)
+
+    def create(self, rel: str, data: bytes) -> None:
+        """A new file, written before any other and only if nothing is there yet."""
+        self.files = {rel: (None, data), **{k: v for k, v in self.files.items() if k != rel}}
+        self.created.add(rel)
+
+    def remove(self, rel: str, before: bytes) -> None:
+        self.write(rel, before, None)
 
     @property
     def empty(self) -> bool:
@@ -87,7 +101,7 @@ def apply(root: Path, journal: Journal | None, change: Change, *, clock: Callabl
             {
                 "path": rel,
                 "before": _sha(before),
-                "after": base64.b64encode(after).decode("ascii"),
+                "after": None if after is None else base64.b64encode(after).decode("ascii"),
             }
             for rel, (before, after) in change.files.items()
         ],
@@ -98,8 +112,15 @@ def apply(root: Path, journal: Journal | None, change: Change, *, clock: Callabl
     _fault("after-intent")
     if journal is not None and change.seals:
         journal.seal_many(change.seals)
+    for rel in change.created:
+        try:
+            write_inside(root, rel, change.files[rel][1] or b"", exclusive=True)
+        except FileExistsError:
+            _forget(root)
+            raise
     for index, (rel, (_before, after)) in enumerate(change.files.items()):
-        write_inside(root, rel, after)
+        if rel not in change.created:
+            _write(root, rel, after)
         _fault(f"after-file-{index + 1}")
     if journal is not None and entries:
         journal.append(entries)
@@ -130,7 +151,12 @@ def recover(root: Path, journal: Journal | None) -> list[str]:
         ident = str(record["id"])
         action = str(record["action"])
         files = [
-            (str(f["path"]), f["before"], base64.b64decode(f["after"])) for f in record["files"]
+            (
+                str(f["path"]),
+                f["before"],
+                None if f["after"] is None else base64.b64decode(f["after"]),
+            )
+            for f in record["files"]
         ]
         entries = [_entry_from_json(e) for e in record["entries"]]
         seals = [(str(a), str(t)) for a, t in record["seals"]]
@@ -156,14 +182,21 @@ def recover(root: Path, journal: Journal | None) -> list[str]:
         if _sha(current) != before:
             done.append(f"{rel} changed since; left as it is")
             continue
-        write_inside(root, rel, after)
-        done.append(f"wrote {rel}")
+        _write(root, rel, after)
+        done.append(f"wrote {rel}" if after is not None else f"removed {rel}")
     if journal is not None and entries and not journal.has_intent(entries[0].anchor, ident):
         journal.append(entries)
         done.append(f"journalled {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}")
     _forget(root)
     what = "; ".join(done) if done else "everything had been written"
     return [f"completed an interrupted `{action}` from {record.get('at')}: {what}"]
+
+
+def _write(root: Path, rel: str, data: bytes | None) -> None:
+    if data is None:
+        remove_inside(root, rel)
+    else:
+        write_inside(root, rel, data)
 
 
 def _tagged(entry: NewEntry, ident: str) -> NewEntry:

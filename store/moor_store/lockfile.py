@@ -20,11 +20,26 @@ and merge cleanly::
     kind = "method"
     axes = { kind = "…", signature = "…", decorators = "…", body = "…" }
 
+    [retired."memories/old.md"]
+    by = "memories/new.md"
+    reason = "…"
+    at = "2026-01-01T00:00:00.000Z"
+
+    [restored."memories/older.md"]
+    path = "memories/older.md"
+    reason = "…"
+    at = "2026-01-02T00:00:00.000Z"
+
     [[tombstone]]
     content = "…"
     path = "memories/old.md"
     reason = "…"
     at = "2026-01-01T00:00:00.000Z"
+
+`retired`, `restored` and `tombstone` are the memory layer's latches (DESIGN §7): which
+memory was retired (by which, why, when), the latest explicit restore of each key (a
+memory path, or a tombstone's content key), and the forgotten values. What they mean
+together is decided in `moor_engine.latch`; this module only keeps them.
 """
 
 from __future__ import annotations
@@ -45,6 +60,8 @@ __all__ = [
     "LockError",
     "LockedAnchor",
     "LockedMemory",
+    "Restoration",
+    "Retirement",
     "Tombstone",
     "format_lock",
     "parse_lock",
@@ -113,6 +130,22 @@ class Tombstone:
     at: str
 
 
+@dataclass(frozen=True)
+class Retirement:
+    path: str  # the retired memory
+    by: str  # the memory that superseded it
+    reason: str
+    at: str
+
+
+@dataclass(frozen=True)
+class Restoration:
+    key: str  # what was restored: a memory path (a retirement) or a tombstone's content
+    path: str
+    reason: str
+    at: str
+
+
 def _tombstone_key(t: Tombstone) -> tuple[str, str, str, str]:
     return (t.content, t.path, t.at, t.reason)
 
@@ -123,6 +156,8 @@ class Lock:
 
     memories: Mapping[str, LockedMemory] = field(default_factory=dict)
     tombstones: tuple[Tombstone, ...] = ()
+    retired: Mapping[str, Retirement] = field(default_factory=dict)  # by retired path
+    restored: Mapping[str, Restoration] = field(default_factory=dict)  # by key
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.tombstones, key=_tombstone_key))
@@ -214,6 +249,22 @@ def format_lock(lock: Lock) -> str:
                 f"kind = {toml_string(anchor.kind)}\n"
                 f"axes = {_inline_axes(anchor.axes)}\n"
             )
+    for path in sorted(lock.retired):
+        retirement = lock.retired[path]
+        out.append(
+            f"\n[retired.{toml_string(path)}]\n"
+            f"by = {toml_string(retirement.by)}\n"
+            f"reason = {toml_string(retirement.reason)}\n"
+            f"at = {toml_string(retirement.at)}\n"
+        )
+    for key in sorted(lock.restored):
+        restoration = lock.restored[key]
+        out.append(
+            f"\n[restored.{toml_string(key)}]\n"
+            f"path = {toml_string(restoration.path)}\n"
+            f"reason = {toml_string(restoration.reason)}\n"
+            f"at = {toml_string(restoration.at)}\n"
+        )
     for tombstone in sorted(lock.tombstones, key=_tombstone_key):
         out.append(
             "\n[[tombstone]]\n"
@@ -319,6 +370,12 @@ _ANCHOR_BLOCK: Final = re.compile(
     rf"\[memory\.{_STR}\.anchor\.{_STR}\]\n"
     rf"address = {_STR}\nderivation = {_STR}\nkind = {_STR}\naxes = \{{([^\n]*)\}}\n"
 )
+_RETIRED_BLOCK: Final = re.compile(
+    rf"\[retired\.{_STR}\]\nby = {_STR}\nreason = {_STR}\nat = {_STR}\n"
+)
+_RESTORED_BLOCK: Final = re.compile(
+    rf"\[restored\.{_STR}\]\npath = {_STR}\nreason = {_STR}\nat = {_STR}\n"
+)
 _TOMBSTONE_BLOCK: Final = re.compile(
     rf"\[\[tombstone\]\]\ncontent = {_STR}\npath = {_STR}\nreason = {_STR}\nat = {_STR}\n"
 )
@@ -367,6 +424,7 @@ def _read_canonical(text: str) -> dict[str, object]:
     document: dict[str, object] = {}
     memories: dict[str, dict[str, object]] = {}
     tombstones: list[dict[str, object]] = []
+    latches: dict[str, dict[str, dict[str, object]]] = {"retired": {}, "restored": {}}
     last_memory: tuple[str, dict[str, dict[str, object]]] | None = None
     pos, end = 0, len(text)
     while pos < end:
@@ -401,6 +459,17 @@ def _read_canonical(text: str) -> dict[str, object]:
                     anchors = {}
                     memories[memory_path] = {"content": u(m.group(2)), "anchor": anchors}
                     last_memory = (memory_path, anchors)
+        elif text.startswith("[retired.", pos) or text.startswith("[restored.", pos):
+            retired = text.startswith("[retired.", pos)
+            m = (_RETIRED_BLOCK if retired else _RESTORED_BLOCK).match(text, pos)
+            if m is not None:
+                table = latches["retired" if retired else "restored"]
+                key = u(m.group(1))
+                if key in table:
+                    raise _NotCanonical
+                first = "by" if retired else "path"
+                table[key] = {first: u(m.group(2)), "reason": u(m.group(3)), "at": u(m.group(4))}
+                last_memory = None
         elif text.startswith("[[tombstone]]", pos):
             m = _TOMBSTONE_BLOCK.match(text, pos)
             if m is not None:
@@ -425,6 +494,9 @@ def _read_canonical(text: str) -> dict[str, object]:
         document["memory"] = memories
     if tombstones:
         document["tombstone"] = tombstones
+    for name, table in latches.items():
+        if table:
+            document[name] = table
     return document
 
 
@@ -466,7 +538,9 @@ class _Reader:
     def lock(self, document: dict[str, object]) -> Lock:
         if not document:
             return Lock()
-        self.only(document, {"version", "memory", "tombstone"}, "the top level")
+        self.only(
+            document, {"version", "memory", "tombstone", "retired", "restored"}, "the top level"
+        )
         version = document.get("version")
         if version is None:
             raise self.fail("moor.lock has no `version`; expected `version = 1` at the top")
@@ -483,7 +557,27 @@ class _Reader:
         tombstones = document.get("tombstone", [])
         if not isinstance(tombstones, list):
             raise self.fail("`tombstone` must be an array of tables ([[tombstone]])")
-        return Lock(memories, tuple(self.tombstone(t, i) for i, t in enumerate(tombstones)))
+        retired = {
+            path: Retirement(path, *self.fields(value, ("by", "reason", "at"), f"retired {path!r}"))
+            for path, value in self.table(document.get("retired", {}), "retired").items()
+        }
+        restored = {
+            key: Restoration(
+                key, *self.fields(value, ("path", "reason", "at"), f"restored {key!r}")
+            )
+            for key, value in self.table(document.get("restored", {}), "restored").items()
+        }
+        return Lock(
+            memories,
+            tuple(self.tombstone(t, i) for i, t in enumerate(tombstones)),
+            retired,
+            restored,
+        )
+
+    def fields(self, value: object, keys: tuple[str, ...], where: str) -> list[str]:
+        table = self.table(value, where, where.split(" ", 1)[1].strip("'\""))
+        self.only(table, set(keys), where)
+        return [self.string(table, key, where) for key in keys]
 
     def memory(self, memory_path: str, value: object) -> LockedMemory:
         where = f"memory {memory_path!r}"

@@ -17,6 +17,8 @@ from moor_store.lockfile import (
     LockedAnchor,
     LockedMemory,
     LockError,
+    Restoration,
+    Retirement,
     Tombstone,
     _canonical_document,
     format_lock,
@@ -169,7 +171,12 @@ def test_hostile_strings_round_trip_everywhere_in_the_lock(tmp_path: Path) -> No
             value,
             {ref: LockedAnchor(ref, value, value, value, axes)},
         )
-    lock = Lock(memories, tuple(Tombstone(v, v, v, v) for v in NASTY))
+    lock = Lock(
+        memories,
+        tuple(Tombstone(v, v, v, v) for v in NASTY),
+        {v: Retirement(v, v, v, v) for v in NASTY},
+        {v: Restoration(v, v, v, v) for v in NASTY},
+    )
     write_lock(path, lock)
     assert read_lock(path) == lock
     text = path.read_text(encoding="utf-8")
@@ -353,7 +360,13 @@ def test_the_fast_path_and_tomllib_agree_on_generated_locks() -> None:
         tombstones = tuple(
             Tombstone(word(), word(), word(), word()) for _ in range(rng.randint(0, 2))
         )
-        lock = Lock(memories, tombstones)
+        retired = {
+            p: Retirement(p, word(), word(), word()) for p in (word(), word())[: rng.randint(0, 2)]
+        }
+        restored = {
+            k: Restoration(k, word(), word(), word()) for k in (word(),)[: rng.randint(0, 1)]
+        }
+        lock = Lock(memories, tombstones, retired, restored)
         text = format_lock(lock)
         assert _canonical_document(text) == tomllib.loads(text)
         assert parse_lock(text) == lock
@@ -380,3 +393,24 @@ def test_ten_thousand_memories_write_and_read_in_reasonable_time(tmp_path: Path)
     write_lock(path, lock)
     assert read_lock(path) == lock
     assert time.perf_counter() - start < 5.0
+
+
+def test_retirements_and_restores_are_their_own_sorted_tables() -> None:
+    lock = Lock(
+        retired={
+            "memories/z.md": Retirement("memories/z.md", "memories/n.md", "why", "2026-01-02"),
+            "memories/a.md": Retirement("memories/a.md", "memories/n.md", "why", "2026-01-01"),
+        },
+        restored={"value/1 x": Restoration("value/1 x", "memories/f.md", "back", "2026-01-03")},
+    )
+    text = format_lock(lock)
+    assert text.index('[retired."memories/a.md"]') < text.index('[retired."memories/z.md"]')
+    assert '[restored."value/1 x"]\npath = "memories/f.md"\n' in text
+    assert parse_lock(text) == lock
+    assert _canonical_document(text) is not None  # read by the fast path
+
+
+def test_a_retirement_without_its_reason_is_refused_with_what_is_missing() -> None:
+    text = 'version = 1\n\n[retired."memories/a.md"]\nby = "memories/b.md"\nat = "t"\n'
+    with pytest.raises(LockError, match="no `reason`"):
+        parse_lock(text)

@@ -14,7 +14,7 @@ import asyncio
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from moor_engine.trust import QUIET_STATES, SEVERITY_ORDER, State
+from moor_engine.trust import SEVERITY_ORDER, State, needs_look
 
 from moor_lsp.features import Feature
 
@@ -36,16 +36,18 @@ class CheckWorkspace(Feature):
         snapshots = await asyncio.gather(*(self._check(folder) for folder in folders))
         states: Counter[State] = Counter()
         problems: list[str] = []
+        attention = 0
         for folder, snapshot in zip(folders, snapshots, strict=True):
             if snapshot is None:
                 continue
             states.update(view.report.state for view in snapshot.memories.values())
+            attention += sum(needs_look(view.report) for view in snapshot.memories.values())
             where = f"{folder.root}: " if len(folders) > 1 else ""
             problems.extend(f"{where}{file}: {message}" for file, message in snapshot.problems)
         return {
             "memories": sum(states.values()),
             "summary": {state.value: states[state] for state in SEVERITY_ORDER if states[state]},
-            "attention": sum(count for state, count in states.items() if state not in QUIET_STATES),
+            "attention": attention,
             "problems": problems,
         }
 

@@ -237,6 +237,10 @@ class Diagnostics(Feature):
         items: list[types.Diagnostic] = []
         memory_state = self._memory_level_state(memory)
         memory_severity = None if memory_state is None else severity(settings, memory_state)
+        retired = report.state == State.RETIRED
+        if retired and report.code == "tombstoned" and memory_severity is not None:
+            # Forgotten text written back by hand: struck through, and a person must act.
+            memory_severity = types.DiagnosticSeverity.Warning
         if memory_state is not None and memory_severity is not None:
             message = "; ".join(report.notes) or memory_state.value
             items.append(
@@ -247,8 +251,11 @@ class Diagnostics(Feature):
                     code=memory_state.value,
                     source=SOURCE,
                     data={**diagnostic_data(memory, None, uri), "problem": report.code},
+                    tags=[types.DiagnosticTag.Deprecated] if retired else None,
                 )
             )
+        if retired:
+            return items  # what its code did since no longer matters: one struck-through hint
         for anchor in memory.anchors:
             state = anchor.report.state
             anchor_severity = severity(settings, state)
@@ -271,14 +278,14 @@ class Diagnostics(Feature):
     @staticmethod
     def _memory_level_state(memory: MemoryView) -> State | None:
         report = memory.report
+        if report.state == State.RETIRED:
+            return State.RETIRED
         if report.state == State.INVALID and not report.anchors:
             return State.INVALID  # the file itself: frontmatter, encoding, unreadable
         if report.code == "rewritten":
             return State.REWRITTEN
         if report.code == "ungrounded":
             return State.UNGROUNDED
-        if report.state == State.RETIRED:
-            return State.RETIRED
         return None
 
     @staticmethod
