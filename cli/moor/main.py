@@ -22,6 +22,8 @@ from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
 from moor_store.writelock import WriteBusy
 
+from moor import recall_commands
+
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
 
@@ -92,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     symbols.add_argument("path", help="a code or Markdown file in the workspace")
     symbols.add_argument("--format", choices=("text", "json"), default="text")
+
+    recall_commands.add_parsers(commands)
 
     commands.add_parser(
         "lsp",
@@ -309,4 +313,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "log": cmd_log,
     "symbols": cmd_symbols,
     "lsp": cmd_lsp,
+    "recall": recall_commands.cmd_recall,
+    "about": recall_commands.cmd_about,
 }
