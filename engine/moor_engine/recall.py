@@ -63,8 +63,8 @@ class Signal:
     def as_json(self) -> dict[str, object]:
         return {
             "signal": self.name,
-            "factor": round(self.factor, 6),
-            "contribution": round(self.contribution, 6),
+            "factor": self.factor,
+            "contribution": self.contribution,
             "why": self.why,
         }
 
@@ -88,7 +88,7 @@ class Hit:
         value: dict[str, object] = {
             "path": self.path,
             "title": self.title,
-            "score": round(self.score, 6),
+            "score": self.score,
             "state": self.state.value,
             "flagged": self.flagged,
             "why": list(self.why),
@@ -139,7 +139,7 @@ class RecallResult:
             "feedback": [item.as_json() for item in self.feedback],
             "retired_removed": self.retired,
             "cut": self.cut,
-            "threshold": round(self.threshold, 6),
+            "threshold": self.threshold,
         }
 
 
@@ -303,10 +303,14 @@ def _feedback(index: RecallIndex, terms: Sequence[str], top: Hit | None) -> list
 
 def nearby(index: RecallIndex, term: str, count: int = 5) -> list[tuple[str, int]]:
     """Indexed words that look like `term`: longer words it begins, then close spellings."""
-    prefix = term[:3]
-    words = dict(index.words_between(prefix, prefix + "\uffff"))
-    words.pop(term, None)
-    longer = sorted((w for w in words if w.startswith(term)), key=lambda w: (-words[w], w))
-    close = difflib.get_close_matches(term, list(words), n=count * 2, cutoff=0.7)
-    ranked = list(dict.fromkeys([*longer[:count], *close]))[:count]
+    ranked: list[str] = []
+    words: dict[str, int] = {}
+    for prefix in (term[:3], term[:1]):  # a typo is rarely in the first letter
+        words = dict(index.words_between(prefix, prefix + "\uffff", limit=20_000))
+        words.pop(term, None)
+        longer = sorted((w for w in words if w.startswith(term)), key=lambda w: (-words[w], w))
+        close = difflib.get_close_matches(term, list(words), n=count * 2, cutoff=0.7)
+        ranked = list(dict.fromkeys([*longer[:count], *close]))[:count]
+        if ranked:
+            break
     return [(word, words[word]) for word in ranked]
