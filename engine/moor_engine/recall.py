@@ -21,9 +21,11 @@ from moor_store.recall_index import Match, RecallIndex
 from moor_engine.recall_tokens import query_terms
 from moor_engine.trust import MemoryReport, State
 
-# Field weights for bm25(): a word in the title says most about what a memory is for, then
-# the code it is about, then the questions it asks; the body says least per word.
-WEIGHTS: Mapping[str, float] = {"title": 4.0, "questions": 2.0, "refs": 3.0, "body": 1.0}
+# Field weights for bm25(): the code a memory is about weighs most (queries name code, and
+# a reference is the one field a person cannot word loosely), then the title; questions and
+# body least per word. On bench/recall_quality.py any of 1:1:1:1 to 4:2:3:1 moves recall@5
+# by about one point: the weights are a judgement, not a fit.
+WEIGHTS: Mapping[str, float] = {"title": 1.5, "questions": 1.0, "refs": 3.0, "body": 1.0}
 # Trust: stale memories still answer (a person may need the history) but below any current
 # memory of similar relevance. States not listed weigh 1.
 TRUST_FACTOR: Mapping[State, float] = {
@@ -48,7 +50,8 @@ RECENCY_HALF_LIFE_DAYS = 90.0
 CUT = 0.2
 # A match is weak when its best hit contains fewer than this share of the query's terms.
 WEAK_COVERAGE = 0.5
-_POOL_MIN = 50
+_POOL_MIN = 20
+_FEEDBACK_TERMS = 6
 
 Verdicts = Callable[[Sequence[str]], Mapping[str, MemoryReport]]
 
@@ -159,7 +162,7 @@ def recall(index: RecallIndex, query: str, verdicts: Verdicts, *, limit: int = 1
         return result
     match = expression(terms)
     weights = [WEIGHTS[name] for name in ("title", "questions", "refs", "body")]
-    pool = max(_POOL_MIN, 5 * limit)
+    pool = max(_POOL_MIN, 4 * limit)
     newest = _day(index.newest_created())
     scored: list[tuple[Hit, Match]] = []
     offset = 0
@@ -282,12 +285,12 @@ def _matched(
     index: RecallIndex, terms: Sequence[str], matches: Sequence[Match]
 ) -> dict[str, tuple[str, ...]]:
     """Per hit, the query terms it contains (stemmed as the index stems them)."""
-    found: dict[str, list[str]] = {m.path: [] for m in matches}
-    paths = [m.path for m in matches]
+    found: dict[int, list[str]] = {m.rowid: [] for m in matches}
+    rowids = [m.rowid for m in matches]
     for term in terms:
-        for path in index.matching(_phrase(term), paths):
-            found[path].append(term)
-    return {path: tuple(items) for path, items in found.items()}
+        for rowid in index.matching(_phrase(term), rowids):
+            found[rowid].append(term)
+    return {m.path: tuple(found[m.rowid]) for m in matches}
 
 
 def _feedback(index: RecallIndex, terms: Sequence[str], top: Hit | None) -> list[TermFeedback]:
@@ -295,9 +298,11 @@ def _feedback(index: RecallIndex, terms: Sequence[str], top: Hit | None) -> list
     to it — the vocabulary the memories actually use."""
     missing = [t for t in terms if top is None or t not in top.matched]
     feedback: list[TermFeedback] = []
-    for term in missing:
+    for term in missing[:_FEEDBACK_TERMS]:
         documents = index.count(_phrase(term))
-        feedback.append(TermFeedback(term, documents, tuple(nearby(index, term))))
+        # Other spellings only for a word no memory uses: one that some use is spelt right.
+        close = tuple(nearby(index, term)) if documents == 0 else ()
+        feedback.append(TermFeedback(term, documents, close))
     return feedback
 
 
@@ -306,10 +311,12 @@ def nearby(index: RecallIndex, term: str, count: int = 5) -> list[tuple[str, int
     ranked: list[str] = []
     words: dict[str, int] = {}
     for prefix in (term[:3], term[:1]):  # a typo is rarely in the first letter
-        words = dict(index.words_between(prefix, prefix + "\uffff", limit=20_000))
+        words = dict(index.words_between(prefix, prefix + "\uffff", limit=50_000))
         words.pop(term, None)
         longer = sorted((w for w in words if w.startswith(term)), key=lambda w: (-words[w], w))
-        close = difflib.get_close_matches(term, list(words), n=count * 2, cutoff=0.7)
+        # Only words of about its length can be close spellings: difflib is slow.
+        alike = [w for w in words if abs(len(w) - len(term)) <= 2]
+        close = difflib.get_close_matches(term, alike, n=count * 2, cutoff=0.7)
         ranked = list(dict.fromkeys([*longer[:count], *close]))[:count]
         if ranked:
             break
