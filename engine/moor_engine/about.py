@@ -116,11 +116,16 @@ def about(session: Session, arg: str) -> AboutResult:
         for path, memory in loaded.items()
         if any(item.ref is not None and item.ref.path == rel for item in memory.entries)
     ]
-    report = session.check(candidates, record=False)
+    # With the memories that declare `supersedes:`, so the verdict sees every retirement.
+    declaring = [p for p, m in loaded.items() if m.memory is not None and m.memory.supersedes]
+    report = session.check(list(dict.fromkeys([*candidates, *declaring])), record=False)
+    wanted = set(candidates)
     evaluation = session.last_evaluation
     observations = evaluation.observations if evaluation is not None else {}
     result = AboutResult(target)
     for memory_report in report.memories:
+        if memory_report.path not in wanted:
+            continue
         best: tuple[int, AnchorReport] | None = None
         for anchor in memory_report.anchors:
             relation = _relation(target, span, anchor, observations.get(anchor.canonical or ""))

@@ -65,6 +65,9 @@ class IndexStatus:
     rebuilt: bool = False  # the index was made from nothing
     in_memory: bool = False  # the file could not be used: a private index for this run
     warnings: list[str] = field(default_factory=list)
+    # Memories that declare `supersedes:`: checked with the candidates, so the engine's
+    # verdict sees every declaration that may retire one of them.
+    declaring: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -128,6 +131,8 @@ def sync(session: Session, index: RecallIndex, status: IndexStatus) -> None:
         if memory is None:
             continue
         valid.add(path)
+        if memory.supersedes:
+            status.declaring.append(path)
         if have.get(path) != memory.content_hash:
             documents.append(memory_document(memory))
     removed = [path for path in have if path not in valid]
@@ -136,6 +141,7 @@ def sync(session: Session, index: RecallIndex, status: IndexStatus) -> None:
     status.reindexed += len(documents)
     status.removed += len(removed)
     status.memories = len(valid)
+    status.declaring = sorted(set(status.declaring))
 
 
 def ready_index(session: Session) -> tuple[RecallIndex, IndexStatus]:
@@ -176,13 +182,14 @@ def rebuild(session: Session, status: IndexStatus, why: str) -> RecallIndex:
     return index
 
 
-def session_verdicts(session: Session) -> Verdicts:
-    """Trust states of the candidates from a check of exactly them (nothing journalled)."""
+def session_verdicts(session: Session, declaring: Sequence[str] = ()) -> Verdicts:
+    """Trust states of the candidates from a check of them and of the memories that declare
+    `supersedes:` (nothing journalled)."""
 
     def verdicts(paths: Sequence[str]) -> Mapping[str, MemoryReport]:
         if not paths:
             return {}
-        report = session.check(list(paths), record=False)
+        report = session.check(list(dict.fromkeys([*paths, *declaring])), record=False)
         return {memory.path: memory for memory in report.memories}
 
     return verdicts
@@ -195,11 +202,11 @@ def session_recall(
     index, status = ready_index(session)
     try:
         try:
-            result = recall(index, query, session_verdicts(session), limit=limit)
+            result = recall(index, query, session_verdicts(session, status.declaring), limit=limit)
         except IndexBroken as error:  # broke after it was opened: once more, from nothing
             index.close()
             index = rebuild(session, status, str(error))
-            result = recall(index, query, session_verdicts(session), limit=limit)
+            result = recall(index, query, session_verdicts(session, status.declaring), limit=limit)
     finally:
         index.close()
     return result, status
