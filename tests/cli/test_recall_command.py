@@ -105,3 +105,25 @@ def test_a_superseded_memory_is_never_recalled(ws: Workspace) -> None:
         pytest.skip("this moor does not compute the retired state yet (memlayer)")
     hits = [h["path"] for h in ws.moor("recall", "--json", "attempts stops").json()["hits"]]
     assert hits == ["memories/retry-v2.md"]
+
+
+def test_a_memory_retired_by_one_that_does_not_match_is_left_out_too(ws: Workspace) -> None:
+    setup(ws)
+    # The superseding memory shares no word with the query, and nothing is bound: only its
+    # declaration can retire the old one.
+    ws.write(
+        "memories/zz-newer.md",
+        "---\nabout:\n  - src/net/client.py#Client.close\n"
+        "supersedes: memories/retry.md\n---\n# Unrelated wording\n\nNothing in common.\n",
+    )
+    if ws.state("memories/retry.md") != "retired":
+        pytest.skip("this moor does not compute the retired state yet (memlayer)")
+    value = ws.moor("recall", "--json", "attempts stops").json()
+    assert value["hits"] == [] and value["retired_removed"] == 1
+    about = ws.moor("about", "--json", "src/net/client.py").json()
+    assert "memories/retry.md" not in [m["path"] for m in about["memories"]]
+    assert about["retired_left_out"] == 1
+    # Control: without the declaration the old memory is recalled.
+    (ws.root / "memories/zz-newer.md").unlink()
+    again = ws.moor("recall", "--json", "attempts stops").json()
+    assert [h["path"] for h in again["hits"]] == ["memories/retry.md"]
