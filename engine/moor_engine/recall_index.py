@@ -189,8 +189,10 @@ def session_verdicts(session: Session, declaring: Sequence[str] = ()) -> Verdict
     def verdicts(paths: Sequence[str]) -> Mapping[str, MemoryReport]:
         if not paths:
             return {}
-        report = session.check(list(dict.fromkeys([*paths, *declaring])), record=False)
-        return {memory.path: memory for memory in report.memories}
+        # Evaluated, not checked: nothing journalled, and the parse cache is written once,
+        # by `session_recall`, not once per page of candidates.
+        evaluation = session.evaluate(list(dict.fromkeys([*paths, *declaring])))
+        return {memory.path: memory for memory in evaluation.report.memories}
 
     return verdicts
 
@@ -209,4 +211,5 @@ def session_recall(
             result = recall(index, query, session_verdicts(session, status.declaring), limit=limit)
     finally:
         index.close()
+    session.observer.flush()
     return result, status
