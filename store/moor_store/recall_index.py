@@ -34,7 +34,8 @@ _SIDE_FILES: Final = ("", "-wal", "-shm", "-journal")
 _SCHEMA: Final = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE docs (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, "
-    "hash TEXT NOT NULL, meta TEXT NOT NULL, words TEXT NOT NULL)",
+    "hash TEXT NOT NULL, stat TEXT, declares INTEGER NOT NULL, meta TEXT NOT NULL, "
+    "words TEXT NOT NULL)",
     "CREATE VIRTUAL TABLE fts USING fts5("
     + ", ".join(FIELDS)
     + ", tokenize = 'porter unicode61 remove_diacritics 2')",
@@ -60,6 +61,14 @@ class Document:
     fields: tuple[str, str, str, str]  # in the order of FIELDS
     words: frozenset[str]
     meta: Mapping[str, object]
+    stat: Sequence[int] | None = None  # the file's stat key when read (None: never vouches)
+    declares: bool = False  # it declares `supersedes:`
+
+
+@dataclass(frozen=True)
+class Indexed:
+    content_hash: str
+    stat: str | None  # as `stat_text` spells it
 
 
 @dataclass(frozen=True)
@@ -116,6 +125,7 @@ class RecallIndex:
         self.derivation = derivation
         self.rebuilt = False  # the schema was (re)created by this open
         self._newest: tuple[str] | None = None
+        self._size: int | None = None
         target = ":memory:" if path is None else str(path)
         try:
             self._db = sqlite3.connect(target, isolation_level=None, timeout=_busy_timeout())
@@ -189,14 +199,34 @@ class RecallIndex:
 
     def hashes(self) -> dict[str, str]:
         """Memory path -> the content hash it was indexed with."""
+        return {path: row.content_hash for path, row in self.indexed().items()}
+
+    def indexed(self) -> dict[str, Indexed]:
+        """Memory path -> the content hash and the stat key it was indexed with."""
         with self._guard("read"):
-            return dict(self._db.execute("SELECT path, hash FROM docs").fetchall())
+            rows = self._db.execute("SELECT path, hash, stat FROM docs").fetchall()
+        return {path: Indexed(content_hash, stat) for path, content_hash, stat in rows}
+
+    def restat(self, stats: Mapping[str, Sequence[int] | None]) -> None:
+        """Record new stat keys of documents whose content did not change."""
+        with self._guard("write"), self._transaction() as db:
+            db.executemany(
+                "UPDATE docs SET stat = ? WHERE path = ?",
+                [(stat_text(stat), path) for path, stat in stats.items()],
+            )
+
+    def declaring(self) -> list[str]:
+        """Paths of the documents that declare `supersedes:`."""
+        with self._guard("read"):
+            rows = self._db.execute("SELECT path FROM docs WHERE declares ORDER BY path")
+            return [str(row[0]) for row in rows]
 
     def update(self, documents: Sequence[Document], removed: Iterable[str]) -> None:
         """Put `documents` in (replacing rows of the same path) and take `removed` out, in
         one transaction."""
         gone = [*removed, *(d.path for d in documents)]
         self._newest = None
+        self._size = None
         with self._guard("write"), self._transaction() as db:
             for path in gone:
                 row = db.execute("SELECT id, words FROM docs WHERE path = ?", (path,)).fetchone()
@@ -213,10 +243,13 @@ class RecallIndex:
             for document in documents:
                 words = " ".join(sorted(document.words))
                 cursor = db.execute(
-                    "INSERT INTO docs (path, hash, meta, words) VALUES (?, ?, ?, ?)",
+                    "INSERT INTO docs (path, hash, stat, declares, meta, words) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         document.path,
                         document.content_hash,
+                        stat_text(document.stat),
+                        int(document.declares),
                         json.dumps(document.meta, sort_keys=True),
                         words,
                     ),
@@ -291,8 +324,11 @@ class RecallIndex:
         return [(str(w), int(n)) for w, n in rows]
 
     def size(self) -> int:
-        with self._guard("read"):
-            return int(self._db.execute("SELECT count(*) FROM docs").fetchone()[0])
+        """How many documents (read once per open and update)."""
+        if self._size is None:
+            with self._guard("read"):
+                self._size = int(self._db.execute("SELECT count(*) FROM docs").fetchone()[0])
+        return self._size
 
     def newest_created(self) -> str | None:
         """The latest `created` of any document (read once per open and update)."""
@@ -303,6 +339,11 @@ class RecallIndex:
                 ).fetchone()
             self._newest = ("" if row is None or row[0] is None else str(row[0]),)
         return self._newest[0] or None
+
+
+def stat_text(stat: Sequence[int] | None) -> str | None:
+    """A stat key as the index stores it (compared as text: no parse per row)."""
+    return None if stat is None else ",".join(str(part) for part in stat)
 
 
 @contextlib.contextmanager
