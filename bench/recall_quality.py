@@ -27,7 +27,10 @@ Revision currency: subjects whose code changed after a memory was bound — its 
 (the old memory is ``drifted``) or the function deleted (``gone``) — each with a current
 memory written after the change. A subject counts when its current memory ranks above every
 stale one and lands in the top 5. The states are moor's own, from a real bind, edit and check.
-(Superseded and forgotten memories are the memory layer's: not here.)
+Subjects are functions whose name has two words or more that are not stopwords; the query is
+the words of the qualified name (`Fraction.from_int` -> "fraction from int"), as a person
+names a subject. (Superseded and forgotten memories are the
+memory layer's: not here.)
 
     python bench/recall_quality.py [--sizes 1000,10000,30000] [--queries N] [--subjects N]
                                    [--json PATH]
@@ -497,7 +500,9 @@ def currency(subject_count: int, work: Path) -> CurrencyResult:
     eligible = [
         f
         for f in pool
-        if len(name_words(f.name)) >= 2 and f.lineno > 1 and "." not in f.qname.rpartition(".")[0]
+        if len([w for w in name_words(f.name) if w not in STOPWORDS]) >= 2
+        and f.lineno > 1
+        and "." not in f.qname.rpartition(".")[0]
     ]
     by_file: dict[str, Function] = {}
     for function in eligible:
@@ -519,9 +524,9 @@ def currency(subject_count: int, work: Path) -> CurrencyResult:
         current = f"memories/{slug_of(100_001 + 2 * index)}.md"
         change = "drifted" if index % 2 == 0 else "gone"
         (root / stale).write_text(memory_text(function, False), encoding="utf-8")
-        subjects.append(
-            Subject(function, change, stale, current, " ".join(name_words(function.name)))
-        )
+        # The query names the subject as a person would: `Class.method` -> "class method".
+        query = " ".join(w for part in function.qname.split(".") for w in name_words(part))
+        subjects.append(Subject(function, change, stale, current, query))
     with Session.open(root) as session:
         outcome = bind(session, [])
     for subject in subjects:
