@@ -22,7 +22,7 @@ from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
 from moor_store.writelock import WriteBusy
 
-from moor import context_commands
+from moor import context_commands, recall_commands
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     memory_commands.add_parsers(commands)
 
     context_commands.add_parsers(commands)
+    recall_commands.add_parsers(commands)
 
     commands.add_parser(
         "lsp",
@@ -318,6 +319,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "log": cmd_log,
     "symbols": cmd_symbols,
     "lsp": cmd_lsp,
+    "recall": recall_commands.cmd_recall,
+    "about": recall_commands.cmd_about,
 }
 
 

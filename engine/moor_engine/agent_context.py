@@ -52,8 +52,7 @@ def context_block(session: Session, budget: int = DEFAULT_BUDGET) -> ContextBloc
         loaded = evaluation.loaded.get(memory_report.path)
         if memory_report.state in _LEFT_OUT or loaded is None or loaded.memory is None:
             continue
-        pinned = bool(getattr(loaded.memory, "pinned", False))
-        chosen.append((pinned, framed(memory_report, loaded.memory)))
+        chosen.append((loaded.memory.pinned, framed(memory_report, loaded.memory)))
     chosen.sort(key=lambda item: (not item[0], item[1].path))
     block = ContextBlock("", budget=budget)
     kept: list[Framed] = []

@@ -36,6 +36,8 @@ Problem codes (each at the position of the offending node unless said otherwise)
 ``links_not_a_mapping``     ``links`` is not a mapping with string keys
 ``links_not_a_list``        a ``links`` value is neither a string nor a list of strings
 ``title_not_a_string``      ``title`` is a list or a mapping
+``pinned_invalid``          ``pinned`` is not a boolean
+``created_invalid``         ``created`` is a list or a mapping
 ``misspelt_key``            a top-level key that is nearly one moor reads (``abut``,
                             ``About``, ``watched``): the message names the key meant
 ``internal_error``          a bug in this module (never expected; tests assert it is absent)
@@ -111,6 +113,7 @@ _STR = _STANDARD + "str"
 _SEQ = _STANDARD + "seq"
 _MAP = _STANDARD + "map"
 _NULL = "tag:yaml.org,2002:null"
+_BOOL = "tag:yaml.org,2002:bool"
 _MERGE = "tag:yaml.org,2002:merge"
 _ENTRY_KEYS = ("ref", "watch")
 _BOM = "\ufeff"
@@ -172,6 +175,8 @@ class Memory:
     about_line: int
     # What the memory says, as `value_key` spells it: what a tombstone is keyed on.
     value: str = ""
+    pinned: bool = False  # `pinned: true`: ranked up in recall
+    created: str | None = None  # `created:` as written (an ISO date): recall's recency
 
 
 @dataclass(frozen=True)
@@ -351,6 +356,8 @@ def _parse(path: str, data: bytes) -> ParsedMemory:
         content_hash=hash_memory_text(text),
         about_line=fields.about_line,
         value=value_key(prose) or value_key(title),
+        pinned=fields.pinned,
+        created=fields.created,
     )
     return ParsedMemory(memory, ())
 
@@ -381,6 +388,8 @@ class _Fields:
     supersedes: tuple[str, ...] = ()
     links: dict[str, tuple[str, ...]] = field(default_factory=dict)
     title: str | None = None
+    pinned: bool = False
+    created: str | None = None
 
 
 def _shown_tag(tag: str) -> str:
@@ -694,6 +703,10 @@ class _Frontmatter:
             fields.links = self._links(top["links"][1])
         if "title" in top:
             fields.title = self._title(top["title"][1])
+        if "pinned" in top:
+            fields.pinned = self._pinned(top["pinned"][1])
+        if "created" in top:
+            fields.created = self._created(top["created"][1])
         return fields
 
     def _about(self, node: Node) -> tuple[AboutEntry, ...]:
@@ -879,6 +892,22 @@ class _Frontmatter:
             if values is not None:
                 links[str(key.value)] = tuple(text for text, _ in values)
         return links
+
+    def _pinned(self, node: Node) -> bool:
+        if _is_null(node):
+            return False
+        if isinstance(node, ScalarNode) and node.tag == _BOOL:
+            return str(node.value).lower() in ("true", "yes", "on", "y")
+        self.report("pinned_invalid", f"'pinned' is true or false, not {_describe(node)}", node)
+        return False
+
+    def _created(self, node: Node) -> str | None:
+        if _is_null(node):
+            return None
+        if isinstance(node, ScalarNode) and node.tag.startswith(_STANDARD):
+            return str(node.value).strip() or None
+        self.report("created_invalid", f"'created' is a date, not {_describe(node)}", node)
+        return None
 
     def _title(self, node: Node) -> str | None:
         if _is_null(node):

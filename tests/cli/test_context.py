@@ -126,3 +126,19 @@ def test_the_block_goes_into_a_committed_file_git_sees_as_changed(ws: Workspace)
         ["git", "status", "--porcelain", "CLAUDE.md"], cwd=ws.root, capture_output=True, text=True
     )
     assert status.stdout.startswith("?? CLAUDE.md")
+
+
+def test_a_pinned_memory_comes_first_and_a_retired_one_is_left_out(ws: Workspace) -> None:
+    ws.write("net/client.py", CODE)
+    ws.memory("a-first", "net/client.py#send", body="Sorted first by path.")
+    ws.memory("z-pinned", "net/client.py#send", body="Pinned, so shown first.")
+    pinned = ws.root / "memories/z-pinned.md"
+    pinned.write_text(pinned.read_text().replace("---\n#", "pinned: true\n---\n#", 1))
+    ws.memory("old", "net/client.py#send", body="An older rule.")
+    ws.moor("bind", check=True)
+    out = ws.moor("context", check=True).out
+    assert out.index("memories/z-pinned.md") < out.index("memories/a-first.md")
+    assert "memories/old.md" in out  # the control: live, it is shown
+    ws.moor("supersede", "memories/old.md", "--by", "memories/a-first.md", "--why", "newer")
+    out = ws.moor("context", check=True).out
+    assert "memories/old.md" not in out and "memories/a-first.md" in out

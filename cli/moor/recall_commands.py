@@ -1,0 +1,123 @@
+"""`moor recall` and `moor about`: parse, ask the engine, render (text or JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
+
+
+def add_parsers(commands: Any) -> None:
+    recall = commands.add_parser(
+        "recall", help="memories that answer a query, best first; stale ones flagged"
+    )
+    recall.add_argument("query", nargs="+", help="words, names or paths")
+    recall.add_argument("--json", action="store_true", help="print JSON")
+    recall.add_argument(
+        "--explain", action="store_true", help="show each signal's part in each score"
+    )
+    recall.add_argument("--limit", type=_positive, default=10, metavar="N")
+
+    about = commands.add_parser(
+        "about", help="memories about a symbol, a line or a file (PATH#SYMBOL, PATH:LINE, PATH)"
+    )
+    about.add_argument("target", help="PATH#SYMBOL, PATH:LINE or PATH")
+    about.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def cmd_recall(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.recall_index import session_recall
+
+    from moor.main import _session
+
+    query = " ".join(args.query)
+    with _session(start) as session:
+        result, status = session_recall(session, query, limit=args.limit)
+        for warning in status.warnings:
+            print(f"moor: {warning}", file=sys.stderr)
+    if args.json:
+        value = result.as_json(explain=args.explain)
+        value["index"] = status.as_json()
+        print(json.dumps(value, indent=2))
+        return EXIT_OK if result.hits else EXIT_LOOK
+    if args.explain:
+        print(
+            f"terms: {', '.join(result.terms) or '(none)'}; index: {status.memories} memories, "
+            f"{status.reindexed} re-indexed, {status.removed} removed"
+            + (" (rebuilt)" if status.rebuilt else "")
+            + (" (in memory)" if status.in_memory else "")
+        )
+    for rank, hit in enumerate(result.hits, 1):
+        state = f"  [{hit.state.value}]" if hit.flagged else ""
+        print(f"{rank}. {hit.path}{state}  {hit.title}  ({hit.score:.3f})")
+        if hit.refs:
+            print(f"   about: {', '.join(hit.refs)}")
+        for reason in hit.why:
+            print(f"   ! {reason} — verify before relying on it")
+        for question in hit.questions[:3]:
+            print(f"   ask: {question}")
+        if args.explain:
+            parts = [f"bm25 {hit.signals[0].factor:.3f}"]
+            parts += [
+                f"{s.name} x{s.factor:.3f} ({s.contribution:+.3f}: {s.why})"
+                for s in hit.signals[1:]
+            ]
+            print("   score: " + " -> ".join(parts))
+            print(f"   matched: {', '.join(hit.matched) or '(none)'}")
+    if result.retired:
+        print(f"({result.retired} retired memories left out)")
+    if result.cut:
+        print(f"({result.cut} weaker matches below {result.threshold:.3f} left out)")
+    if not result.hits:
+        print(f"no memory matches {query!r}")
+    if result.weak:
+        for item in result.feedback:
+            near = ", ".join(f"{w} ({n})" for w, n in item.nearby)
+            used = f"{item.documents} memories use it" if item.documents else "no memory uses it"
+            print(f"weak match: {item.term!r}: {used}" + (f"; nearby: {near}" if near else ""))
+    return EXIT_OK if result.hits else EXIT_LOOK
+
+
+def cmd_about(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.about import about
+
+    from moor.main import _session
+
+    with _session(start) as session:
+        result = about(session, args.target)
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2))
+        return EXIT_LOOK if result.needs_attention else EXIT_OK
+    print(f"about {result.target.describe()}")
+    if result.target.note:
+        print(f"  note: {result.target.note}")
+    if not result.items:
+        print("  no memories")
+    for item in result.items:
+        print(f"  {item.relation:<9}  {item.path}  [{item.state.value}]  {item.title}")
+        line = f"             via {item.ref}"
+        if item.anchor_state != item.state or item.detail:
+            line += f" ({item.anchor_state.value}" + (f": {item.detail}" if item.detail else "")
+            line += ")"
+        print(line)
+        for reason in item.why:
+            print(f"             ! {reason}")
+        for question in item.questions:
+            print(f"             ask: {question}")
+    if result.retired:
+        print(f"  ({result.retired} retired memories left out)")
+    return EXIT_LOOK if result.needs_attention else EXIT_OK
