@@ -1,8 +1,16 @@
 """Quick fixes on moor diagnostics, and the commands they run.
 
 * `moor.reaffirm [memory, reason]` — accept the code as it is now, with a reason. The
-  code action carries only `[memory]`: the client asks the person why and appends it.
-* `moor.follow [memory]` — rewrite moved/renamed references in the memory, re-bind them;
+  code action carries only `[memory]`: a client may ask the person why and append it (VS
+  Code's input box); otherwise the server asks with `window/showMessageRequest`: two
+  reasons the engine prepares from what changed (`verdicts.reaffirm_prompt`), "Write my
+  own reason…" and "Cancel" (memories/lsp-reaffirm-asks-for-its-reason.md). Writing one's
+  own inserts a reason line in the open memory (`buffer_text.py`); the code action
+  "Reaffirm with the reason written here" then runs `[memory, reason]` and removes the
+  line. A dismissed question or Cancel answers `{"done": [], "refused": [], "cancelled":
+  true}` and changes nothing.
+* `moor.follow [memory]` — rewrite moved/renamed references in the memory, re-bind them
+  (an open memory is edited through `workspace/applyEdit` first: `memory_buffers.py`);
   `moor.follow [memory, to, from]` re-points the reference `from` (as written) to `to`, a
   candidate the engine found for code that is gone (offered for each, best first).
 * `moor.bind [memory]` — record the current address of the memory's unbound anchors.
@@ -13,6 +21,10 @@
   `window/showDocument` when the client can, and answered as
   `{"diff": text, "uri": file URI}`. Offered on drifted and moved references that were
   bound.
+
+Nothing that writes (reaffirm, follow, bind) is offered on a memory whose open buffer has
+unsaved changes, and executed there it is refused (a result with `refused`, a warning):
+it would judge and write the file, not what the editor shows.
 
 In an untrusted workspace (setting `trusted: false`) the server is read-only: the actions
 that write (reaffirm, follow, bind) are not offered and their commands answer an error;
@@ -32,16 +44,25 @@ on it); when a client sends no data, the server's own current diagnostics are us
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from moor_engine.verdicts import reaffirm_prompt, reaffirm_verdict
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
 from moor_lsp import diffs, engine
+from moor_lsp.buffer_text import REASON_PREFIX, find_reason, with_reason_line, without_line
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import SOURCE, Diagnostics
-from moor_lsp.positions import from_client_character
+from moor_lsp.memory_buffers import MemoryBuffers
+from moor_lsp.positions import code_units, from_client_character
+
+if TYPE_CHECKING:
+    from moor_lsp.server import MoorLanguageServer
+
+logger = logging.getLogger("moor_lsp")
 
 REAFFIRM = "moor.reaffirm"
 FOLLOW = "moor.follow"
@@ -50,6 +71,10 @@ SHOW_CODE = "moor.showCode"
 SHOW_DIFF = "moor.showDiff"
 REAFFIRM_STATES = frozenset({"drifted", "rewritten"})
 DIFF_STATES = frozenset({"drifted", "moved"})
+WRITING = frozenset({REAFFIRM, FOLLOW, BIND})
+WRITE_OWN = "Write my own reason…"
+CANCEL = "Cancel"
+WRITTEN = "Reaffirm with the reason written here"
 
 
 def overlaps(a: types.Range, b: types.Range) -> bool:
@@ -73,6 +98,10 @@ def range_from_json(value: object) -> types.Range | None:
 
 class CodeActions(Feature):
     name = "code_actions"
+
+    def __init__(self, server: MoorLanguageServer) -> None:
+        super().__init__(server)
+        self.buffers = MemoryBuffers(self.server)
 
     def register(self) -> None:
         self.handle(
@@ -108,6 +137,9 @@ class CodeActions(Feature):
             diagnostics = self._own_diagnostics(params.text_document.uri, params.range)
         actions: list[types.CodeAction] = []
         seen: set[tuple[str, str]] = set()
+        written = self._written_reason(params.text_document.uri)
+        if written is not None:
+            actions.append(written)
         for diagnostic in diagnostics:
             for action in self.actions_for(diagnostic):
                 key = (action.title, repr(action.command))
@@ -119,6 +151,30 @@ class CodeActions(Feature):
         if self.server.capability("text_document.code_action.code_action_literal_support"):
             return list(actions)
         return [a.command for a in actions if a.command is not None]
+
+    def _written_reason(self, uri: str) -> types.CodeAction | None:
+        """ "Reaffirm with the reason written here", when the buffer has a written reason
+        line that the reaffirmation would remove (it applies to the buffer, so it is offered
+        although the buffer differs from the file)."""
+        rel = self.server.relative(uri)
+        snapshot = self.server.snapshot
+        if rel is None or snapshot is None or not self.server.settings.trusted:
+            return None
+        view = snapshot.memories.get(rel)
+        buffer = self.buffers.buffer_text(rel)
+        if view is None or buffer is None or not view.reaffirmable:
+            return None
+        found = find_reason(buffer)
+        if found is None or not found.reason or self.buffers.unsaved(rel, reason_line=True):
+            return None
+        if self.buffers.disk_text(rel) == buffer:
+            return None  # saved with the line in it: refused when run (see `_unsaved_reason`)
+        return types.CodeAction(
+            title=WRITTEN,
+            kind=types.CodeActionKind.QuickFix,
+            is_preferred=True,
+            command=types.Command(title=WRITTEN, command=REAFFIRM, arguments=[rel, found.reason]),
+        )
 
     def _own_diagnostics(self, uri: str, wanted: types.Range) -> list[types.Diagnostic]:
         for feature in self.server.features:
@@ -173,7 +229,7 @@ class CodeActions(Feature):
         if state == "gone" and isinstance(suggested, list) and isinstance(uri, str):
             for suggestion in suggested:
                 if isinstance(suggestion, str):
-                    edit = self._replacement(uri, diagnostic.range, suggestion)
+                    edit = self._replacement(uri, diagnostic.range, suggestion, data.get("ref"))
                     if edit is not None:
                         actions.append(
                             types.CodeAction(
@@ -189,6 +245,9 @@ class CodeActions(Feature):
             # Read-only, or seen in an unsaved buffer (an action would judge the file on
             # disk, not what the editor shows): only what writes nothing is offered.
             actions.clear()
+        elif self.buffers.unsaved(memory):
+            # The memory's buffer differs from its file: keep only edits of the buffer.
+            actions[:] = [a for a in actions if a.command is None]
         ref = data.get("ref")
         if state in DIFF_STATES and isinstance(ref, str) and data.get("bound_address"):
             action("Show diff since bound", SHOW_DIFF, [memory, ref])
@@ -199,7 +258,7 @@ class CodeActions(Feature):
         return actions
 
     def _replacement(
-        self, uri: str, where: types.Range, reference: str
+        self, uri: str, where: types.Range, reference: str, written: object
     ) -> types.WorkspaceEdit | None:
         """An edit writing `reference` over the one at `where`, quoted as that one is."""
         try:
@@ -210,6 +269,14 @@ class CodeActions(Feature):
             return None
         line = lines[where.start.line]
         start = from_client_character(line, where.start.character, self.server.position_encoding)
+        end = from_client_character(line, where.end.character, self.server.position_encoding)
+        rel = self.server.relative(uri)
+        if (
+            rel is not None
+            and self.buffers.unsaved(rel)
+            and line[start:end].strip("'\"") != written
+        ):
+            return None  # the unsaved buffer no longer has the reference there
         quote = line[start : start + 1]
         if quote == "'":
             text = "'" + reference.replace("'", "''") + "'"
@@ -247,7 +314,34 @@ class CodeActions(Feature):
                 "read-only here (it would write moor.lock and the journal)"
             )
 
-    async def _act(self, action: str, memory: str, args: list[str]) -> dict[str, list[str]]:
+    def _refuse(self, action: str, why: str) -> dict[str, Any]:
+        """A refusal a person reads (a warning), answered as a result: not an error."""
+        logger.info("moor %s refused: %s", action, why)
+        self.server.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"moor {action} refused: {why}"
+            )
+        )
+        return {"done": [], "refused": [why]}
+
+    def _unsaved(self, action: str, path: str) -> str | None:
+        """Why `action` may not run on `path` now because of its open buffer, if it may not."""
+        if action == "reaffirm":
+            disk = self.buffers.disk_text(path)
+            if disk is not None and find_reason(disk) is not None:
+                return (
+                    f"{path} was saved with the reason line ({REASON_PREFIX} …) in it: "
+                    "delete that line and save, then reaffirm again (it would otherwise "
+                    "become part of the memory's text)"
+                )
+        if self.buffers.unsaved(path, reason_line=action == "reaffirm"):
+            return (
+                f"{path} has unsaved changes: save it first (moor {action} judges and "
+                "writes the file on disk, not the editor's buffer)"
+            )
+        return None
+
+    async def _act(self, action: str, memory: str, args: list[str]) -> dict[str, Any]:
         root = self.server.root
         assert root is not None
         try:
@@ -255,6 +349,7 @@ class CodeActions(Feature):
         except engine.EngineProblem as problem:
             raise JsonRpcInvalidParams(str(problem)) from problem
         if outcome.refused:
+            logger.info("moor %s refused: %s", action, "; ".join(outcome.refused))
             self.server.window_show_message(
                 types.ShowMessageParams(
                     type=types.MessageType.Warning,
@@ -269,29 +364,169 @@ class CodeActions(Feature):
     async def reaffirm(self, memory: object = None, reason: object = None) -> object:
         self._writable(REAFFIRM)
         path = self._memory(memory)
-        if not isinstance(reason, str) or not reason.strip():
+        if reason is not None and (not isinstance(reason, str) or not reason.strip()):
             raise JsonRpcInvalidParams(
                 f"{REAFFIRM} needs a reason: arguments [memory, reason] (why the memory "
-                "still holds for the code as it is now)"
+                "still holds for the code as it is now), or [memory] to be asked"
             )
-        return await self._act("reaffirm", path, [reason.strip()])
+        refusal = self._unsaved("reaffirm", path)
+        if refusal is not None:
+            return self._refuse("reaffirm", refusal)
+        if reason is None:
+            return await self._ask_reason(path)
+        assert isinstance(reason, str)
+        result = await self._act("reaffirm", path, [reason.strip()])
+        buffer = self.buffers.buffer_text(path)
+        found = find_reason(buffer) if buffer is not None else None
+        if result["done"] and buffer is not None and found is not None:
+            # Reaffirmed: the reason line has served; the buffer reads as the file again.
+            removed = await self.buffers.apply(
+                path, without_line(buffer, found.line), f"moor: reaffirmed {path}"
+            )
+            if not removed.ok:
+                self._warn(
+                    f"reaffirmed, but the editor kept the reason line ({removed.why}): "
+                    "delete it without saving it"
+                )
+        return result
+
+    def _warn(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        logger.info("%s", message)
+        self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    async def _ask_reason(self, path: str) -> object:
+        """Ask the person why the memory still holds (`window/showMessageRequest`)."""
+        snapshot = await self.server.ready()
+        view = snapshot.memories.get(path) if snapshot is not None else None
+        if view is None:
+            return self._refuse("reaffirm", f"{path} is not a memory moor has checked")
+        if not view.reaffirmable:
+            why = reaffirm_verdict(view.report).why or (
+                "its code is seen in an unsaved editor buffer: save it first"
+            )
+            return self._refuse("reaffirm", f"{path}: cannot reaffirm: {why}")
+        prompt = reaffirm_prompt(view.report)
+        choices = [*prompt.reasons]
+        if self.buffers.can_apply:
+            choices.append(WRITE_OWN)
+        choices.append(CANCEL)
+        try:
+            answer = await self.server.window_show_message_request_async(
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Info,
+                    message=f"Reaffirm {path}: {prompt.changed}. Why does it still hold?",
+                    actions=[types.MessageActionItem(title=choice) for choice in choices],
+                )
+            )
+        except Exception as error:  # the client cannot ask (it answered an error)
+            logger.info("the client could not ask for a reason: %s", error)
+            raise JsonRpcInvalidParams(
+                f"{REAFFIRM} needs a reason: arguments [memory, reason] (this client could "
+                "not be asked for one)"
+            ) from None
+        title = answer.title if isinstance(answer, types.MessageActionItem) else None
+        if title in prompt.reasons:
+            assert title is not None
+            return await self._act("reaffirm", path, [title])
+        if title == WRITE_OWN:
+            return await self._write_own(path)
+        logger.info("reaffirm %s: cancelled (%s)", path, title or "dismissed")
+        return {"done": [], "refused": [], "cancelled": True}
+
+    async def _write_own(self, path: str) -> object:
+        """Insert the reason line into the memory's buffer, for the person to complete."""
+        current = self.buffers.buffer_text(path)
+        if current is None:
+            current = self.buffers.disk_text(path)
+        if current is None:
+            return self._refuse("reaffirm", f"{path} cannot be read")
+        found = find_reason(current)
+        if found is not None:
+            line = found.line
+        else:
+            text, line = with_reason_line(current)
+            applied = await self.buffers.apply(path, text, f"moor: why does {path} still hold?")
+            if not applied.ok:
+                return self._refuse(
+                    "reaffirm",
+                    f"the editor did not insert the reason line into {path} ({applied.why}): "
+                    f'run `moor reaffirm {path} --why "..."` instead',
+                )
+        told = (
+            f"Write why {path} still holds after “because:” on line {line + 1}, then run "
+            f"the code action “{WRITTEN}” there (do not save the line)."
+        )
+        self._warn(told, types.MessageType.Info)
+        if self.server.capability("window.show_document.support"):
+            where = types.Position(
+                line=line, character=code_units(REASON_PREFIX + " ", self.server.position_encoding)
+            )
+            try:
+                await self.server.window_show_document_async(
+                    types.ShowDocumentParams(
+                        uri=self.server.uri(path),
+                        take_focus=True,
+                        selection=types.Range(start=where, end=where),
+                    )
+                )
+            except Exception as error:  # showing the line is a nicety
+                logger.info("could not show the reason line: %s", error)
+        return {"done": [], "refused": [], "next": told}
 
     async def follow(
         self, memory: object = None, to: object = None, source: object = None
     ) -> object:
         self._writable(FOLLOW)
+        path = self._memory(memory)
         if to is None:
-            return await self._act("follow", self._memory(memory), [])
-        if not isinstance(to, str) or not isinstance(source, str):
+            args: list[str] = []
+        elif isinstance(to, str) and isinstance(source, str):
+            args = [to, source]
+        else:
             raise JsonRpcInvalidParams(
                 f"{FOLLOW} needs [memory] or [memory, to, from]: the new place and the "
                 "reference (as written in about:) that goes there"
             )
-        return await self._act("follow", self._memory(memory), [to, source])
+        refusal = self._unsaved("follow", path)
+        if refusal is not None:
+            return self._refuse("follow", refusal)
+        if self.buffers.document(path) is None or not self.buffers.can_apply:
+            return await self._act("follow", path, args)
+        root = self.server.root
+        assert root is not None
+        try:
+            plan = await self.server.in_engine(engine.follow_plan, root, path, args)
+        except engine.EngineProblem as problem:
+            raise JsonRpcInvalidParams(str(problem)) from problem
+        if plan.memory_text is None:
+            return await self._act("follow", path, args)  # it writes no memory: it says why
+        # The buffer first: a refused edit leaves the buffer, the file and moor.lock as
+        # they were; then the engine writes the same bytes to the file and moor.lock.
+        applied = await self.buffers.apply(path, plan.memory_text, f"moor: follow {path}")
+        if not applied.ok:
+            return self._refuse(
+                "follow",
+                f"the editor did not apply the follow to {path} ({applied.why}); "
+                "nothing was changed",
+            )
+        result = await self._act("follow", path, args)
+        disk = self.buffers.disk_text(path)
+        if disk is not None and disk != plan.memory_text:
+            # Refused or overtaken after the buffer was edited: show the file again.
+            back = await self.buffers.apply(
+                path, disk, f"moor: {path} as saved", old=plan.memory_text, versioned=False
+            )
+            if not back.ok:
+                self._warn(f"{path}: the buffer differs from the file; reload it ({back.why})")
+        return result
 
     async def bind(self, memory: object = None) -> object:
         self._writable(BIND)
-        return await self._act("bind", self._memory(memory), [])
+        path = self._memory(memory)
+        refusal = self._unsaved("bind", path)
+        if refusal is not None:
+            return self._refuse("bind", refusal)
+        return await self._act("bind", path, [])
 
     async def show_code(self, uri: object = None, where: object = None) -> object:
         if not isinstance(uri, str):
