@@ -125,6 +125,8 @@ async def test_command_arguments_that_do_not_fit_are_invalid_params_in_the_comma
         ("moor.bind", [memory, {"a": 1}], "takes arguments [memory]; it was given 2"),
         ("moor.reaffirm", [{"memory": memory}], "expected a memory path"),
         ("moor.reaffirm", [memory, {"why": "x"}], "needs a reason"),
+        ("moor.reaffirm", [memory, "   "], "needs a reason"),
+        ("moor.follow", [memory, "src/b.py#g"], "needs [memory] or [memory, to, from]"),
         ("moor.showDiff", [memory, {"ref": 1}], "ref is a reference"),
         ("moor.showCode", [{"uri": 1}], "needs [uri, range]"),
     ]
@@ -194,7 +196,7 @@ async def test_a_refusal_is_logged_at_info_without_a_traceback(
     await server.start(CAPABILITIES)
     error = await server.error(
         "workspace/executeCommand",
-        {"command": "moor.reaffirm", "arguments": ["memories/retry.md"]},
+        {"command": "moor.reaffirm", "arguments": ["memories/retry.md", " "]},
     )
     assert error["code"] == INVALID_PARAMS and "needs a reason" in error["message"]
     # The control: with a reason, the same command is done.
@@ -207,6 +209,37 @@ async def test_a_refusal_is_logged_at_info_without_a_traceback(
     log = await server.log()
     refusals = [line for line in log.splitlines() if "needs a reason" in line]
     assert len(refusals) == 1 and " INFO " in refusals[0], log
+    assert "Traceback" not in log and " ERROR " not in log, log
+
+
+async def test_reaffirm_without_a_reason_is_answered_whatever_the_client_replies_to_the_question(
+    server: RawServer, ws: Workspace
+) -> None:
+    await server.start(CAPABILITIES)
+    reaffirm = {"command": "moor.reaffirm", "arguments": ["memories/retry.md"]}
+    lock = (ws.root / "moor.lock").read_bytes()
+    # Dismissed (`null`), an answer that is no offered choice, an error reply: each is an
+    # answer to the command, and nothing is written.
+    server.answers["window/showMessageRequest"] = lambda _m: None
+    assert await server.result("workspace/executeCommand", reaffirm) == {
+        "done": [],
+        "refused": [],
+        "cancelled": True,
+    }
+    server.answers["window/showMessageRequest"] = lambda _m: {"title": "something else"}
+    assert (await server.result("workspace/executeCommand", reaffirm))["cancelled"] is True
+    server.answers["window/showMessageRequest"] = lambda _m: 17
+    answer = await server.request("workspace/executeCommand", reaffirm)
+    assert ("result" in answer) != ("error" in answer), answer
+    assert clean(str(answer)), answer
+    assert (ws.root / "moor.lock").read_bytes() == lock
+    # The control: a prepared reason picked is done.
+    server.answers["window/showMessageRequest"] = lambda m: m["params"]["actions"][0]
+    done = await server.result("workspace/executeCommand", reaffirm)
+    assert done["done"] and not done["refused"], done
+    assert (ws.root / "moor.lock").read_bytes() != lock
+    assert await server.exit(shutdown=True) == 0
+    log = await server.log()
     assert "Traceback" not in log and " ERROR " not in log, log
 
 
