@@ -164,3 +164,43 @@ async def test_reaffirm_and_bind_are_refused_on_a_memory_with_unsaved_changes(
     await editor.diagnostics(MEMORY, lambda items: "rewritten" in [d.code for d in items])
     result = await editor.execute("moor.reaffirm", MEMORY, "it holds")
     assert result["done"] and not result["refused"], result
+
+
+async def test_a_suggested_edit_is_offered_on_an_unsaved_buffer_only_while_its_reference_is_there(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", G2)
+    ws.memory("typo", "src/a.py#gg")
+    buffers = ClientBuffers(editor)
+    await editor.start()
+    buffers.open("memories/typo.md")
+    gone = await editor.one("memories/typo.md", "gone")
+    saved = ws.read("memories/typo.md")
+
+    def changes(actions: list[types.CodeAction]) -> list[str]:
+        return [a.title for a in actions if a.title.startswith("Change to")]
+
+    async def offered() -> list[types.CodeAction]:
+        result = await editor.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=editor.document("memories/typo.md"),
+                range=gone.range,
+                context=types.CodeActionContext(diagnostics=[gone]),
+            )
+        )
+        return [a for a in result or [] if isinstance(a, types.CodeAction)]
+
+    # Unsaved, but the reference is still where the diagnostic says: the edit applies to
+    # the buffer, so it is offered.
+    buffers.type("memories/typo.md", saved.replace("A decision", "An unsaved decision"))
+    await editor.until(
+        offered,
+        lambda actions: (
+            not any(a.title.startswith("Bind") for a in actions)
+            and changes(actions) == ["Change to src/a.py#g"]
+        ),
+    )
+    # The reference edited in the buffer: the edit would land on other text, so it is not.
+    buffers.type("memories/typo.md", saved.replace('"src/a.py#gg"', '"src/a.py#hh"'))
+    await editor.until(offered, lambda actions: not changes(actions))
