@@ -3,6 +3,7 @@ raw JSON-RPC (what a broken client sends) against the real server process."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,7 +13,7 @@ import pytest_asyncio
 
 from tests.conftest import Workspace
 from tests.lsp.conftest import drifted_retry
-from tests.lsp.raw import OMIT, RawServer
+from tests.lsp.raw import OMIT, UNKNOWN_METHOD, RawServer
 
 pytestmark = pytest.mark.asyncio
 
@@ -238,6 +239,41 @@ async def test_reaffirm_without_a_reason_is_answered_whatever_the_client_replies
     done = await server.result("workspace/executeCommand", reaffirm)
     assert done["done"] and not done["refused"], done
     assert (ws.root / "moor.lock").read_bytes() != lock
+    assert await server.exit(shutdown=True) == 0
+    log = await server.log()
+    assert "Traceback" not in log and " ERROR " not in log, log
+
+
+async def test_a_client_that_cannot_ask_is_given_the_reason_line_or_told_to_pass_a_reason(
+    server: RawServer, ws: Workspace
+) -> None:
+    reaffirm = {"command": "moor.reaffirm", "arguments": ["memories/retry.md"]}
+    memory = ws.read("memories/retry.md")
+    server.answers["window/showMessageRequest"] = lambda _m: UNKNOWN_METHOD
+    server.answers["workspace/applyEdit"] = lambda _m: {"applied": True}
+    await server.start({**CAPABILITIES, "workspace": {"applyEdit": True}})
+    # It can apply edits: the reason line is put in the memory for the person to complete.
+    answer = await server.result("workspace/executeCommand", reaffirm)
+    assert answer["done"] == [] and "because:" in answer["next"], answer
+    [edit] = [m for m in server.asked if m["method"] == "workspace/applyEdit"]
+    assert "<!-- moor reaffirm because:" in json.dumps(edit["params"])
+    assert ws.read("memories/retry.md") == memory  # the buffer's, never the file's
+    assert await server.exit(shutdown=True) == 0
+    assert "Traceback" not in await server.log()
+
+
+async def test_a_client_that_can_neither_ask_nor_edit_is_told_to_pass_a_reason(
+    server: RawServer, ws: Workspace
+) -> None:
+    server.answers["window/showMessageRequest"] = lambda _m: UNKNOWN_METHOD
+    await server.start(CAPABILITIES)
+    error = await server.error(
+        "workspace/executeCommand",
+        {"command": "moor.reaffirm", "arguments": ["memories/retry.md"]},
+    )
+    assert error["code"] == INVALID_PARAMS and "needs a reason" in error["message"], error
+    assert clean(error["message"]), error
+    assert [m["method"] for m in server.asked].count("window/showMessageRequest") == 1
     assert await server.exit(shutdown=True) == 0
     log = await server.log()
     assert "Traceback" not in log and " ERROR " not in log, log

@@ -420,6 +420,8 @@ class CodeActions(Feature):
             )
         except Exception as error:  # the client cannot ask (it answered an error)
             logger.info("the client could not ask for a reason: %s", error)
+            if self.buffers.can_apply:
+                return await self._write_own(path)  # it can still take a reason line
             raise JsonRpcInvalidParams(
                 f"{REAFFIRM} needs a reason: arguments [memory, reason] (this client could "
                 "not be asked for one)"
