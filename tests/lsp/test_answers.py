@@ -13,7 +13,7 @@ import pytest_asyncio
 
 from tests.conftest import Workspace
 from tests.lsp.conftest import drifted_retry
-from tests.lsp.raw import OMIT, UNKNOWN_METHOD, RawServer
+from tests.lsp.raw import FAILED, OMIT, UNKNOWN_METHOD, RawServer
 
 pytestmark = pytest.mark.asyncio
 
@@ -216,7 +216,8 @@ async def test_a_refusal_is_logged_at_info_without_a_traceback(
 async def test_reaffirm_without_a_reason_is_answered_whatever_the_client_replies_to_the_question(
     server: RawServer, ws: Workspace
 ) -> None:
-    await server.start(CAPABILITIES)
+    server.answers["workspace/applyEdit"] = lambda _m: {"applied": True}
+    await server.start({**CAPABILITIES, "workspace": {"applyEdit": True}})
     reaffirm = {"command": "moor.reaffirm", "arguments": ["memories/retry.md"]}
     lock = (ws.root / "moor.lock").read_bytes()
     # Dismissed (`null`), an answer that is no offered choice, an error reply: each is an
@@ -233,6 +234,10 @@ async def test_reaffirm_without_a_reason_is_answered_whatever_the_client_replies
     answer = await server.request("workspace/executeCommand", reaffirm)
     assert ("result" in answer) != ("error" in answer), answer
     assert clean(str(answer)), answer
+    # An error answer that is not "no such method" is a person quitting the question.
+    server.answers["window/showMessageRequest"] = lambda _m: FAILED
+    assert (await server.result("workspace/executeCommand", reaffirm))["cancelled"] is True
+    assert not [m for m in server.asked if m["method"] == "workspace/applyEdit"]
     assert (ws.root / "moor.lock").read_bytes() == lock
     # The control: a prepared reason picked is done.
     server.answers["window/showMessageRequest"] = lambda m: m["params"]["actions"][0]

@@ -50,7 +50,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from moor_engine.verdicts import reaffirm_prompt, reaffirm_verdict
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import (
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcMethodNotFound,
+)
 
 from moor_lsp import diffs, engine
 from moor_lsp.buffer_text import REASON_PREFIX, find_reason, with_reason_line, without_line
@@ -418,14 +422,17 @@ class CodeActions(Feature):
                     actions=[types.MessageActionItem(title=choice) for choice in choices],
                 )
             )
-        except Exception as error:  # the client cannot ask (it answered an error)
-            logger.info("the client could not ask for a reason: %s", error)
+        except JsonRpcMethodNotFound:  # the client cannot ask
+            logger.info("the client cannot ask for a reason (no window/showMessageRequest)")
             if self.buffers.can_apply:
                 return await self._write_own(path)  # it can still take a reason line
             raise JsonRpcInvalidParams(
                 f"{REAFFIRM} needs a reason: arguments [memory, reason] (this client could "
                 "not be asked for one)"
             ) from None
+        except Exception as error:  # e.g. the person quit the question (Emacs: C-g)
+            logger.info("the question for a reason was answered with an error: %s", error)
+            answer = None
         title = answer.title if isinstance(answer, types.MessageActionItem) else None
         if title in prompt.reasons:
             assert title is not None
