@@ -32,6 +32,16 @@ class Applied:
     why: str = ""  # why not, as the client said it (or what went wrong)
 
 
+def same_text(buffer: str, disk: str) -> bool:
+    """Whether a buffer holds the file's text: editors may drop a BOM or hold a CRLF file's
+    lines with LF (Emacs does), and save them back as they were."""
+    return _plain(buffer) == _plain(disk)
+
+
+def _plain(text: str) -> str:
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
 class MemoryBuffers:
     def __init__(self, server: MoorLanguageServer) -> None:
         self.server = server
@@ -64,11 +74,13 @@ class MemoryBuffers:
         if buffer is None:
             return False
         disk = self.disk_text(rel)
-        if buffer == disk:
+        if disk is None:
+            return True
+        if same_text(buffer, disk):
             return False
-        if reason_line and disk is not None:
+        if reason_line:
             found = find_reason(buffer)
-            if found is not None and without_line(buffer, found.line) == disk:
+            if found is not None and same_text(without_line(buffer, found.line), disk):
                 return False
         return True
 
@@ -87,6 +99,8 @@ class MemoryBuffers:
             old = document.source if document is not None else self.disk_text(rel)
         if old is None:
             return Applied(False, f"{rel} cannot be read")
+        if "\r\n" in new and "\r\n" not in old and "\n" in old:
+            new = new.replace("\r\n", "\n")  # the editor holds the file's CRLF as LF
         edit = line_edit(old, new, self.server.position_encoding)
         if edit is None:
             return Applied(True)

@@ -204,3 +204,26 @@ async def test_a_suggested_edit_is_offered_on_an_unsaved_buffer_only_while_its_r
     # The reference edited in the buffer: the edit would land on other text, so it is not.
     buffers.type("memories/typo.md", saved.replace('"src/a.py#gg"', '"src/a.py#hh"'))
     await editor.until(offered, lambda actions: not changes(actions))
+
+
+async def test_a_crlf_memory_held_with_lf_lines_is_not_unsaved_and_keeps_its_endings(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    moved_retry(editor)
+    crlf = ws.read(MEMORY).replace("\n", "\r\n")
+    ws.write_bytes(MEMORY, crlf.encode())
+    buffers = ClientBuffers(editor)
+    await editor.start()
+    buffers.open(MEMORY)  # as Emacs holds a DOS file: its lines end with LF in the buffer
+    assert "\r" not in buffers.text(MEMORY)
+    moved = await editor.one(MEMORY, "moved")
+
+    follow = follow_of(await editor.actions(MEMORY, moved))  # offered: nothing is unsaved
+    assert follow.command is not None
+    result = await editor.execute(follow.command.command, *(follow.command.arguments or []))
+
+    assert result["done"] and not result["refused"], result
+    assert '"src/b.py#g"' in buffers.text(MEMORY) and "\r" not in buffers.text(MEMORY)
+    on_disk = (ws.root / MEMORY).read_bytes().decode()
+    assert on_disk == buffers.text(MEMORY).replace("\n", "\r\n")  # saved, it is the file

@@ -171,8 +171,9 @@ class CodeActions(Feature):
         found = find_reason(buffer)
         if found is None or not found.reason or self.buffers.unsaved(rel, reason_line=True):
             return None
-        if self.buffers.disk_text(rel) == buffer:
-            return None  # saved with the line in it: refused when run (see `_unsaved_reason`)
+        disk = self.buffers.disk_text(rel)
+        if disk is None or find_reason(disk) is not None:
+            return None  # saved with the line in it: refused when run (see `_unsaved`)
         return types.CodeAction(
             title=WRITTEN,
             kind=types.CodeActionKind.QuickFix,
