@@ -8,7 +8,7 @@ from lsprotocol import types
 from moor_store.journal import Journal
 
 from tests.lsp.client_buffers import ClientBuffers
-from tests.lsp.conftest import Editor, drifted_retry
+from tests.lsp.conftest import G2, Editor, bound_retry, drifted_retry
 
 pytestmark = [
     pytest.mark.asyncio,
@@ -162,3 +162,27 @@ async def test_a_memory_saved_with_its_reason_line_is_refused_with_a_message(
     await editor.diagnostics(MEMORY, lambda items: [d.code for d in items] == ["drifted"])
     result = await editor.execute("moor.reaffirm", MEMORY, "it holds")
     assert result["done"] and not result["refused"], result
+
+
+async def test_a_memory_that_cannot_be_reaffirmed_is_refused_without_asking(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    bound_retry(ws)
+    ws.write("src/a.py", "def other():\n    return 1\n")
+    ws.write("src/b.py", G2)  # g moved: reaffirm is blocked until it is followed
+    buffers = ClientBuffers(editor)
+    buffers.pick = lambda params: (params.actions or [])[0].title
+    await editor.start()
+    await editor.one(MEMORY, "moved")
+
+    result = await editor.execute("moor.reaffirm", MEMORY)
+
+    assert result["done"] == [] and "moor follow" in result["refused"][0], result
+    assert buffers.questions == []
+    # The control: followed (its code changed on the way: drifted), the question is asked.
+    editor.ws.write("src/b.py", G2.replace("2", "5"))
+    await editor.execute("moor.follow", MEMORY)
+    await editor.one(MEMORY, "drifted")
+    result = await editor.execute("moor.reaffirm", MEMORY)
+    assert len(buffers.questions) == 1 and result["done"], result
