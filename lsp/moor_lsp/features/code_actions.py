@@ -157,9 +157,9 @@ class CodeActions(Feature):
         return [a.command for a in actions if a.command is not None]
 
     def _written_reason(self, uri: str) -> types.CodeAction | None:
-        """ "Reaffirm with the reason written here", when the buffer has a written reason
-        line that the reaffirmation would remove (it applies to the buffer, so it is offered
-        although the buffer differs from the file)."""
+        """The action `WRITTEN`, when the buffer has a written reason line that the
+        reaffirmation would remove (it applies to the buffer, so it is offered although the
+        buffer differs from the file)."""
         rel = self.server.relative(uri)
         snapshot = self.server.snapshot
         if rel is None or snapshot is None or not self.server.settings.trusted:
