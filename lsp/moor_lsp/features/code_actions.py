@@ -102,6 +102,11 @@ def range_from_json(value: object) -> types.Range | None:
         return None
 
 
+def argument(folder: Folder, rel: str) -> str:
+    """A command's memory argument: its absolute path, which names its root too."""
+    return str(folder.root / rel)
+
+
 class CodeActions(Feature):
     name = "code_actions"
 
@@ -178,13 +183,12 @@ class CodeActions(Feature):
         disk = self.buffers.disk_text(folder, rel)
         if disk is None or find_reason(disk) is not None:
             return None  # saved with the line in it: refused when run (see `_unsaved`)
-        argument = str(folder.root / rel)  # absolute: it names the root (see `_argument`)
         return types.CodeAction(
             title=WRITTEN,
             kind=types.CodeActionKind.QuickFix,
             is_preferred=True,
             command=types.Command(
-                title=WRITTEN, command=REAFFIRM, arguments=[argument, found.reason]
+                title=WRITTEN, command=REAFFIRM, arguments=[argument(folder, rel), found.reason]
             ),
         )
 
@@ -315,9 +319,8 @@ class CodeActions(Feature):
         return None if folder is None else (folder, data["memory"])
 
     def _argument(self, data: dict[str, Any]) -> str:
-        """A command's memory argument: its absolute path, which names its root too."""
         where = self._where(data)
-        return str(where[0].root / where[1]) if where is not None else data["memory"]
+        return argument(*where) if where is not None else data["memory"]
 
     def _memory(self, value: object) -> tuple[Folder, str]:
         """The root of a command's memory argument and its path there."""
