@@ -28,6 +28,8 @@ class Outcome:
 
     done: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    # The memory's new text, when the action rewrote it (`follow`) or would have (dry run).
+    memory_text: str | None = None
 
 
 def _latch_declared(
@@ -277,6 +279,8 @@ def follow(
     to: str | None = None,
     source: str | None = None,
     why: str | None = None,
+    *,
+    dry_run: bool = False,
 ) -> Outcome:
     """Re-point moved references (or, with `to`, the one a person names) and re-bind them.
 
@@ -285,14 +289,22 @@ def follow(
     both byte-identical. The re-pointed anchor keeps its bound digests, so whatever
     changed on the way (every watched axis but the name) shows as `drifted` until someone
     reaffirms it with a reason.
+
+    `dry_run`: decide everything and answer the memory's new text, writing nothing (an
+    editor shows it in the open buffer first, then follows for real).
     """
     path = _require_memory(session, path)
     with session.writing("moor follow"):
-        return _follow(session, path, to, source, why)
+        return _follow(session, path, to, source, why, dry_run)
 
 
 def _follow(
-    session: Session, path: str, to: str | None, source: str | None, why: str | None
+    session: Session,
+    path: str,
+    to: str | None,
+    source: str | None,
+    why: str | None,
+    dry_run: bool = False,
 ) -> Outcome:
     evaluation = session.evaluate([path])
     loaded = evaluation.loaded[path]
@@ -398,6 +410,9 @@ def _follow(
     if _memory_bytes(session, path) != original:
         outcome.refused.append(f"{path}: changed while following; nothing was changed")
         outcome.done.clear()
+        return outcome
+    outcome.memory_text = text
+    if dry_run:
         return outcome
     change = Change("moor follow")
     for move in moves:

@@ -101,3 +101,52 @@ def next_step(memory: MemoryReport, anchor: AnchorReport | None) -> str | None:
     if state == State.REWRITTEN:
         return f'moor reaffirm {path} --why "..."'
     return None
+
+
+@dataclass(frozen=True)
+class ReaffirmPrompt:
+    """What a surface asks a person before a reaffirmation: what changed, and reasons they
+    may pick instead of typing one (each journalled like `--why`)."""
+
+    changed: str  # "body of Client.send changed since bound; …"
+    reasons: tuple[str, ...]
+
+
+def reaffirm_prompt(memory: MemoryReport) -> ReaffirmPrompt:
+    """The question and the prepared reasons for reaffirming `memory`, from its findings:
+    the reasons name what changed, so picking one still says what was reviewed."""
+    changes: list[str] = []
+    axes: set[str] = set()
+    for anchor in memory.anchors:
+        if anchor.state != State.DRIFTED:
+            continue
+        target = anchor.canonical or anchor.ref
+        name = target.split("#", 1)[1] if "#" in target else target
+        moved = anchor.axes or ["code"]
+        axes.update(moved)
+        changes.append(f"{' and '.join(moved)} of {name} changed since bound")
+    if memory.code == "rewritten":
+        changes.append("the memory's text changed since bound")
+    if not changes:
+        changes.append("nothing changed since bound")
+    if axes and axes <= {"doc"}:
+        reasons = (
+            "Reviewed the documentation change: the memory still holds",
+            "Wording only: the code's behaviour is unchanged",
+        )
+    elif "signature" in axes:
+        reasons = (
+            "Reviewed the new signature: the memory still holds",
+            "Refactor only: behaviour unchanged",
+        )
+    elif axes:
+        reasons = (
+            "Reviewed the change: the memory still holds",
+            "Refactor only: behaviour unchanged",
+        )
+    else:
+        reasons = (
+            "Reviewed the edited memory: it holds for the code as it is",
+            "Wording only: the memory says the same",
+        )
+    return ReaffirmPrompt("; ".join(changes), reasons)

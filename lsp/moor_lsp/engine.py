@@ -321,6 +321,15 @@ ACTIONS: dict[str, Callable[[Session, str, list[str]], Outcome]] = {
 }
 
 
+def follow_plan(root: Path, memory_path: str, args: list[str]) -> Outcome:
+    """What `follow` would do, writing nothing: its outcome and the memory's new text."""
+    with open_session(root) as session:
+        try:
+            return follow(session, str(root / memory_path), *args, dry_run=True)
+        except (UsageError, WriteBusy, OSError) as error:
+            raise EngineProblem(str(error)) from error
+
+
 def act(root: Path, action: str, memory_path: str, args: list[str]) -> Outcome:
     """Run one engine action on one memory (reaffirm, follow, bind)."""
     with open_session(root) as session:

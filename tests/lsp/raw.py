@@ -19,6 +19,8 @@ from typing import Any
 
 TIMEOUT = 20.0
 OMIT = object()  # a request without a `params` key
+UNKNOWN_METHOD = object()  # an answer: the error a client sends for a method it lacks
+FAILED = object()  # an answer: an internal error of the client (Emacs: the person quit)
 
 Answer = Callable[[dict[str, Any]], object]
 
@@ -126,8 +128,16 @@ class RawServer:
             message = json.loads(await stream.readexactly(length))
             if "method" in message and "id" in message:
                 self.asked.append(message)
-                answer = self.answers.get(message["method"], _null)
-                self._write({"jsonrpc": "2.0", "id": message["id"], "result": answer(message)})
+                answer = self.answers.get(message["method"], _null)(message)
+                if answer is UNKNOWN_METHOD or answer is FAILED:
+                    error = (
+                        {"code": -32601, "message": f"Method not found: {message['method']}"}
+                        if answer is UNKNOWN_METHOD
+                        else {"code": -32603, "message": "Quit"}
+                    )
+                    self._write({"jsonrpc": "2.0", "id": message["id"], "error": error})
+                else:
+                    self._write({"jsonrpc": "2.0", "id": message["id"], "result": answer})
             elif "method" in message:
                 self.notifications.append(message)
             elif (future := self._pending.pop(message.get("id"), None)) is not None:

@@ -8,6 +8,7 @@ from lsprotocol import types
 from moor_store.journal import Journal
 from pygls.exceptions import JsonRpcInvalidParams
 
+from tests.lsp.client_buffers import ClientBuffers
 from tests.lsp.conftest import G2, G3, Editor, bind_all, bound_retry, drifted_retry
 
 pytestmark = [
@@ -25,6 +26,7 @@ def titled(actions: list[types.CodeAction], word: str) -> types.CodeAction:
 async def test_reaffirm_clears_the_drift_and_journals_the_reason(editor: Editor) -> None:
     ws = editor.ws
     drifted_retry(ws)
+    buffers = ClientBuffers(editor)
     await editor.start()
     drifted = await editor.one("memories/retry.md", "drifted")
 
@@ -37,15 +39,13 @@ async def test_reaffirm_clears_the_drift_and_journals_the_reason(editor: Editor)
     # The memory's absolute path: it names the root too (one server, several folders).
     assert list(reaffirm.command.arguments or []) == [str(ws.root.resolve() / "memories/retry.md")]
 
-    # The client must supply the reason: without one the server refuses …
-    with pytest.raises(JsonRpcInvalidParams, match="needs a reason"):
-        await editor.execute("moor.reaffirm", "memories/retry.md")
-    assert [d.code for d in await editor.now("memories/retry.md")] == ["drifted"]
-    # … and with one it reaffirms, re-checks and clears the diagnostic.
+    # A client that supplies the reason itself (VS Code's input box) is not asked: the
+    # server reaffirms, re-checks and clears the diagnostic (asking: test_reaffirm_reason).
     result = await editor.execute(
         "moor.reaffirm", *(reaffirm.command.arguments or []), "3 is the new retry budget"
     )
     assert result["refused"] == []
+    assert buffers.questions == []
     assert list(await editor.diagnostics("memories/retry.md", lambda items: not items)) == []
     with Journal(ws.root / ".moor/journal.sqlite") as journal:
         entries = journal.entries(anchor="src/a.py#g")

@@ -3,6 +3,7 @@ raw JSON-RPC (what a broken client sends) against the real server process."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,7 +13,7 @@ import pytest_asyncio
 
 from tests.conftest import Workspace
 from tests.lsp.conftest import drifted_retry
-from tests.lsp.raw import OMIT, RawServer
+from tests.lsp.raw import FAILED, OMIT, UNKNOWN_METHOD, RawServer
 
 pytestmark = pytest.mark.asyncio
 
@@ -125,6 +126,8 @@ async def test_command_arguments_that_do_not_fit_are_invalid_params_in_the_comma
         ("moor.bind", [memory, {"a": 1}], "takes arguments [memory]; it was given 2"),
         ("moor.reaffirm", [{"memory": memory}], "expected a memory path"),
         ("moor.reaffirm", [memory, {"why": "x"}], "needs a reason"),
+        ("moor.reaffirm", [memory, "   "], "needs a reason"),
+        ("moor.follow", [memory, "src/b.py#g"], "needs [memory] or [memory, to, from]"),
         ("moor.showDiff", [memory, {"ref": 1}], "ref is a reference"),
         ("moor.showCode", [{"uri": 1}], "needs [uri, range]"),
     ]
@@ -194,7 +197,7 @@ async def test_a_refusal_is_logged_at_info_without_a_traceback(
     await server.start(CAPABILITIES)
     error = await server.error(
         "workspace/executeCommand",
-        {"command": "moor.reaffirm", "arguments": ["memories/retry.md"]},
+        {"command": "moor.reaffirm", "arguments": ["memories/retry.md", " "]},
     )
     assert error["code"] == INVALID_PARAMS and "needs a reason" in error["message"]
     # The control: with a reason, the same command is done.
@@ -207,6 +210,77 @@ async def test_a_refusal_is_logged_at_info_without_a_traceback(
     log = await server.log()
     refusals = [line for line in log.splitlines() if "needs a reason" in line]
     assert len(refusals) == 1 and " INFO " in refusals[0], log
+    assert "Traceback" not in log and " ERROR " not in log, log
+
+
+async def test_reaffirm_without_a_reason_is_answered_whatever_the_client_replies_to_the_question(
+    server: RawServer, ws: Workspace
+) -> None:
+    server.answers["workspace/applyEdit"] = lambda _m: {"applied": True}
+    await server.start({**CAPABILITIES, "workspace": {"applyEdit": True}})
+    reaffirm = {"command": "moor.reaffirm", "arguments": ["memories/retry.md"]}
+    lock = (ws.root / "moor.lock").read_bytes()
+    # Dismissed (`null`), an answer that is no offered choice, an error reply: each is an
+    # answer to the command, and nothing is written.
+    server.answers["window/showMessageRequest"] = lambda _m: None
+    assert await server.result("workspace/executeCommand", reaffirm) == {
+        "done": [],
+        "refused": [],
+        "cancelled": True,
+    }
+    server.answers["window/showMessageRequest"] = lambda _m: {"title": "something else"}
+    assert (await server.result("workspace/executeCommand", reaffirm))["cancelled"] is True
+    server.answers["window/showMessageRequest"] = lambda _m: 17
+    answer = await server.request("workspace/executeCommand", reaffirm)
+    assert ("result" in answer) != ("error" in answer), answer
+    assert clean(str(answer)), answer
+    # An error answer that is not "no such method" is a person quitting the question.
+    server.answers["window/showMessageRequest"] = lambda _m: FAILED
+    assert (await server.result("workspace/executeCommand", reaffirm))["cancelled"] is True
+    assert not [m for m in server.asked if m["method"] == "workspace/applyEdit"]
+    assert (ws.root / "moor.lock").read_bytes() == lock
+    # The control: a prepared reason picked is done.
+    server.answers["window/showMessageRequest"] = lambda m: m["params"]["actions"][0]
+    done = await server.result("workspace/executeCommand", reaffirm)
+    assert done["done"] and not done["refused"], done
+    assert (ws.root / "moor.lock").read_bytes() != lock
+    assert await server.exit(shutdown=True) == 0
+    log = await server.log()
+    assert "Traceback" not in log and " ERROR " not in log, log
+
+
+async def test_a_client_that_cannot_ask_is_given_the_reason_line_or_told_to_pass_a_reason(
+    server: RawServer, ws: Workspace
+) -> None:
+    reaffirm = {"command": "moor.reaffirm", "arguments": ["memories/retry.md"]}
+    memory = ws.read("memories/retry.md")
+    server.answers["window/showMessageRequest"] = lambda _m: UNKNOWN_METHOD
+    server.answers["workspace/applyEdit"] = lambda _m: {"applied": True}
+    await server.start({**CAPABILITIES, "workspace": {"applyEdit": True}})
+    # It can apply edits: the reason line is put in the memory for the person to complete.
+    answer = await server.result("workspace/executeCommand", reaffirm)
+    assert answer["done"] == [] and "because:" in answer["next"], answer
+    [edit] = [m for m in server.asked if m["method"] == "workspace/applyEdit"]
+    assert "<!-- moor reaffirm because:" in json.dumps(edit["params"])
+    assert ws.read("memories/retry.md") == memory  # the buffer's, never the file's
+    assert await server.exit(shutdown=True) == 0
+    assert "Traceback" not in await server.log()
+
+
+async def test_a_client_that_can_neither_ask_nor_edit_is_told_to_pass_a_reason(
+    server: RawServer, ws: Workspace
+) -> None:
+    server.answers["window/showMessageRequest"] = lambda _m: UNKNOWN_METHOD
+    await server.start(CAPABILITIES)
+    error = await server.error(
+        "workspace/executeCommand",
+        {"command": "moor.reaffirm", "arguments": ["memories/retry.md"]},
+    )
+    assert error["code"] == INVALID_PARAMS and "needs a reason" in error["message"], error
+    assert clean(error["message"]), error
+    assert [m["method"] for m in server.asked].count("window/showMessageRequest") == 1
+    assert await server.exit(shutdown=True) == 0
+    log = await server.log()
     assert "Traceback" not in log and " ERROR " not in log, log
 
 

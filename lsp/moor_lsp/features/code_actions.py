@@ -1,8 +1,16 @@
 """Quick fixes on moor diagnostics, and the commands they run.
 
 * `moor.reaffirm [memory, reason]` — accept the code as it is now, with a reason. The
-  code action carries only `[memory]`: the client asks the person why and appends it.
-* `moor.follow [memory]` — rewrite moved/renamed references in the memory, re-bind them;
+  code action carries only `[memory]`: a client may ask the person why and append it (VS
+  Code's input box); otherwise the server asks with `window/showMessageRequest`: two
+  reasons the engine prepares from what changed (`verdicts.reaffirm_prompt`), "Write my
+  own reason…" and "Cancel" (memories/lsp-reaffirm-asks-for-its-reason.md). Writing one's
+  own inserts a reason line in the open memory (`buffer_text.py`); the code action
+  "Reaffirm with the reason written here" then runs `[memory, reason]` and removes the
+  line. A dismissed question or Cancel answers `{"done": [], "refused": [], "cancelled":
+  true}` and changes nothing.
+* `moor.follow [memory]` — rewrite moved/renamed references in the memory, re-bind them
+  (an open memory is edited through `workspace/applyEdit` first: `memory_buffers.py`);
   `moor.follow [memory, to, from]` re-points the reference `from` (as written) to `to`, a
   candidate the engine found for code that is gone (offered for each, best first).
 * `moor.bind [memory]` — record the current address of the memory's unbound anchors.
@@ -13,6 +21,10 @@
   `window/showDocument` when the client can, and answered as
   `{"diff": text, "uri": file URI}`. Offered on drifted and moved references that were
   bound.
+
+Nothing that writes (reaffirm, follow, bind) is offered on a memory whose open buffer has
+unsaved changes, and executed there it is refused (a result with `refused`, a warning):
+it would judge and write the file, not what the editor shows.
 
 In an untrusted workspace (setting `trusted: false`) the server is read-only: the actions
 that write (reaffirm, follow, bind) are not offered and their commands answer an error;
@@ -34,18 +46,29 @@ on it); when a client sends no data, the server's own current diagnostics are us
 from __future__ import annotations
 
 import json
+import logging
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from moor_engine.verdicts import reaffirm_prompt, reaffirm_verdict
+from pygls.exceptions import (
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcMethodNotFound,
+)
 
 from moor_lsp import diffs, engine
+from moor_lsp.buffer_text import REASON_PREFIX, find_reason, with_reason_line, without_line
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import SOURCE, Diagnostics
-from moor_lsp.positions import from_client_character
+from moor_lsp.memory_buffers import MemoryBuffers
+from moor_lsp.positions import code_units, from_client_character
 
 if TYPE_CHECKING:
     from moor_lsp.folder import Folder
+    from moor_lsp.server import MoorLanguageServer
+
+logger = logging.getLogger("moor_lsp")
 
 REAFFIRM = "moor.reaffirm"
 FOLLOW = "moor.follow"
@@ -54,6 +77,10 @@ SHOW_CODE = "moor.showCode"
 SHOW_DIFF = "moor.showDiff"
 REAFFIRM_STATES = frozenset({"drifted", "rewritten"})
 DIFF_STATES = frozenset({"drifted", "moved"})
+WRITING = frozenset({REAFFIRM, FOLLOW, BIND})
+WRITE_OWN = "Write my own reason…"
+CANCEL = "Cancel"
+WRITTEN = "Reaffirm with the reason written here"
 
 
 def overlaps(a: types.Range, b: types.Range) -> bool:
@@ -75,8 +102,17 @@ def range_from_json(value: object) -> types.Range | None:
         return None
 
 
+def argument(folder: Folder, rel: str) -> str:
+    """A command's memory argument: its absolute path, which names its root too."""
+    return str(folder.root / rel)
+
+
 class CodeActions(Feature):
     name = "code_actions"
+
+    def __init__(self, server: MoorLanguageServer) -> None:
+        super().__init__(server)
+        self.buffers = MemoryBuffers(self.server)
 
     def register(self) -> None:
         self.handle(
@@ -114,6 +150,9 @@ class CodeActions(Feature):
             diagnostics = self._own_diagnostics(params.text_document.uri, params.range)
         actions: list[types.CodeAction] = []
         seen: set[tuple[str, str]] = set()
+        written = self._written_reason(params.text_document.uri)
+        if written is not None:
+            actions.append(written)
         for diagnostic in diagnostics:
             for action in self.actions_for(diagnostic):
                 key = (action.title, repr(action.command))
@@ -126,6 +165,33 @@ class CodeActions(Feature):
             return list(actions)
         return [a.command for a in actions if a.command is not None]
 
+    def _written_reason(self, uri: str) -> types.CodeAction | None:
+        """The action `WRITTEN`, when the buffer has a written reason line that the
+        reaffirmation would remove (it applies to the buffer, so it is offered although the
+        buffer differs from the file)."""
+        folder = self.server.folder_for(uri)
+        if folder is None or folder.snapshot is None or not self.server.settings.trusted:
+            return None
+        rel = folder.relative(uri)
+        view = folder.snapshot.memories.get(rel) if rel is not None else None
+        if rel is None or view is None or not view.reaffirmable:
+            return None
+        buffer = self.buffers.buffer_text(folder, rel)
+        found = find_reason(buffer) if buffer is not None else None
+        if found is None or not found.reason or self.buffers.unsaved(folder, rel, reason_line=True):
+            return None
+        disk = self.buffers.disk_text(folder, rel)
+        if disk is None or find_reason(disk) is not None:
+            return None  # saved with the line in it: refused when run (see `_unsaved`)
+        return types.CodeAction(
+            title=WRITTEN,
+            kind=types.CodeActionKind.QuickFix,
+            is_preferred=True,
+            command=types.Command(
+                title=WRITTEN, command=REAFFIRM, arguments=[argument(folder, rel), found.reason]
+            ),
+        )
+
     def _own_diagnostics(self, uri: str, wanted: types.Range) -> list[types.Diagnostic]:
         for feature in self.server.features:
             if isinstance(feature, Diagnostics):
@@ -137,6 +203,7 @@ class CodeActions(Feature):
         if not isinstance(data, dict) or not isinstance(data.get("memory"), str):
             return []
         memory: str = data["memory"]
+        home = self._where(data)
         target_memory = self._argument(data)
         state = data.get("state")
         if not isinstance(state, str):
@@ -184,7 +251,7 @@ class CodeActions(Feature):
         if state == "gone" and isinstance(suggested, list) and isinstance(uri, str):
             for suggestion in suggested:
                 if isinstance(suggestion, str):
-                    edit = self._replacement(uri, diagnostic.range, suggestion)
+                    edit = self._replacement(uri, diagnostic.range, suggestion, data.get("ref"))
                     if edit is not None:
                         actions.append(
                             types.CodeAction(
@@ -200,6 +267,9 @@ class CodeActions(Feature):
             # Read-only, or seen in an unsaved buffer (an action would judge the file on
             # disk, not what the editor shows): only what writes nothing is offered.
             actions.clear()
+        elif home is not None and self.buffers.unsaved(*home):
+            # The memory's buffer differs from its file: keep only edits of the buffer.
+            actions[:] = [a for a in actions if a.command is None]
         ref = data.get("ref")
         if state in DIFF_STATES and isinstance(ref, str) and data.get("bound_address"):
             action("Show diff since bound", SHOW_DIFF, [target_memory, ref])
@@ -210,7 +280,7 @@ class CodeActions(Feature):
         return actions
 
     def _replacement(
-        self, uri: str, where: types.Range, reference: str
+        self, uri: str, where: types.Range, reference: str, written: object
     ) -> types.WorkspaceEdit | None:
         """An edit writing `reference` over the one at `where`, quoted as that one is."""
         try:
@@ -221,6 +291,16 @@ class CodeActions(Feature):
             return None
         line = lines[where.start.line]
         start = from_client_character(line, where.start.character, self.server.position_encoding)
+        end = from_client_character(line, where.end.character, self.server.position_encoding)
+        folder = self.server.folder_for(uri)
+        rel = folder.relative(uri) if folder is not None else None
+        if (
+            folder is not None
+            and rel is not None
+            and self.buffers.unsaved(folder, rel)
+            and line[start:end].strip("'\"") != written
+        ):
+            return None  # the unsaved buffer no longer has the reference there
         quote = line[start : start + 1]
         if quote == "'":
             text = "'" + reference.replace("'", "''") + "'"
@@ -232,10 +312,15 @@ class CodeActions(Feature):
 
     # --- executing ---------------------------------------------------------------------
 
+    def _where(self, data: dict[str, Any]) -> tuple[Folder, str] | None:
+        """The root of a diagnostic's memory (its `uri` names it) and its path there."""
+        uri = data.get("uri")
+        folder = self.server.folder_for(uri) if isinstance(uri, str) else None
+        return None if folder is None else (folder, data["memory"])
+
     def _argument(self, data: dict[str, Any]) -> str:
-        """A command's memory argument: its absolute path, which names its root too."""
-        folder = self.server.folder_for(data["uri"]) if isinstance(data.get("uri"), str) else None
-        return str(folder.root / data["memory"]) if folder is not None else data["memory"]
+        where = self._where(data)
+        return argument(*where) if where is not None else data["memory"]
 
     def _memory(self, value: object) -> tuple[Folder, str]:
         """The root of a command's memory argument and its path there."""
@@ -251,15 +336,43 @@ class CodeActions(Feature):
                 "read-only here (it would write moor.lock and the journal)"
             )
 
-    async def _act(
-        self, action: str, where: tuple[Folder, str], args: list[str]
-    ) -> dict[str, list[str]]:
+    def _refuse(self, action: str, why: str) -> dict[str, Any]:
+        """A refusal a person reads (a warning), answered as a result: not an error."""
+        logger.info("moor %s refused: %s", action, why)
+        self.server.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"moor {action} refused: {why}"
+            )
+        )
+        return {"done": [], "refused": [why]}
+
+    def _unsaved(self, action: str, where: tuple[Folder, str]) -> str | None:
+        """Why `action` may not run on the memory now because of its open buffer, if it
+        may not."""
+        folder, path = where
+        if action == "reaffirm":
+            disk = self.buffers.disk_text(folder, path)
+            if disk is not None and find_reason(disk) is not None:
+                return (
+                    f"{path} was saved with the reason line ({REASON_PREFIX} …) in it: "
+                    "delete that line and save, then reaffirm again (it would otherwise "
+                    "become part of the memory's text)"
+                )
+        if self.buffers.unsaved(folder, path, reason_line=action == "reaffirm"):
+            return (
+                f"{path} has unsaved changes: save it first (moor {action} judges and "
+                "writes the file on disk, not the editor's buffer)"
+            )
+        return None
+
+    async def _act(self, action: str, where: tuple[Folder, str], args: list[str]) -> dict[str, Any]:
         folder, memory = where
         try:
             outcome = await self.server.in_engine(engine.act, folder.root, action, memory, args)
         except engine.EngineProblem as problem:
             raise JsonRpcInvalidParams(str(problem)) from problem
         if outcome.refused:
+            logger.info("moor %s refused: %s", action, "; ".join(outcome.refused))
             self.server.window_show_message(
                 types.ShowMessageParams(
                     type=types.MessageType.Warning,
@@ -273,30 +386,179 @@ class CodeActions(Feature):
 
     async def reaffirm(self, memory: object = None, reason: object = None) -> object:
         self._writable(REAFFIRM)
-        path = self._memory(memory)
-        if not isinstance(reason, str) or not reason.strip():
+        where = self._memory(memory)
+        folder, path = where
+        if reason is not None and (not isinstance(reason, str) or not reason.strip()):
             raise JsonRpcInvalidParams(
                 f"{REAFFIRM} needs a reason: arguments [memory, reason] (why the memory "
-                "still holds for the code as it is now)"
+                "still holds for the code as it is now), or [memory] to be asked"
             )
-        return await self._act("reaffirm", path, [reason.strip()])
+        refusal = self._unsaved("reaffirm", where)
+        if refusal is not None:
+            return self._refuse("reaffirm", refusal)
+        if reason is None:
+            return await self._ask_reason(where)
+        assert isinstance(reason, str)
+        result = await self._act("reaffirm", where, [reason.strip()])
+        buffer = self.buffers.buffer_text(folder, path)
+        found = find_reason(buffer) if buffer is not None else None
+        if result["done"] and buffer is not None and found is not None:
+            # Reaffirmed: the reason line has served; the buffer reads as the file again.
+            removed = await self.buffers.apply(
+                folder, path, without_line(buffer, found.line), f"moor: reaffirmed {path}"
+            )
+            if not removed.ok:
+                self._warn(
+                    f"reaffirmed, but the editor kept the reason line ({removed.why}): "
+                    "delete it without saving it"
+                )
+        return result
+
+    def _warn(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        logger.info("%s", message)
+        self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    async def _ask_reason(self, where: tuple[Folder, str]) -> object:
+        """Ask the person why the memory still holds (`window/showMessageRequest`)."""
+        folder, path = where
+        snapshot = await folder.ready()
+        view = snapshot.memories.get(path) if snapshot is not None else None
+        if view is None:
+            return self._refuse("reaffirm", f"{path} is not a memory moor has checked")
+        if not view.reaffirmable:
+            why = reaffirm_verdict(view.report).why or (
+                "its code is seen in an unsaved editor buffer: save it first"
+            )
+            return self._refuse("reaffirm", f"{path}: cannot reaffirm: {why}")
+        prompt = reaffirm_prompt(view.report)
+        choices = [*prompt.reasons]
+        if self.buffers.can_apply:
+            choices.append(WRITE_OWN)
+        choices.append(CANCEL)
+        try:
+            answer = await self.server.window_show_message_request_async(
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Info,
+                    message=f"Reaffirm {path}: {prompt.changed}. Why does it still hold?",
+                    actions=[types.MessageActionItem(title=choice) for choice in choices],
+                )
+            )
+        except JsonRpcMethodNotFound:  # the client cannot ask
+            logger.info("the client cannot ask for a reason (no window/showMessageRequest)")
+            if self.buffers.can_apply:
+                return await self._write_own(where)  # it can still take a reason line
+            raise JsonRpcInvalidParams(
+                f"{REAFFIRM} needs a reason: arguments [memory, reason] (this client could "
+                "not be asked for one)"
+            ) from None
+        except Exception as error:  # e.g. the person quit the question (Emacs: C-g)
+            logger.info("the question for a reason was answered with an error: %s", error)
+            answer = None
+        title = answer.title if isinstance(answer, types.MessageActionItem) else None
+        if title in prompt.reasons:
+            assert title is not None
+            return await self._act("reaffirm", where, [title])
+        if title == WRITE_OWN:
+            return await self._write_own(where)
+        logger.info("reaffirm %s: cancelled (%s)", path, title or "dismissed")
+        return {"done": [], "refused": [], "cancelled": True}
+
+    async def _write_own(self, where: tuple[Folder, str]) -> object:
+        """Insert the reason line into the memory's buffer, for the person to complete."""
+        folder, path = where
+        current = self.buffers.buffer_text(folder, path)
+        if current is None:
+            current = self.buffers.disk_text(folder, path)
+        if current is None:
+            return self._refuse("reaffirm", f"{path} cannot be read")
+        found = find_reason(current)
+        if found is not None:
+            line = found.line
+        else:
+            text, line = with_reason_line(current)
+            applied = await self.buffers.apply(
+                folder, path, text, f"moor: why does {path} still hold?"
+            )
+            if not applied.ok:
+                return self._refuse(
+                    "reaffirm",
+                    f"the editor did not insert the reason line into {path} ({applied.why}): "
+                    f'run `moor reaffirm {path} --why "..."` instead',
+                )
+        told = (
+            f"Write why {path} still holds after “because:” on line {line + 1}, then run "
+            f"the code action “{WRITTEN}” there (do not save the line)."
+        )
+        self._warn(told, types.MessageType.Info)
+        if self.server.capability("window.show_document.support"):
+            at = types.Position(
+                line=line, character=code_units(REASON_PREFIX + " ", self.server.position_encoding)
+            )
+            try:
+                await self.server.window_show_document_async(
+                    types.ShowDocumentParams(
+                        uri=folder.uri(path),
+                        take_focus=True,
+                        selection=types.Range(start=at, end=at),
+                    )
+                )
+            except Exception as error:  # showing the line is a nicety
+                logger.info("could not show the reason line: %s", error)
+        return {"done": [], "refused": [], "next": told}
 
     async def follow(
         self, memory: object = None, to: object = None, source: object = None
     ) -> object:
         self._writable(FOLLOW)
+        where = self._memory(memory)
+        folder, path = where
         if to is None:
-            return await self._act("follow", self._memory(memory), [])
-        if not isinstance(to, str) or not isinstance(source, str):
+            args: list[str] = []
+        elif isinstance(to, str) and isinstance(source, str):
+            args = [to, source]
+        else:
             raise JsonRpcInvalidParams(
                 f"{FOLLOW} needs [memory] or [memory, to, from]: the new place and the "
                 "reference (as written in about:) that goes there"
             )
-        return await self._act("follow", self._memory(memory), [to, source])
+        refusal = self._unsaved("follow", where)
+        if refusal is not None:
+            return self._refuse("follow", refusal)
+        if self.buffers.document(folder, path) is None or not self.buffers.can_apply:
+            return await self._act("follow", where, args)
+        try:
+            plan = await self.server.in_engine(engine.follow_plan, folder.root, path, args)
+        except engine.EngineProblem as problem:
+            raise JsonRpcInvalidParams(str(problem)) from problem
+        if plan.memory_text is None:
+            return await self._act("follow", where, args)  # it writes no memory: it says why
+        # The buffer first: a refused edit leaves the buffer, the file and moor.lock as
+        # they were; then the engine writes the same bytes to the file and moor.lock.
+        applied = await self.buffers.apply(folder, path, plan.memory_text, f"moor: follow {path}")
+        if not applied.ok:
+            return self._refuse(
+                "follow",
+                f"the editor did not apply the follow to {path} ({applied.why}); "
+                "nothing was changed",
+            )
+        result = await self._act("follow", where, args)
+        disk = self.buffers.disk_text(folder, path)
+        if disk is not None and disk != plan.memory_text:
+            # Refused or overtaken after the buffer was edited: show the file again.
+            back = await self.buffers.apply(
+                folder, path, disk, f"moor: {path} as saved", old=plan.memory_text, versioned=False
+            )
+            if not back.ok:
+                self._warn(f"{path}: the buffer differs from the file; reload it ({back.why})")
+        return result
 
     async def bind(self, memory: object = None) -> object:
         self._writable(BIND)
-        return await self._act("bind", self._memory(memory), [])
+        where = self._memory(memory)
+        refusal = self._unsaved("bind", where)
+        if refusal is not None:
+            return self._refuse("bind", refusal)
+        return await self._act("bind", where, [])
 
     async def show_code(self, uri: object = None, where: object = None) -> object:
         if not isinstance(uri, str):

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from lsprotocol import types
 from moor_engine.trust import AnchorReport
 from moor_store.journal import Entry
@@ -17,9 +19,22 @@ HISTORY_LIMIT = 20
 DIFF_LINE_LIMIT = 200
 
 
+def local_time(at: str) -> str:
+    """A journal time (UTC, ISO 8601) in the server's local time with its zone shown:
+    `2026-12-02 03:14 CET` (a time that cannot be read is shown as it is)."""
+    try:
+        moment = datetime.fromisoformat(at.replace("Z", "+00:00"))
+    except ValueError:
+        return at
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    local = moment.astimezone()
+    return f"{local:%Y-%m-%d %H:%M} {local.tzname() or local.strftime('%z')}"
+
+
 def describe_entry(entry: Entry) -> str:
     """One journal entry as a line a person reads."""
-    when = entry.at.replace("T", " ").rstrip("Z")[:16]
+    when = local_time(entry.at)
     data = dict(entry.data or {})
     if entry.kind == "open":
         what = "bound" if entry.code == "bind" else "first seen in this clone (bound in moor.lock)"
