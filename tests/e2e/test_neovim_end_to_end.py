@@ -21,7 +21,6 @@ from tests.e2e.editor_scenario import EditorRun
 
 HERE = Path(__file__).resolve().parent / "neovim"
 RUN_SECONDS = 180  # a hang guard only: a run takes a few seconds (it prints its time)
-NEEDS_ACTIONS = pytest.mark.xfail(reason="needs the actions branch", strict=False)
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("MOOR_E2E") != "1",
@@ -100,14 +99,12 @@ def test_follow_clears_the_moved_diagnostic_and_rewrites_the_reference(neovim: E
     scenario.check_follow_diagnostics(neovim)
 
 
-@NEEDS_ACTIONS
 def test_the_reaffirm_quick_fix_asks_for_a_reason_and_reaffirms_with_the_first_choice(
     neovim: EditorRun,
 ) -> None:
     scenario.check_reaffirm_quick_fix(neovim)
 
 
-@NEEDS_ACTIONS
 def test_follow_updates_the_open_buffer(neovim: EditorRun) -> None:
     scenario.check_follow_buffer(neovim)
 
