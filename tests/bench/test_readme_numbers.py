@@ -147,3 +147,29 @@ def test_editor_latency_numbers_match_readme_within_tolerance() -> None:
         p50, p95 = shapes[shape]
         expected = dataclasses.replace(row, drift_p50_ms=p50, drift_p95_ms=p95)
         assert_within(row, expected, ("drift_p50_ms", "drift_p95_ms"), publish.LSP_TOLERANCE)
+
+
+def test_recall_numbers_match_readme_within_tolerance(tmp_path: Path) -> None:
+    import recall_quality
+
+    published = publish.parse_recall(section(publish.RECALL)).get(publish.TEST_RECALL_N)
+    assert published is not None, f"README.md publishes no {publish.TEST_RECALL_N} row"
+    result = recall_quality.quality(
+        [publish.TEST_RECALL_N], recall_quality.DEFAULT_QUERIES, tmp_path
+    )[0]
+    measured = publish.recall_row(result)
+    tolerance = publish.RECALL_QUALITY_TOLERANCE
+    for name, now, then in zip(
+        ("moor r@5", "moor MRR", "bm25 r@5", "bm25 MRR", "grep r@5", "grep MRR"),
+        measured[:6],
+        published[:6],
+        strict=True,
+    ):
+        assert abs(now - then) <= tolerance, f"{name} {now:.2f} is off the published {then:.2f}"
+    # moor's own claim, whatever the corpus: better than both baselines.
+    assert measured[0] > measured[4] and measured[1] > measured[5], measured
+    for name, now, then in zip(("p50", "p95"), measured[6:], published[6:], strict=True):
+        factor = publish.LSP_TOLERANCE
+        assert then / factor <= now <= then * factor or now < 5.0, (
+            f"moor recall {name} {now:.1f} ms is more than {factor:g}x off {then:.1f} ms"
+        )
