@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from moor_store import intent
-from moor_store.inside import NotInside, open_inside_dir, read_inside, remove_stray_temporaries
+from moor_store.inside import (
+    NotInside,
+    read_inside,
+    remove_stray_temporaries,
+    sqlite_files_inside,
+)
 from moor_store.journal import Journal, JournalBusy, JournalError, JournalVersionError, utc_now
 from moor_store.lockfile import Lock, LockedMemory, LockError, format_lock, parse_lock
 from moor_store.writelock import WriteBusy, holding, write_lock
@@ -283,13 +286,5 @@ def open_journal(workspace: Workspace, warnings: list[str]) -> Journal | None:
 
 def _state_folder_inside(workspace: Workspace) -> None:
     """NotInside unless `.moor/` is a folder inside the workspace (made if missing) and the
-    journal's files in it are not links: SQLite opens them by name, so a link would make it
-    write (or a rebuild rename) another program's file."""
-    with open_inside_dir(workspace.root, STATE_DIR) as folder:
-        for name in (JOURNAL_FILE, f"{JOURNAL_FILE}-wal", f"{JOURNAL_FILE}-shm"):
-            try:
-                info = os.stat(name, dir_fd=folder, follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            if stat.S_ISLNK(info.st_mode):
-                raise NotInside("outside_workspace", f"{STATE_DIR}/{name} is a symbolic link")
+    journal's files in it are regular files, not links (the rule for every SQLite file)."""
+    sqlite_files_inside(workspace.root, STATE_DIR, JOURNAL_FILE)

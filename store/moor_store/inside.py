@@ -33,6 +33,7 @@ __all__ = [
     "read_inside",
     "remove_inside",
     "remove_stray_temporaries",
+    "sqlite_files_inside",
     "stat_inside",
     "write_inside",
 ]
@@ -331,6 +332,27 @@ def remove_inside(root: Path, rel: str) -> bool:
         with contextlib.suppress(OSError):
             os.fsync(walked.parent)
         return True
+
+
+SQLITE_SIDE_FILES: Final = ("", "-wal", "-shm", "-journal")
+
+
+def sqlite_files_inside(root: Path, state_dir: str, database: str) -> None:
+    """NotInside unless `state_dir` is a folder inside `root` (made if missing) and the
+    SQLite database `database` and its side files in it are regular files, not links:
+    SQLite opens them by name, so a link would make it write (or a rebuild rename) another
+    program's file."""
+    with open_inside_dir(root, state_dir) as folder:
+        for suffix in SQLITE_SIDE_FILES:
+            name = database + suffix
+            try:
+                info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                raise NotInside("outside_workspace", f"{state_dir}/{name} is a symbolic link")
+            if not stat.S_ISREG(info.st_mode):
+                raise NotInside("not_a_file", f"{state_dir}/{name} is not a regular file")
 
 
 @contextlib.contextmanager

@@ -15,13 +15,12 @@ import contextlib
 import json
 import os
 import sqlite3
-import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from moor_store.inside import NotInside, open_inside_dir
+from moor_store.inside import SQLITE_SIDE_FILES, sqlite_files_inside
 
 INDEX_FILE: Final = "recall.sqlite"
 SCHEMA_VERSION: Final = 1
@@ -29,7 +28,7 @@ SCHEMA_VERSION: Final = 1
 APPLICATION_ID: Final = 0x6D6F6F73
 FIELDS: Final = ("title", "questions", "refs", "body")
 _BUSY_TIMEOUT_S: Final = 2.0
-_SIDE_FILES: Final = ("", "-wal", "-shm", "-journal")
+_SIDE_FILES: Final = SQLITE_SIDE_FILES
 
 _SCHEMA: Final = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -95,19 +94,9 @@ def _busy_timeout() -> float:
 
 
 def check_contained(root: Path, state_dir: str) -> None:
-    """NotInside unless `state_dir` is a folder inside `root` (made if missing) and the
-    index's files in it are not links: SQLite opens them by name."""
-    with open_inside_dir(root, state_dir) as folder:
-        for suffix in _SIDE_FILES:
-            name = INDEX_FILE + suffix
-            try:
-                info = os.stat(name, dir_fd=folder, follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            if stat.S_ISLNK(info.st_mode):
-                raise NotInside("outside_workspace", f"{state_dir}/{name} is a symbolic link")
-            if not stat.S_ISREG(info.st_mode):
-                raise NotInside("not_a_file", f"{state_dir}/{name} is not a regular file")
+    """NotInside unless `state_dir` is a folder inside `root` and the index's files in it
+    are regular files, not links (the rule for every SQLite file moor opens)."""
+    sqlite_files_inside(root, state_dir, INDEX_FILE)
 
 
 def remove_files(path: Path) -> None:
