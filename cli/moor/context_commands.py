@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from moor.arguments import at_least
+
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
 
@@ -19,17 +21,7 @@ def add_parsers(commands: Any) -> None:
     where = context.add_mutually_exclusive_group()
     where.add_argument("--write", metavar="FILE", help="write the block into FILE (AGENTS.md)")
     where.add_argument("--check", metavar="FILE", help="exit 1 if FILE's block is out of date")
-    context.add_argument("--budget", type=_tokens, default=None, metavar="TOKENS")
-
-
-def _tokens(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tokens") from None
-    if value < 100:
-        raise argparse.ArgumentTypeError("must be 100 tokens or more")
-    return value
+    context.add_argument("--budget", type=at_least(100, "tokens"), default=None, metavar="TOKENS")
 
 
 def cmd_context(args: argparse.Namespace, start: Path) -> int:

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from moor.arguments import at_least
+
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
 
@@ -20,23 +22,13 @@ def add_parsers(commands: Any) -> None:
     recall.add_argument(
         "--explain", action="store_true", help="show each signal's part in each score"
     )
-    recall.add_argument("--limit", type=_positive, default=10, metavar="N")
+    recall.add_argument("--limit", type=at_least(1), default=10, metavar="N")
 
     about = commands.add_parser(
         "about", help="memories about a symbol, a line or a file (PATH#SYMBOL, PATH:LINE, PATH)"
     )
     about.add_argument("target", help="PATH#SYMBOL, PATH:LINE or PATH")
     about.add_argument("--json", action="store_true", help="print JSON")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
 
 
 def cmd_recall(args: argparse.Namespace, start: Path) -> int:
