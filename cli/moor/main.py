@@ -102,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     context_commands.add_parsers(commands)
     recall_commands.add_parsers(commands)
 
+    commands.add_parser("mcp", help="the MCP server for coding agents, on stdin/stdout")
     commands.add_parser(
         "lsp",
         help="run the language server on stdin/stdout (`moor lsp --help` for its options)",
@@ -307,6 +308,14 @@ def cmd_lsp(args: argparse.Namespace, start: Path) -> int:
     return serve(list(args.server_args))
 
 
+def cmd_mcp(args: argparse.Namespace, start: Path) -> int:
+    # Imported here: the MCP SDK is needed by this command only.
+    from moor_mcp.server import build
+
+    build(start).run("stdio")
+    return EXIT_OK
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "context": context_commands.cmd_context,
     "init": cmd_init,
@@ -319,6 +328,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "log": cmd_log,
     "symbols": cmd_symbols,
     "lsp": cmd_lsp,
+    "mcp": cmd_mcp,
     "recall": recall_commands.cmd_recall,
     "about": recall_commands.cmd_about,
 }

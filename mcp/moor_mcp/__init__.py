@@ -1,1 +1,1 @@
-"""The moor MCP server (built in a later issue)."""
+"""The moor MCP server (`moor mcp`): memories for coding agents."""

@@ -1,0 +1,5 @@
+import sys
+
+from moor_mcp.server import main
+
+sys.exit(main())
