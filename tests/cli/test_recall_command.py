@@ -95,14 +95,16 @@ def test_a_query_of_punctuation_only_is_answered_not_crashed(ws: Workspace) -> N
 
 def test_a_superseded_memory_is_never_recalled(ws: Workspace) -> None:
     setup(ws)
+    # The control: live, the old memory is recalled.
+    before = [h["path"] for h in ws.moor("recall", "--json", "attempts stops").json()["hits"]]
+    assert "memories/retry.md" in before
     ws.write(
         "memories/retry-v2.md",
         "---\nabout:\n  - src/net/client.py#Client.send_with_retry\n"
         "supersedes: memories/retry.md\n---\n# Retry v2\n\nFive attempts, then it stops.\n",
     )
     ws.moor("bind", check=True)
-    if ws.state("memories/retry.md") != "retired":
-        pytest.skip("this moor does not compute the retired state yet (memlayer)")
+    assert ws.state("memories/retry.md") == "retired"
     hits = [h["path"] for h in ws.moor("recall", "--json", "attempts stops").json()["hits"]]
     assert hits == ["memories/retry-v2.md"]
 
@@ -116,8 +118,7 @@ def test_a_memory_retired_by_one_that_does_not_match_is_left_out_too(ws: Workspa
         "---\nabout:\n  - src/net/client.py#Client.close\n"
         "supersedes: memories/retry.md\n---\n# Unrelated wording\n\nNothing in common.\n",
     )
-    if ws.state("memories/retry.md") != "retired":
-        pytest.skip("this moor does not compute the retired state yet (memlayer)")
+    assert ws.state("memories/retry.md") == "retired"
     value = ws.moor("recall", "--json", "attempts stops").json()
     assert value["hits"] == [] and value["retired_removed"] == 1
     about = ws.moor("about", "--json", "src/net/client.py").json()
