@@ -23,14 +23,17 @@ Systems, on the same memories and queries in the same run:
 * ``grep`` — each query word searched case-insensitively in each memory file (as
   `grep -il WORD memories/*`), ranked by how many words a file contains, then by path.
 
-Revision currency: subjects whose code changed after a memory was bound — its body edited
-(the old memory is ``drifted``) or the function deleted (``gone``) — each with a current
-memory written after the change. A subject counts when its current memory ranks above every
-stale one and lands in the top 5. The states are moor's own, from a real bind, edit and check.
-Subjects are functions whose name has two words or more that are not stopwords; the query is
-the words of the qualified name (`Fraction.from_int` -> "fraction from int"), as a person
-names a subject. (Superseded and forgotten memories are the
-memory layer's: not here.)
+Revision currency: subjects with a history, each with a current memory written after it —
+the code changed after a memory was bound (its body edited: the old memory is ``drifted``;
+the function deleted: ``gone``), or the memory layer retired the old one: a new memory
+``supersedes:`` it (``retired``), or it was forgotten (``moor forget``) and then its text
+came back in a new file, as it does when an agent writes what it remembers or a branch from
+before brings the file back (moor refuses that text through ``add`` and keeps a file of it
+out of recall: ``retired``, ``tombstoned``). A subject counts when its current memory ranks
+above every stale one and lands in the top 5. The states are moor's own, from a real bind,
+edit, supersede, forget and check. Subjects are functions whose name has two words or more
+that are not stopwords; the query is the words of the qualified name (`Fraction.from_int` ->
+"fraction from int"), as a person names a subject. The baselines read the same files.
 
     python bench/recall_quality.py [--sizes 1000,10000,30000] [--queries N] [--subjects N]
                                    [--json PATH]
@@ -54,6 +57,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from moor_engine.actions import bind
+from moor_engine.latch_actions import forget
+from moor_engine.memory_writes import Draft, add
 from moor_engine.recall import recall
 from moor_engine.recall_index import ready_index, session_verdicts
 from moor_engine.recall_tokens import STOPWORDS
@@ -63,7 +68,8 @@ from moor_engine.trust import MemoryReport
 SEED = 11
 DEFAULT_SIZES = (1000, 10000, 30000)
 DEFAULT_QUERIES = 150  # per kind
-DEFAULT_SUBJECTS = 60  # per kind of change (drifted, gone)
+DEFAULT_SUBJECTS = 60  # per kind of history (drifted, gone, superseded, forgotten)
+CHANGES = ("drifted", "gone", "superseded", "forgotten")
 CURRENCY_NOISE = 1000  # other memories in the revision-currency workspace
 TOP = 5
 CHECKED_QUERIES = 60  # queries timed with a check of their candidates
@@ -451,8 +457,8 @@ def quality(sizes: Sequence[int], count: int, work: Path) -> list[SizeResult]:
 @dataclass
 class Subject:
     function: Function
-    change: str  # drifted | gone
-    stale: str  # memory path
+    change: str  # one of CHANGES
+    stale: str  # memory path (forgotten: the file its text came back in)
     current: str
     query: str
 
@@ -460,10 +466,55 @@ class Subject:
 @dataclass
 class CurrencyResult:
     subjects: int
-    verified: int  # subjects whose stale memory moor really judged drifted/gone
+    verified: int  # subjects whose stale memory moor really judged drifted/gone/retired
     rates: dict[str, float]  # system -> share of subjects passing
     stale_shown: dict[str, float]  # system -> share with a stale memory in its top 5
     by_change: dict[str, dict[str, float]]
+    stale_shown_by_change: dict[str, dict[str, float]]  # system -> history -> share
+
+
+STALE_STATE = {"superseded": "retired", "forgotten": "retired"}  # as moor's check names it
+
+
+def revise(root: Path, subject: Subject) -> None:
+    """What happened to a subject after its first memory was bound, and its current memory."""
+    function = subject.function
+    target = root / function.rel
+    about = function.ref
+    header = ""
+    if subject.change == "drifted":
+        target.write_text(edit_body(target.read_text(encoding="utf-8"), function), "utf-8")
+        lead = "Since the revision marker was added"
+    elif subject.change == "gone":
+        target.write_text(delete(target.read_text(encoding="utf-8"), function), "utf-8")
+        about, lead = function.rel, f"{function.qname} was removed from this module"
+    elif subject.change == "superseded":
+        header = f"supersedes:\n  - {json.dumps(subject.stale)}\n"
+        lead = "Said more exactly"
+    else:
+        lead = "Corrected"
+    body = f"{lead}: {function.sentences[0]}"
+    (root / subject.current).write_text(
+        f"---\nabout:\n  - {json.dumps(about)}\n{header}---\n# {body[:90]}\n\n{body}\n",
+        encoding="utf-8",
+    )
+
+
+def come_back(session: Session, subject: Subject) -> None:
+    """Forget the subject's first memory, then have its text come back: through `add` (moor
+    refuses it) and as a file in a new place (moor keeps it out of recall); `subject.stale`
+    becomes that file, which the baselines read like any other."""
+    root = session.workspace.root
+    original = subject.stale
+    text = (root / original).read_text(encoding="utf-8")
+    forgotten = forget(session, original, "it never held")
+    assert forgotten.ok, forgotten.refused
+    heading, _, rest = text.split("\n---\n# ", 1)[1].partition("\n\n")
+    said = rest.split("\n\n## When this changes, ask", 1)[0]
+    again = add(session, Draft(text=said, title=heading, about=[subject.function.ref]))
+    assert [r.code for r in again.refused] == ["forgotten"], again.as_json()
+    subject.stale = original.replace(".md", "-again.md")
+    (root / subject.stale).write_text(text, encoding="utf-8")
 
 
 def edit_body(text: str, function: Function) -> str:
@@ -495,7 +546,7 @@ def changed_soundly(before: str, after: str, function: Function, change: str) ->
 
 
 def currency(subject_count: int, work: Path) -> CurrencyResult:
-    pool = corpus(CURRENCY_NOISE + 6 * subject_count)
+    pool = corpus(CURRENCY_NOISE + 60 * subject_count)  # enough files for a subject each
     rng = random.Random(SEED + 1)
     eligible = [
         f
@@ -508,7 +559,8 @@ def currency(subject_count: int, work: Path) -> CurrencyResult:
     for function in eligible:
         by_file.setdefault(function.rel, function)  # one subject per file: edits stay apart
     chosen = rng.sample(
-        sorted(by_file.values(), key=lambda f: f.ref), min(2 * subject_count, len(by_file))
+        sorted(by_file.values(), key=lambda f: f.ref),
+        min(len(CHANGES) * subject_count, len(by_file)),
     )
     subject_refs = {f.ref for f in chosen}
     noise = [f for f in pool if f.ref not in subject_refs and f.rel not in {c.rel for c in chosen}]
@@ -522,7 +574,7 @@ def currency(subject_count: int, work: Path) -> CurrencyResult:
         shutil.copyfile(function.source, target)
         stale = f"memories/{slug_of(100_000 + 2 * index)}.md"
         current = f"memories/{slug_of(100_001 + 2 * index)}.md"
-        change = "drifted" if index % 2 == 0 else "gone"
+        change = CHANGES[index % len(CHANGES)]
         (root / stale).write_text(memory_text(function, False), encoding="utf-8")
         # The query names the subject as a person would: `Class.method` -> "class method".
         query = " ".join(w for part in function.qname.split(".") for w in name_words(part))
@@ -530,26 +582,13 @@ def currency(subject_count: int, work: Path) -> CurrencyResult:
     with Session.open(root) as session:
         outcome = bind(session, [])
     for subject in subjects:
-        function = subject.function
-        target = root / function.rel
-        text = target.read_text(encoding="utf-8")
-        changed = (
-            edit_body(text, function) if subject.change == "drifted" else delete(text, function)
-        )
-        target.write_text(changed, encoding="utf-8")
-        if subject.change == "drifted":
-            about, lead = function.ref, "Since the revision marker was added"
-        else:
-            about, lead = function.rel, f"{function.qname} was removed from this module"
-        first = function.sentences[0]
-        body = f"{lead}: {first}"
-        (root / subject.current).write_text(
-            f"---\nabout:\n  - {json.dumps(about)}\n---\n# {body[:90]}\n\n{body}\n",
-            encoding="utf-8",
-        )
+        revise(root, subject)
     with Session.open(root) as session:
         outcome = bind(session, [s.current for s in subjects])
         assert not outcome.refused, outcome.refused[:3]
+        for subject in subjects:
+            if subject.change == "forgotten":
+                come_back(session, subject)
     texts = {**built.texts}
     for subject in subjects:
         for path in (subject.stale, subject.current):
@@ -559,22 +598,25 @@ def currency(subject_count: int, work: Path) -> CurrencyResult:
     verified = [
         s
         for s in subjects
-        if moor.verdicts[s.stale].state.value == s.change
+        if moor.verdicts[s.stale].state.value == STALE_STATE.get(s.change, s.change)
         and moor.verdicts[s.current].state.value == "current"
     ]
     systems: dict[str, Ranker] = {"moor": moor, "bm25": PlainBM25(texts), "grep": Grep(texts)}
     rates: dict[str, float] = {}
     shown: dict[str, float] = {}
     by_change: dict[str, dict[str, float]] = {}
+    shown_by_change: dict[str, dict[str, float]] = {}
     for name, ranker in systems.items():
-        passed = {"drifted": 0, "gone": 0}
-        totals = {"drifted": 0, "gone": 0}
+        passed = dict.fromkeys(CHANGES, 0)
+        totals = dict.fromkeys(CHANGES, 0)
         stale_seen = 0
+        seen_by_change = dict.fromkeys(CHANGES, 0)
         for subject in verified:
             ranked = ranker(subject.query)[:TOP]
             totals[subject.change] += 1
             if subject.stale in ranked:
                 stale_seen += 1
+                seen_by_change[subject.change] += 1
             if subject.current in ranked and (
                 subject.stale not in ranked
                 or ranked.index(subject.current) < ranked.index(subject.stale)
@@ -584,9 +626,10 @@ def currency(subject_count: int, work: Path) -> CurrencyResult:
         rates[name] = sum(passed.values()) / n
         shown[name] = stale_seen / n
         by_change[name] = {k: passed[k] / max(totals[k], 1) for k in passed}
+        shown_by_change[name] = {k: seen_by_change[k] / max(totals[k], 1) for k in passed}
     moor.close()
     shutil.rmtree(root, ignore_errors=True)
-    return CurrencyResult(len(subjects), len(verified), rates, shown, by_change)
+    return CurrencyResult(len(subjects), len(verified), rates, shown, by_change, shown_by_change)
 
 
 # --------------------------------------------------------------------------------------------
@@ -617,12 +660,14 @@ def markdown(results: list[SizeResult], currency_result: CurrencyResult) -> str:
     c = currency_result
     lines += [
         "",
-        f"Revision currency ({c.verified} subjects whose old memory moor judged drifted or "
-        "gone, each with a current memory): the current memory above every stale one and in "
-        f"the top 5 — moor {c.rates['moor']:.0%}, plain BM25 {c.rates['bm25']:.0%}, grep "
-        f"{c.rates['grep']:.0%}; a stale memory in grep's top 5 for {c.stale_shown['grep']:.0%} "
-        "of subjects (moor shows it too, flagged, when it is still relevant: "
-        f"{c.stale_shown['moor']:.0%}).",
+        f"Revision currency ({c.verified} subjects whose old memory moor judged drifted, "
+        "gone, superseded or forgotten-and-written-back, each with a current memory): the "
+        f"current memory above every stale one and in the top 5 — moor {c.rates['moor']:.0%}, "
+        f"plain BM25 {c.rates['bm25']:.0%}, grep {c.rates['grep']:.0%} (grep by history: "
+        + ", ".join(f"{k} {v:.0%}" for k, v in c.by_change["grep"].items())
+        + f"); a stale memory in grep's top 5 for {c.stale_shown['grep']:.0%} of subjects (moor "
+        "shows a drifted or gone one too, flagged, when it is still relevant; never a retired "
+        f"one: {c.stale_shown['moor']:.0%}).",
     ]
     return "\n".join(lines)
 
@@ -657,8 +702,7 @@ def print_results(results: list[SizeResult], currency_result: CurrencyResult | N
         for name in c.rates:
             print(
                 f"  {name:<6} current above stale and in top 5: {c.rates[name]:.1%} "
-                f"(drifted {c.by_change[name]['drifted']:.1%}, "
-                f"gone {c.by_change[name]['gone']:.1%}); "
+                f"({', '.join(f'{k} {v:.1%}' for k, v in c.by_change[name].items())}); "
                 f"a stale memory in its top 5: {c.stale_shown[name]:.1%}"
             )
         print(f"  ratio moor/grep: {ratio(c.rates['moor'], c.rates['grep'])}")

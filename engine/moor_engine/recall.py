@@ -18,7 +18,7 @@ from datetime import date
 
 from moor_store.recall_index import Match, RecallIndex
 
-from moor_engine.recall_tokens import query_terms
+from moor_engine.recall_tokens import joined_terms, query_terms
 from moor_engine.trust import MemoryReport, State
 
 # Field weights for bm25(): the code a memory is about weighs most (queries name code, and
@@ -160,7 +160,8 @@ def recall(index: RecallIndex, query: str, verdicts: Verdicts, *, limit: int = 1
     if not terms:
         result.weak = True
         return result
-    match = expression(terms)
+    # Joined runs widen what matches (and its BM25), never the terms a hit is judged by.
+    match = expression([*terms, *joined_terms(query)])
     weights = [WEIGHTS[name] for name in ("title", "questions", "refs", "body")]
     pool = max(_POOL_MIN, 4 * limit)
     newest = _day(index.newest_created())

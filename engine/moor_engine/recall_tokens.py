@@ -5,7 +5,9 @@ whole (`sendwithretry`) and as the whole name (`clientsendwithretry`); `sendWith
 gives the same words and the same whole token, so "send retry", `send_with_retry` and
 `sendWithRetry` all find it. Paths split the same way at `/` and `.`. Documents and
 queries go through the same function, so both sides always agree; SQLite's own tokenizer
-(`porter unicode61`) then stems each token.
+(`porter unicode61`) then stems each token. A query's words also ask for the names they
+would make joined (`joined_terms`): "load tests" finds `load_tests` as the name it is, not
+only as two words many memories use.
 """
 
 from __future__ import annotations
@@ -116,3 +118,25 @@ def query_terms(query: str) -> list[str]:
     seen = list(dict.fromkeys(tokens(query)))
     kept = [t for t in seen if t not in STOPWORDS]
     return kept or seen
+
+
+JOINED_MAX_WORDS = 4  # the longest run of query words tried as one name
+
+
+def joined_terms(query: str) -> list[str]:
+    """Each run of 2 to JOINED_MAX_WORDS consecutive words of the query that spans separate
+    words of it, joined as the index keeps a name whole (stopwords included: `from_int` is
+    `fromint`); only those that are not already a term of the query."""
+    words: list[tuple[int, str]] = []  # (which compound of the query, word)
+    for number, match in enumerate(_COMPOUND.finditer(query)):
+        for segment in _SEPARATOR.split(match.group()):
+            words.extend((number, word) for word in _words(segment) if segment)
+    have = set(tokens(query))
+    joined: list[str] = []
+    for size in range(2, JOINED_MAX_WORDS + 1):
+        for start in range(len(words) - size + 1):
+            run = words[start : start + size]
+            name = "".join(word for _n, word in run)
+            if run[0][0] != run[-1][0] and name not in have and name not in joined:
+                joined.append(name)
+    return joined

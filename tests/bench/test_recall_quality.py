@@ -44,6 +44,15 @@ def test_a_small_recall_run_ranks_current_memories_first_and_beats_grep(tmp_path
     currency = value["currency"]
     assert currency["verified"] >= 0.8 * currency["subjects"], currency
     assert currency["rates"]["moor"] == 1.0, currency
+    # Each history counts (a rate of 1.0 needs at least one verified subject of that kind).
+    assert currency["by_change"]["moor"] == dict.fromkeys(
+        ("drifted", "gone", "superseded", "forgotten"), 1.0
+    ), currency
     # The control still reproduces the problem moor solves.
     assert currency["stale_shown"]["grep"] >= 0.5, currency
     assert currency["rates"]["grep"] < 1.0, currency
+    assert currency["by_change"]["grep"]["superseded"] < 1.0, currency
+    # A retired memory is never shown by moor, however relevant; grep shows them.
+    shown = currency["stale_shown_by_change"]
+    assert shown["moor"]["superseded"] == shown["moor"]["forgotten"] == 0.0, currency
+    assert shown["grep"]["superseded"] > 0.5 and shown["grep"]["forgotten"] > 0.5, currency

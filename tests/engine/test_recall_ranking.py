@@ -267,3 +267,22 @@ def test_hits_far_below_the_top_are_cut(tmp_path: Path) -> None:
     assert order(cut) == ["strong"]
     # Control: the faint one matches a query of its own words, so the cut removed it.
     assert "faint" in order(ask(root, "key transport"))
+
+
+def test_words_that_make_a_name_find_the_memory_about_that_name(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    write(root, "src/suite.py", "def load_tests(loader, tests, pattern):\n    return tests\n")
+    memory(root, "named", "src/suite.py#load_tests", "Discovery hook", "Three notches up.")
+    for index in range(6):  # memories that use both words often, about something else
+        memory(
+            root,
+            f"wordy-{index}",
+            "src/net/client.py#Client.send",
+            "Loads and tests",
+            "The load is split; tests load it; more tests, more load. " * (index + 1),
+        )
+    bind_all(root)
+    found = order(ask(root, "load tests", limit=3))
+    assert found[0] == "named"
+    # Control: the words alone, not making that name, rank the wordy ones first.
+    assert order(ask(root, "tests load", limit=3))[0] != "named"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from moor_engine.recall_tokens import query_terms, tokens
+from moor_engine.recall_tokens import joined_terms, query_terms, tokens
 
 
 def test_a_dotted_snake_case_name_gives_its_words_each_segment_and_the_whole() -> None:
@@ -51,3 +51,11 @@ def test_a_query_of_nothing_but_stopwords_keeps_them() -> None:
 
 def test_non_ascii_words_are_kept() -> None:
     assert tokens("Größe_berechnen") == ["größe", "berechnen", "größeberechnen"]
+
+
+def test_runs_of_query_words_are_joined_as_names_the_index_keeps_whole() -> None:
+    assert joined_terms("load tests") == ["loadtests"]
+    assert joined_terms("fraction from int") == ["fractionfrom", "fromint", "fractionfromint"]
+    # A name the query already spells whole is not asked for twice; one word joins nothing.
+    assert joined_terms("send_with_retry") == []
+    assert joined_terms("retry") == []
