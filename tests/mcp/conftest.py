@@ -45,8 +45,9 @@ def call(root: Path, tool: str, arguments: dict[str, Any]) -> CallToolResult:
 def structured(result: CallToolResult) -> dict[str, Any]:
     """A successful result's structured content (the text of an error otherwise fails)."""
     assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    content: dict[str, Any] | None = result.structured_content
+    assert content is not None
+    return content
 
 
 def error_text(result: CallToolResult) -> str:
