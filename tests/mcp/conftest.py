@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -15,14 +16,21 @@ from mcp.types import CallToolResult
 
 
 def run(
-    root: Path, use: Callable[[ClientSession], Awaitable[Any]], *, cwd: Path | None = None
+    root: Path,
+    use: Callable[[ClientSession], Awaitable[Any]],
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> Any:
-    """Start `moor mcp` in `cwd` (the workspace root by default), initialise a session,
-    and return what `use` returns."""
+    """Start `moor mcp` in `cwd` (the workspace root by default), with `env` added to this
+    process's environment, initialise a session, and return what `use` returns."""
 
     async def main() -> Any:
         server = StdioServerParameters(
-            command=sys.executable, args=["-m", "moor", "mcp"], cwd=cwd or root
+            command=sys.executable,
+            args=["-m", "moor", "mcp"],
+            cwd=cwd or root,
+            env={**os.environ, **(env or {})},
         )
         async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
             await session.initialize()

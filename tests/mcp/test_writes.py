@@ -6,6 +6,8 @@ says why in text and carries the structured refusal, and each negative has its c
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 from mcp.client.session import ClientSession
@@ -267,3 +269,41 @@ def test_paths_are_the_workspace_s_wherever_the_server_was_started(ws: Workspace
     assert (ws.root / structured(written)["path"]).exists()
     assert not (ws.root / "net" / "memories").exists()
     assert structured(reaffirmed)["path"] == path and ws.state(path) == "current"
+
+
+HOLD = """
+import sys
+from pathlib import Path
+from moor_store.writelock import write_lock
+with write_lock(Path(sys.argv[1]), "moor test-holder"):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_write_while_another_writer_holds_the_lock_is_a_tool_error_naming_it(
+    ws: Workspace,
+) -> None:
+    code(ws)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(ws.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+    async def use(session: ClientSession) -> CallToolResult:
+        return await session.call_tool("memory_write", {"text": TEXT, "about": [SEND]})
+
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        busy = run(ws.root, use, env={"MOOR_WRITE_WAIT": "0.5"})
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.write("\n")
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    text = error_text(busy)
+    assert f"pid {holder.pid}" in text and "moor test-holder" in text
+    assert list((ws.root / "memories").iterdir()) == []
+    assert structured(run(ws.root, use, env={"MOOR_WRITE_WAIT": "0.5"}))["ok"]  # the control
