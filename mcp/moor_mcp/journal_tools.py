@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
+from moor_engine.changes import DEFAULT_LIMIT
 from moor_engine.session import Session
 from moor_store.journal import Entry
 
@@ -16,7 +17,7 @@ from moor_mcp.results import Change, ChangesResult, HistoryResult, JournalEntry
 
 def register(server: MCPServer, root: Path) -> None:
     @server.tool(annotations=READ_ONLY, structured_output=True)
-    def changes_since(cursor: int = 0, limit: int = 200) -> ChangesResult:
+    def changes_since(cursor: int = 0, limit: int = DEFAULT_LIMIT) -> ChangesResult:
         """Return what the journal recorded after `cursor` (0: from the start), oldest
         first: code that moved or drifted, memories written, edited, reaffirmed, retired,
         forgotten, restored — each with the memories it concerns. Pass next_cursor back to

@@ -129,6 +129,16 @@ CONTRACT: dict[str, tuple[set[str], set[str], tuple[Any, ...], set[str], set[str
     ),
 }
 
+# The default of every optional parameter.
+DEFAULTS: dict[str, dict[str, object]] = {
+    "memory_search": {"limit": 10},
+    "memory_search_many": {"limit": 5},
+    "memory_write": {"title": None, "confidence": "inferred", "questions": [], "supersedes": []},
+    "changes_since": {"cursor": 0, "limit": 200},
+    "checkpoint_save": {"next_steps": [], "files": []},
+    "checkpoint_resume": {"limit": 1},
+}
+
 # What the instructions point an agent to.
 INSTRUCTED = {
     "memories_about",
@@ -179,6 +189,8 @@ def test_each_tool_takes_its_parameters_and_says_what_it_may_do(
     schema = tool.input_schema
     assert set(schema["properties"]) == parameters
     assert set(schema.get("required", [])) == required
+    defaults = {p: schema["properties"][p].get("default") for p in parameters - required}
+    assert defaults == DEFAULTS.get(name, {})
     hints = tool.annotations
     assert hints is not None
     got = (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint)
