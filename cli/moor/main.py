@@ -22,7 +22,7 @@ from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
 from moor_store.writelock import WriteBusy
 
-from moor import context_commands, recall_commands
+from moor import checkpoint_commands, context_commands, recall_commands
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -101,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     context_commands.add_parsers(commands)
     recall_commands.add_parsers(commands)
+    checkpoint_commands.add_parsers(commands)
 
     commands.add_parser("mcp", help="the MCP server for coding agents, on stdin/stdout")
     commands.add_parser(
@@ -331,6 +332,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "mcp": cmd_mcp,
     "recall": recall_commands.cmd_recall,
     "about": recall_commands.cmd_about,
+    "checkpoint": checkpoint_commands.cmd_checkpoint,
 }
 
 

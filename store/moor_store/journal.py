@@ -449,9 +449,15 @@ class Journal:
             return int(db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0])
 
     def entries(
-        self, *, anchor: str | None = None, memory: str | None = None, since: int = 0
+        self,
+        *,
+        anchor: str | None = None,
+        memory: str | None = None,
+        since: int = 0,
+        limit: int | None = None,
     ) -> list[Entry]:
-        """Entries with seq > `since`, in seq order; filters combine with AND."""
+        """Entries with seq > `since`, in seq order (the first `limit` of them, when given);
+        filters combine with AND."""
         where = ["seq > ?"]
         params: list[object] = [since]
         if anchor is not None:
@@ -461,6 +467,9 @@ class Journal:
             where.append("memory_key = ? AND memory = ?")
             params += (text_key(memory), memory)
         sql = f"SELECT {_ENTRY_COLUMNS} FROM journal WHERE {' AND '.join(where)} ORDER BY seq"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
         with self._guard("read the journal") as db:
             return [_entry(row) for row in db.execute(sql, params)]
 

@@ -1,0 +1,71 @@
+"""The tools that read the journal: what changed since a cursor (`moor_engine.changes`) and
+one memory's history (`moor_engine.history.memory_log`, as `moor log`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from moor_engine.changes import DEFAULT_LIMIT
+from moor_engine.session import Session
+from moor_store.journal import Entry
+
+from moor_mcp.annotations import READ_ONLY
+from moor_mcp.refusals import engine_refusals
+from moor_mcp.results import Change, ChangesResult, HistoryResult, JournalEntry
+
+
+def register(server: MCPServer, root: Path) -> None:
+    @server.tool(annotations=READ_ONLY, structured_output=True)
+    def changes_since(cursor: int = 0, limit: int = DEFAULT_LIMIT) -> ChangesResult:
+        """Return what the journal recorded after `cursor` (0: from the start), oldest
+        first: code that moved or drifted, memories written, edited, reaffirmed, retired,
+        forgotten, restored — each with the memories it concerns. Pass next_cursor back to
+        get what follows; memory_history gives one memory's whole journal."""
+        from moor_engine.changes import changes_since as since
+
+        with engine_refusals(), Session.open(root) as session:
+            found = since(session, cursor, limit)
+        return ChangesResult(
+            changes=[
+                Change(
+                    seq=c.seq,
+                    at=c.at,
+                    kind=c.kind,
+                    anchor=c.anchor,
+                    memory=c.memory,
+                    memories=list(c.memories),
+                    code=c.code,
+                    reason=c.reason,
+                    detail=c.detail,
+                )
+                for c in found.changes
+            ],
+            next_cursor=found.next_cursor,
+            head=found.head,
+            more=found.more,
+        )
+
+    @server.tool(annotations=READ_ONLY, structured_output=True)
+    def memory_history(path: str) -> HistoryResult:
+        """Return one memory's journal, oldest first: its anchors' observations and what was
+        done to it (written, edited, reaffirmed, retired, forgotten, restored) with the
+        reasons given — also for a forgotten memory; changes_since reads every memory's."""
+        from moor_engine.history import memory_log
+
+        with engine_refusals(), Session.open(root) as session:
+            rel, entries = memory_log(session, path)
+        return HistoryResult(path=rel, entries=[_entry(entry) for entry in entries])
+
+
+def _entry(entry: Entry) -> JournalEntry:
+    return JournalEntry(
+        seq=entry.seq,
+        at=entry.at,
+        kind=entry.kind,
+        anchor=entry.anchor,
+        memory=entry.memory,
+        code=entry.code,
+        reason=entry.reason,
+        detail=entry.detail,
+    )

@@ -1,0 +1,118 @@
+"""The tools that read memories: search (one question or several), the memories about some
+code, the drift report. Each calls the engine function the CLI calls and only renders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from moor_engine.session import Session
+from moor_engine.trust import QUIET_STATES
+
+from moor_mcp.annotations import READ_ONLY
+from moor_mcp.refusals import engine_refusals
+from moor_mcp.results import (
+    AboutMemory,
+    AboutResult,
+    Anchor,
+    DriftReport,
+    Flagged,
+    Hit,
+    SearchManyResult,
+    SearchResult,
+)
+from moor_mcp.shown import shown
+
+MAX_HITS = 50
+MAX_QUERIES = 20
+
+
+def register(server: MCPServer, root: Path) -> None:
+    @server.tool(annotations=READ_ONLY, structured_output=True)
+    def memory_search(query: str, limit: int = 10) -> SearchResult:
+        """Search the project's memories; best first, stale ones flagged with why, retired
+        ones absent. Call memories_about for the memories bound to a given piece of code,
+        memory_search_many to ask several questions at once."""
+        with engine_refusals(), Session.open(root) as session:
+            return _search(session, query, limit)
+
+    @server.tool(annotations=READ_ONLY, structured_output=True)
+    def memory_search_many(queries: list[str], limit: int = 5) -> SearchManyResult:
+        """Search the memories for several questions at once: one result per query, in the
+        order asked, each as memory_search gives it."""
+        if not queries or len(queries) > MAX_QUERIES:
+            raise ToolError(f"queries: 1 to {MAX_QUERIES} questions, got {len(queries)}")
+        with engine_refusals(), Session.open(root) as session:
+            return SearchManyResult(results=[_search(session, q, limit) for q in queries])
+
+    @server.tool(annotations=READ_ONLY, structured_output=True)
+    def memories_about(target: str) -> AboutResult:
+        """List the memories bound to some code — PATH#SYMBOL, PATH:LINE or PATH — including
+        its enclosing and nested definitions, with trust states: ask this before editing
+        code, and before memory_write, to see what is already known there."""
+        from moor_engine.about import about
+
+        with engine_refusals(), Session.open(root) as session:
+            found = about(session, target)
+        return AboutResult(
+            target=target,
+            memories=[
+                AboutMemory(
+                    path=item.path,
+                    title=item.title,
+                    state=item.state.value,
+                    relation=item.relation,
+                    about=item.ref,
+                    why=list(item.why),
+                    questions=list(item.questions),
+                )
+                for item in found.items
+            ],
+            retired_left_out=found.retired,
+        )
+
+    @server.tool(annotations=READ_ONLY, structured_output=True)
+    def drift_report() -> DriftReport:
+        """Report every memory that needs a look (drifted, gone, moved, …) with each anchor's
+        state and why; memories_about tells which memories concern a given file, and
+        memory_reaffirm accepts the code as it is now once the memory still holds."""
+        with engine_refusals(), Session.open(root) as session:
+            report = session.check(session.select([]), record=False)
+        flagged = [
+            Flagged(
+                path=memory.path,
+                title=memory.title,
+                state=memory.state.value,
+                anchors=[
+                    Anchor(ref=a.ref, state=a.state.value, detail=a.detail) for a in memory.anchors
+                ],
+            )
+            for memory in report.memories
+            if memory.state not in QUIET_STATES
+        ]
+        return DriftReport(memories=len(report.memories), needing_a_look=flagged)
+
+
+def _search(session: Session, query: str, limit: int) -> SearchResult:
+    from moor_engine.recall_index import session_recall
+
+    result, _status = session_recall(session, query, limit=max(1, min(limit, MAX_HITS)))
+    hits = []
+    for hit in result.hits:
+        memory = shown(session, hit.path, hit.state.value, hit.refs, hit.why)
+        hits.append(
+            Hit(
+                path=hit.path,
+                title=hit.title,
+                state=hit.state.value,
+                flagged=hit.flagged,
+                why=list(hit.why),
+                about=list(hit.refs),
+                questions=list(hit.questions),
+                content_hash=memory.content_hash,
+                sections=memory.sections,
+                text=memory.text,
+            )
+        )
+    return SearchResult(query=query, hits=hits)

@@ -1,0 +1,134 @@
+"""The shapes of the MCP tools' results: one pydantic model per answer, from which the SDK
+publishes each tool's output schema. Fields only; the engine's answers are converted in
+the tool modules."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+
+class Hit(BaseModel):
+    path: str
+    title: str
+    state: str
+    flagged: bool
+    why: list[str]
+    about: list[str]
+    questions: list[str]
+    content_hash: str | None  # what memory_edit's based_on names
+    sections: list[str]  # the headings memory_edit can replace
+    text: str  # the memory, framed as untrusted data
+
+
+class SearchResult(BaseModel):
+    query: str
+    hits: list[Hit]
+
+
+class SearchManyResult(BaseModel):
+    results: list[SearchResult]  # one per query, in the order asked
+
+
+class AboutMemory(BaseModel):
+    path: str
+    title: str
+    state: str
+    relation: str
+    about: str
+    why: list[str]
+    questions: list[str]
+
+
+class AboutResult(BaseModel):
+    target: str
+    memories: list[AboutMemory]
+    retired_left_out: int
+
+
+class Anchor(BaseModel):
+    ref: str
+    state: str
+    detail: str | None
+
+
+class Flagged(BaseModel):
+    path: str
+    title: str
+    state: str
+    anchors: list[Anchor]
+
+
+class DriftReport(BaseModel):
+    memories: int
+    needing_a_look: list[Flagged]
+
+
+class KnownHere(BaseModel):
+    path: str
+    title: str
+    state: str
+    anchors: list[str]  # the references it shares with the memory written
+
+
+class Refused(BaseModel):
+    code: str  # stable: not_found, forgotten, exists, conflict, no_such_section, …
+    message: str
+    path: str | None
+    ref: str | None
+    suggestions: list[str]
+    instead: str | None  # the tool call that does what was meant
+    current_hash: str | None  # the memory's content hash now (exists, conflict)
+
+
+class WriteResult(BaseModel):
+    action: str
+    ok: bool
+    path: str | None
+    content_hash: str | None
+    done: list[str]
+    known_here: list[KnownHere]  # live memories already bound to the same code
+    refused: list[Refused]  # empty unless ok is false (then the result is a tool error)
+
+
+class JournalEntry(BaseModel):
+    seq: int
+    at: str
+    kind: str
+    anchor: str
+    memory: str | None
+    code: str | None
+    reason: str | None
+    detail: str | None
+
+
+class Change(JournalEntry):
+    memories: list[str]  # the memories it concerns
+
+
+class ChangesResult(BaseModel):
+    changes: list[Change]
+    next_cursor: int
+    head: int
+    more: bool
+
+
+class HistoryResult(BaseModel):
+    path: str
+    entries: list[JournalEntry]
+
+
+class Checkpoint(BaseModel):
+    agent: str
+    id: str
+    at: str
+    path: str
+    summary: str
+    next_steps: list[str]
+    files: list[str]
+
+
+class ResumeResult(BaseModel):
+    agent: str
+    checkpoints: list[Checkpoint]  # newest first
+    total: int
+    unreadable: list[str]

@@ -1,0 +1,114 @@
+"""The tools that write memories: the engine's one write path (`memory_writes`,
+`latch_actions`, `actions.reaffirm`), each call one unit under the workspace write lock.
+A refusal writes nothing and comes back as an error result (`refusals.written_result`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult
+from moor_engine.session import Session
+
+from moor_mcp.annotations import ADDITIVE, ADDITIVE_ONCE, REMOVES, REWRITES
+from moor_mcp.refusals import engine_refusals, written_result
+from moor_mcp.results import WriteResult
+
+Answer = Annotated[CallToolResult, WriteResult]
+
+
+def register(server: MCPServer, root: Path) -> None:
+    @server.tool(annotations=ADDITIVE_ONCE, structured_output=True)
+    def memory_write(
+        text: str,
+        about: list[str],
+        ctx: Context,
+        title: str | None = None,
+        confidence: str = "inferred",
+        questions: tuple[str, ...] = (),
+        supersedes: tuple[str, ...] = (),
+    ) -> Answer:
+        """Write a new memory about code and bind it: `about` lists the code it is about
+        (PATH#SYMBOL or PATH; each must exist now, else did-you-mean suggestions). Ask
+        memories_about first; the result's known_here lists live memories already bound to
+        the same code. Never overwrites: change an existing memory with memory_edit, and
+        replace a wrong one by writing the right one with supersedes (or memory_supersede).
+        Refused for text that was forgotten (memory_forget), citing when and why."""
+        from moor_engine.memory_writes import Draft, add
+
+        draft = Draft(
+            text=text,
+            about=about,
+            title=title,
+            confidence=confidence,
+            agent=_client_name(ctx),
+            questions=questions,
+            supersedes=supersedes,
+        )
+        with engine_refusals(), Session.open(root) as session:
+            return written_result("memory_write", add(session, draft))
+
+    @server.tool(annotations=REWRITES, structured_output=True)
+    def memory_edit(path: str, section: str, text: str, based_on: str) -> Answer:
+        """Edit one section of a memory (the text under one heading: the title, or any
+        `##` section such as "When this changes, ask"), only if the memory is still what you
+        read: `based_on` is its content_hash from memory_search or an earlier write. A memory
+        changed since is a conflict, refused with its hash now. For a memory that was wrong,
+        prefer memory_supersede."""
+        from moor_engine.memory_writes import edit
+
+        with engine_refusals(), Session.open(root) as session:
+            return written_result("memory_edit", edit(session, path, section, text, based_on))
+
+    @server.tool(annotations=ADDITIVE_ONCE, structured_output=True)
+    def memory_supersede(old: str, by: str, why: str) -> Answer:
+        """Retire memory `old` because memory `by` says it better: memory_search no longer
+        returns it. A latch: only memory_restore brings it back."""
+        from moor_engine.latch_actions import supersede
+
+        with engine_refusals(), Session.open(root) as session:
+            return written_result("memory_supersede", supersede(session, old, by, why))
+
+    @server.tool(annotations=REMOVES, structured_output=True)
+    def memory_forget(path: str, why: str) -> Answer:
+        """Forget a memory that never held: its file is removed and its text is refused by
+        memory_write from now on, citing `why`. For one that was true once and is outdated,
+        use memory_supersede; memory_restore undoes either."""
+        from moor_engine.latch_actions import forget
+
+        with engine_refusals(), Session.open(root) as session:
+            return written_result("memory_forget", forget(session, path, why))
+
+    @server.tool(annotations=ADDITIVE_ONCE, structured_output=True)
+    def memory_restore(path: str, why: str) -> Answer:
+        """Restore a memory: the only way back from memory_supersede (un-retire) and
+        memory_forget (lift the tombstone, and write the file again from this clone's
+        journal)."""
+        from moor_engine.latch_actions import restore
+
+        with engine_refusals(), Session.open(root) as session:
+            return written_result("memory_restore", restore(session, path, why))
+
+    @server.tool(annotations=ADDITIVE, structured_output=True)
+    def memory_reaffirm(path: str, why: str) -> Answer:
+        """Reaffirm a memory once you have checked it still holds for the code as it is now
+        (drift_report lists the ones that need it): every anchor is bound to the code now,
+        with `why` journalled. All or nothing: a gone or moved anchor refuses it."""
+        from moor_engine.actions import reaffirm
+        from moor_engine.memory_writes import Refusal, Written
+
+        with engine_refusals(), Session.open(root) as session:
+            rel = session.relative_arg(path)
+            outcome = reaffirm(session, path, why)
+        written = Written("reaffirm", path=rel, done=list(outcome.done))
+        written.refused = [Refusal("cannot_reaffirm", line, path=rel) for line in outcome.refused]
+        return written_result("memory_reaffirm", written)
+
+
+def _client_name(ctx: Context) -> str | None:
+    """The MCP client's own name (its `clientInfo`): the memory's `agent:` provenance."""
+    params = ctx.request_context.session.client_params
+    if params is None or not params.client_info.name.strip():
+        return None
+    return f"mcp:{params.client_info.name.strip()}"
