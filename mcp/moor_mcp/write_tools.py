@@ -42,7 +42,7 @@ def register(server: MCPServer, root: Path) -> None:
             about=about,
             title=title,
             confidence=confidence,
-            agent=_client_name(ctx),
+            author=_client_name(ctx),
             questions=questions,
             supersedes=supersedes,
         )
@@ -107,7 +107,8 @@ def register(server: MCPServer, root: Path) -> None:
 
 
 def _client_name(ctx: Context) -> str | None:
-    """The MCP client's own name (its `clientInfo`): the memory's `agent:` provenance."""
+    """The MCP client's own name (its `clientInfo`): the memory's `author:` provenance
+    (`agent:` names a namespace; an MCP write is shared unless the agent asks)."""
     params = ctx.request_context.session.client_params
     if params is None or not params.client_info.name.strip():
         return None

@@ -55,7 +55,8 @@ def test_a_write_lands_on_disk_bound_and_the_next_one_there_is_told_what_is_know
     )
     assert one["known_here"] == []  # the control: nothing was known there before
     text = ws.read(one["path"])
-    assert f"- {SEND}" in text and "confidence: inferred" in text and "agent: mcp:" in text
+    assert f"- {SEND}" in text and "confidence: inferred" in text
+    assert "author: mcp:" in text and "agent:" not in text  # provenance, not a namespace
     assert two_["path"] == "memories/send-echoes.md"
     assert "Does send still return its payload?" in ws.read(two_["path"])
     assert [(k["path"], k["state"], k["anchors"]) for k in two_["known_here"]] == [
