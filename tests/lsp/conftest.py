@@ -39,6 +39,10 @@ class RecordingClient(LanguageClient):
     """pytest-lsp's client, also remembering every publishDiagnostics in order."""
 
     published: list[tuple[str, int]]
+    # Set on every publishDiagnostics. pytest-lsp's own wait_for_notification keeps a
+    # future a timed-out wait cancelled, and the next notification then fails the
+    # session, so waits for diagnostics use this instead.
+    arrived: asyncio.Event
     registrations: list[types.Registration]
     lens_refreshes: int
 
@@ -64,12 +68,14 @@ def _converter() -> Any:
 def make_client() -> LanguageClient:
     client = RecordingClient(converter_factory=_converter)
     client.published = []
+    client.arrived = asyncio.Event()
     client.registrations = []
     client.lens_refreshes = 0
 
     def publish(client: RecordingClient, params: types.PublishDiagnosticsParams) -> None:
         client.diagnostics[params.uri] = params.diagnostics
         client.published.append((params.uri, len(params.diagnostics)))
+        client.arrived.set()
 
     def register(client: RecordingClient, params: types.RegistrationParams) -> None:
         client.registrations.extend(params.registrations)
@@ -147,6 +153,12 @@ class Editor:
     def uri(self, rel: str) -> str:
         return (self.ws.root / rel).as_uri()
 
+    @property
+    def recording(self) -> RecordingClient:
+        """The client as the recording client every fixture here makes."""
+        assert isinstance(self.client, RecordingClient)
+        return self.client
+
     def units(self, text: str) -> int:
         """How many code units `text` takes in the negotiated position encoding."""
         if self.encoding == "utf-8":
@@ -177,6 +189,7 @@ class Editor:
                 assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
                 last = report.items
             else:
+                self.recording.arrived.clear()
                 last = self.client.diagnostics.get(uri)
             if last is not None and until(last):
                 return last
@@ -187,10 +200,7 @@ class Editor:
                 await asyncio.sleep(min(0.1, remaining))
             else:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(
-                        self.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS),
-                        min(0.5, remaining),
-                    )
+                    await asyncio.wait_for(self.recording.arrived.wait(), min(0.5, remaining))
 
     async def now(self, rel: str) -> list[types.Diagnostic]:
         """The memory's diagnostics as the client has them now (a file never published
