@@ -27,7 +27,7 @@ def register(server: MCPServer, root: Path) -> None:
         the code belongs in a memory (memory_write), not here."""
         with engine_refusals():
             saved = checkpoints.save(root, agent, summary, next_steps, files)
-        return _checkpoint(saved)
+        return Checkpoint.model_validate(saved)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     def checkpoint_resume(agent: str, limit: int = 1) -> ResumeResult:
@@ -36,21 +36,4 @@ def register(server: MCPServer, root: Path) -> None:
         against the code and memories_about."""
         with engine_refusals():
             resumed = checkpoints.resume(root, agent, limit)
-        return ResumeResult(
-            agent=resumed.agent,
-            checkpoints=[_checkpoint(c) for c in resumed.checkpoints],
-            total=resumed.total,
-            unreadable=resumed.unreadable,
-        )
-
-
-def _checkpoint(checkpoint: checkpoints.Checkpoint) -> Checkpoint:
-    return Checkpoint(
-        agent=checkpoint.agent,
-        id=checkpoint.id,
-        at=checkpoint.at,
-        path=checkpoint.path,
-        summary=checkpoint.summary,
-        next_steps=list(checkpoint.next_steps),
-        files=list(checkpoint.files),
-    )
+        return ResumeResult.model_validate(resumed)

@@ -8,11 +8,10 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 from moor_engine.changes import DEFAULT_LIMIT
 from moor_engine.session import Session
-from moor_store.journal import Entry
 
 from moor_mcp.annotations import READ_ONLY
 from moor_mcp.refusals import engine_refusals
-from moor_mcp.results import Change, ChangesResult, HistoryResult, JournalEntry
+from moor_mcp.results import ChangesResult, HistoryResult
 
 
 def register(server: MCPServer, root: Path) -> None:
@@ -26,25 +25,7 @@ def register(server: MCPServer, root: Path) -> None:
 
         with engine_refusals(), Session.open(root) as session:
             found = since(session, cursor, limit)
-        return ChangesResult(
-            changes=[
-                Change(
-                    seq=c.seq,
-                    at=c.at,
-                    kind=c.kind,
-                    anchor=c.anchor,
-                    memory=c.memory,
-                    memories=list(c.memories),
-                    code=c.code,
-                    reason=c.reason,
-                    detail=c.detail,
-                )
-                for c in found.changes
-            ],
-            next_cursor=found.next_cursor,
-            head=found.head,
-            more=found.more,
-        )
+        return ChangesResult.model_validate(found)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     def memory_history(path: str) -> HistoryResult:
@@ -55,17 +36,4 @@ def register(server: MCPServer, root: Path) -> None:
 
         with engine_refusals(), Session.open(root) as session:
             rel, entries = memory_log(session, path)
-        return HistoryResult(path=rel, entries=[_entry(entry) for entry in entries])
-
-
-def _entry(entry: Entry) -> JournalEntry:
-    return JournalEntry(
-        seq=entry.seq,
-        at=entry.at,
-        kind=entry.kind,
-        anchor=entry.anchor,
-        memory=entry.memory,
-        code=entry.code,
-        reason=entry.reason,
-        detail=entry.detail,
-    )
+        return HistoryResult.model_validate({"path": rel, "entries": entries})

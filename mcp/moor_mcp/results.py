@@ -1,10 +1,13 @@
 """The shapes of the MCP tools' results: one pydantic model per answer, from which the SDK
-publishes each tool's output schema. Fields only; the engine's answers are converted in
-the tool modules."""
+publishes each tool's output schema. Fields only. A model whose fields are named as the
+engine's answer reads it straight from its attributes (`from_attributes`), so no tool
+copies an answer field by field."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
+
+ENGINE_ANSWER = ConfigDict(from_attributes=True)
 
 
 class Hit(BaseModel):
@@ -91,6 +94,8 @@ class WriteResult(BaseModel):
 
 
 class JournalEntry(BaseModel):
+    model_config = ENGINE_ANSWER
+
     seq: int
     at: str
     kind: str
@@ -106,6 +111,8 @@ class Change(JournalEntry):
 
 
 class ChangesResult(BaseModel):
+    model_config = ENGINE_ANSWER
+
     changes: list[Change]
     next_cursor: int
     head: int
@@ -113,11 +120,15 @@ class ChangesResult(BaseModel):
 
 
 class HistoryResult(BaseModel):
+    model_config = ENGINE_ANSWER
+
     path: str
     entries: list[JournalEntry]
 
 
 class Checkpoint(BaseModel):
+    model_config = ENGINE_ANSWER
+
     agent: str
     id: str
     at: str
@@ -128,6 +139,8 @@ class Checkpoint(BaseModel):
 
 
 class ResumeResult(BaseModel):
+    model_config = ENGINE_ANSWER
+
     agent: str
     checkpoints: list[Checkpoint]  # newest first
     total: int
