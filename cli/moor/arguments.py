@@ -20,3 +20,8 @@ def at_least(minimum: int, unit: str = "") -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def add_format(parser: argparse.ArgumentParser) -> None:
+    """`--format text|json`, as every command that can answer in JSON takes it."""
+    parser.add_argument("--format", choices=("text", "json"), default="text")

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from moor.arguments import at_least
+from moor.arguments import add_format, at_least
 
 if TYPE_CHECKING:
     from moor_engine.checkpoints import Resumed
@@ -35,19 +35,15 @@ def add_parsers(commands: Any) -> None:
     save.add_argument(
         "--file", action="append", default=[], metavar="PATH", help="a file in play (repeat)"
     )
-    _format(save)
+    add_format(save)
 
     resume = actions.add_parser("resume", help="the agent's newest checkpoints, newest first")
     resume.add_argument("--agent", required=True)
     resume.add_argument("--limit", type=at_least(1, "checkpoints"), default=1)
-    _format(resume)
+    add_format(resume)
 
     listing = actions.add_parser("list", help="every agent with checkpoints, and how many")
-    _format(listing)
-
-
-def _format(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(listing)
 
 
 def cmd_checkpoint(args: argparse.Namespace, start: Path) -> int:

@@ -23,6 +23,7 @@ from moor_store.lockfile import LockError
 from moor_store.writelock import WriteBusy
 
 from moor import checkpoint_commands, context_commands, recall_commands
+from moor.arguments import add_format
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -93,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         "symbols", help="every reference that names a definition of a file exactly"
     )
     symbols.add_argument("path", help="a code or Markdown file in the workspace")
-    symbols.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(symbols)
 
     from moor import memory_commands
 

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from moor.arguments import add_format
+
 if TYPE_CHECKING:
     from moor_engine.memory_writes import Written
 
@@ -39,7 +41,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add.add_argument(
         "--supersedes", action="append", default=[], metavar="MEMORY", help="memories it retires"
     )
-    _format(add)
+    add_format(add)
 
     edit = commands.add_parser(
         "edit", help="replace one section of a memory, if it is still what you read"
@@ -51,7 +53,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--base-hash", help="the content hash of the memory as you read it (`moor edit MEMORY`)"
     )
     edit.add_argument("--why", help="why (journalled)")
-    _format(edit)
+    add_format(edit)
 
     supersede = commands.add_parser(
         "supersede", help="retire a memory: another says it better (a latch)"
@@ -59,25 +61,21 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     supersede.add_argument("memory")
     supersede.add_argument("--by", required=True, metavar="MEMORY", help="the memory replacing it")
     supersede.add_argument("--why", required=True)
-    _format(supersede)
+    add_format(supersede)
 
     forget = commands.add_parser(
         "forget", help="remove a memory and refuse its text from now on (a tombstone)"
     )
     forget.add_argument("memory")
     forget.add_argument("--why", required=True)
-    _format(forget)
+    add_format(forget)
 
     restore = commands.add_parser(
         "restore", help="the only way back: un-retire a memory, or lift a tombstone"
     )
     restore.add_argument("memory")
     restore.add_argument("--why", required=True)
-    _format(restore)
-
-
-def _format(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(restore)
 
 
 def cmd_add(args: argparse.Namespace, start: Path) -> int:
