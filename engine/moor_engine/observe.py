@@ -735,9 +735,12 @@ class FileObserver:
             return
         now = time.time_ns()
         rows = []
+        flushed: list[FileView] = []
         for view in self._views.values():
             if isinstance(view, FileView) and view.dirty and not view.overlay:
                 key = stored(view.stat_key, now, self.racy_window_ns)
+                if key == view.stat_key:  # a racily fresh row is written again, once settled
+                    flushed.append(view)
                 rows.append(
                     CachedFile(
                         path=view.rel,
@@ -753,6 +756,10 @@ class FileObserver:
                 )
         if rows:
             self.journal.store_files(rows)
+        # A long-lived observer (the editor's) flushes after every check: a view stored once
+        # is not stored again until it learns something new.
+        for view in flushed:
+            view.dirty = False
 
 
 def ambiguity(ref: Reference, candidates: tuple[tuple[str | None, int], ...]) -> str:
