@@ -22,7 +22,7 @@ from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
 from moor_store.writelock import WriteBusy
 
-from moor import checkpoint_commands, context_commands, recall_commands
+from moor import checkpoint_commands, context_commands, hook_commands, recall_commands
 from moor.arguments import add_format
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
@@ -103,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     context_commands.add_parsers(commands)
     recall_commands.add_parsers(commands)
     checkpoint_commands.add_parsers(commands)
+    hook_commands.add_parsers(commands)
 
     commands.add_parser("mcp", help="the MCP server for coding agents, on stdin/stdout")
     commands.add_parser(
@@ -334,6 +335,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "recall": recall_commands.cmd_recall,
     "about": recall_commands.cmd_about,
     "checkpoint": checkpoint_commands.cmd_checkpoint,
+    "hooks": hook_commands.cmd_hooks,
 }
 
 

@@ -329,6 +329,13 @@ class RecallIndex:
             self._newest = ("" if row is None or row[0] is None else str(row[0]),)
         return self._newest[0] or None
 
+    def references(self) -> dict[str, list[str]]:
+        """Memory path -> the references its document was indexed with (its `about:`)."""
+        with self._guard("read"):
+            rows = self._db.execute("SELECT path, json_extract(meta, '$.refs') FROM docs")
+            found = rows.fetchall()
+        return {path: [str(r) for r in json.loads(refs or "[]")] for path, refs in found}
+
 
 def stat_text(stat: Sequence[int] | None) -> str | None:
     """A stat key as the index stores it (compared as text: no parse per row)."""

@@ -173,3 +173,17 @@ def test_recall_numbers_match_readme_within_tolerance(tmp_path: Path) -> None:
         assert then / factor <= now <= then * factor or now < 5.0, (
             f"moor recall {name} {now:.1f} ms is more than {factor:g}x off {then:.1f} ms"
         )
+
+
+def test_hook_latency_ratio_matches_readme_within_tolerance() -> None:
+    import re
+
+    import hook_latency
+
+    text = publish.README.read_text(encoding="utf-8")
+    row = re.search(r"^\| 1,000 \| .*\| ([0-9.]+)x \|$", text.split("### Hooks", 1)[1], re.M)
+    assert row is not None, "README.md's ### Hooks publishes no 1,000 row"
+    published = float(row.group(1))
+    measured = hook_latency.measure(1000, 8)
+    # A ratio to the CLI's own start-up in the same run survives a busy machine.
+    assert measured["hook_over_moor_version"] <= published * 2, measured

@@ -1,0 +1,103 @@
+"""Prompt-hook latency: `moor hooks run prompt` as Claude Code runs it, a new process per
+prompt, at N memories (process start included).
+
+A temporary git workspace gets one Python file of N small functions and N memories, one
+about each, bound; the recall index is warmed by one run. Then R prompts naming one
+function each are fed as hook JSON on stdin, one process each, and the wall time of each
+is taken. Beside it, in the same run, the baseline: `python -c pass` (the interpreter's
+own start-up) and `moor --version` (the CLI's). Ratios are what the README test gates.
+
+    python bench/hook_latency.py [--memories 1000] [--runs 40] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# Bytecode is written and read as an installed moor's is: a set-up that turns it off would
+# measure compiling every module on every prompt, not the hook.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"NO_COLOR": "1"}
+
+
+def make_workspace(root: Path, count: int) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "moor.toml").write_text('memory_roots = ["memories"]\n', encoding="utf-8")
+    (root / "memories").mkdir()
+    (root / "src").mkdir()
+    code = "".join(f"def func_{i}(value):\n    return value + {i}\n\n\n" for i in range(count))
+    (root / "src" / "many.py").write_text(code, encoding="utf-8")
+    for i in range(count):
+        (root / "memories" / f"m{i}.md").write_text(
+            f'---\nabout:\n  - "src/many.py#func_{i}"\n---\n# Function {i} adds {i}\n\n'
+            f"func_{i} adds {i} to its value.\n\n## When this changes, ask\n- Still {i}?\n",
+            encoding="utf-8",
+        )
+    subprocess.run(
+        [sys.executable, "-m", "moor", "bind"], cwd=root, check=True, env=ENV, capture_output=True
+    )
+
+
+def timed(command: list[str], root: Path, stdin: str = "") -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        command, cwd=root, input=stdin, capture_output=True, text=True, env=ENV, check=True
+    )
+    return (time.perf_counter() - started) * 1000
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def measure(count: int, runs: int) -> dict[str, float]:
+    moor = str(Path(sys.executable).with_name("moor"))
+    root = Path(tempfile.mkdtemp(prefix="moor-hooks-"))
+    try:
+        make_workspace(root, count)
+        hook = [moor, "hooks", "run", "prompt"]
+        first = json.dumps({"prompt": "why does func_1 add one?", "cwd": str(root)})
+        timed(hook, root, first)  # warms the recall index and the parse cache
+        hooks, python, version = [], [], []
+        for i in range(runs):
+            prompt = json.dumps({"prompt": f"is func_{(i * 37) % count} safe?", "cwd": str(root)})
+            hooks.append(timed(hook, root, prompt))
+            python.append(timed([sys.executable, "-c", "pass"], root))
+            version.append(timed([moor, "--version"], root))
+        return {
+            "memories": count,
+            "hook_p50_ms": statistics.median(hooks),
+            "hook_p95_ms": p95(hooks),
+            "python_p50_ms": statistics.median(python),
+            "moor_version_p50_ms": statistics.median(version),
+            "hook_over_python": statistics.median(hooks) / statistics.median(python),
+            "hook_over_moor_version": statistics.median(hooks) / statistics.median(version),
+        }
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--memories", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    result = measure(args.memories, args.runs)
+    for key, value in result.items():
+        print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
+    if args.json is not None:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""`moor hooks install|uninstall claude` and `moor hooks run session-start|prompt`.
+
+A hook run is Claude Code's: it reads the hook's JSON on stdin (`cwd`, `prompt`, ...) and
+prints `hookSpecificOutput.additionalContext`. It is fail-silent: whatever goes wrong, it
+exits 0 with nothing on stdout and one line in `.moor/hooks.log`, so a broken workspace
+never blocks a prompt. The engine is imported only once the run has begun, inside that
+guard. What is shown is decided by `moor_engine.agent_hooks`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_USAGE = 0, 2
+LOG = ".moor/hooks.log"
+_LOG_KEEP = 200  # lines: the log is for a person looking into a silent hook, not history
+_EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
+
+
+def add_parsers(commands: Any) -> None:
+    hooks = commands.add_parser("hooks", help="hooks for Claude Code: install, uninstall, run")
+    actions = hooks.add_subparsers(dest="hooks_action", required=True, metavar="ACTION")
+    for name, text in (("install", "write"), ("uninstall", "remove")):
+        action = actions.add_parser(name, help=f"{text} moor's hooks in .claude/settings.json")
+        action.add_argument("agent", choices=("claude",))
+    run = actions.add_parser("run", help="run a hook (Claude Code calls this, JSON on stdin)")
+    run.add_argument("event", choices=tuple(_EVENTS))
+
+
+def cmd_hooks(args: argparse.Namespace, start: Path) -> int:
+    if args.hooks_action == "run":
+        return run_hook(args.event, start)
+    return _settings(args.hooks_action, start)
+
+
+def _settings(action: str, start: Path) -> int:
+    from moor_engine import claude_settings
+    from moor_engine.workspace import Workspace
+
+    root = Workspace.open(start).root
+    try:
+        if action == "install":
+            change = claude_settings.install(root)
+        else:
+            change = claude_settings.uninstall(root)
+    except claude_settings.SettingsError as error:
+        print(f"moor: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    events = change.added or change.removed
+    if not change.changed:
+        print(f"{change.path}: nothing to change (moor's hooks are already {action}ed)")
+    else:
+        verb = "added to" if action == "install" else "removed from"
+        print(f"{change.path}: moor's {', '.join(events)} hooks {verb} it")
+    return EXIT_OK
+
+
+def run_hook(event: str, start: Path) -> int:
+    where = start
+    try:
+        payload = _payload(sys.stdin.read())
+        cwd = payload.get("cwd")
+        if isinstance(cwd, str) and cwd and Path(cwd).is_dir():
+            where = Path(cwd)
+        context = _answer(event, where, payload)
+    except BaseException as error:  # fail-silent: a hook must never block the agent
+        _log(where, f"{event}: {type(error).__name__}: {error}")
+        return EXIT_OK
+    if context:
+        output = {
+            "hookSpecificOutput": {"hookEventName": _EVENTS[event], "additionalContext": context}
+        }
+        sys.stdout.write(json.dumps(output) + "\n")
+    return EXIT_OK
+
+
+def _payload(text: str) -> dict[str, object]:
+    if not text.strip():
+        return {}
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("the hook input is not a JSON object")
+    return value
+
+
+def _answer(event: str, where: Path, payload: dict[str, object]) -> str:
+    from moor_engine import agent_hooks
+    from moor_engine.session import Session
+
+    with Session.open(where) as session:
+        if event == "session-start":
+            return agent_hooks.session_start(session).context
+        prompt = payload.get("prompt")
+        if not isinstance(prompt, str):
+            raise ValueError('the hook input has no "prompt" text')
+        return agent_hooks.prompt(session, prompt).context
+
+
+def _log(where: Path, line: str) -> None:
+    """One line in `.moor/hooks.log` of the workspace (if there is one); never raises."""
+    try:
+        from moor_engine.workspace import find_root
+        from moor_store.inside import read_inside, write_inside
+
+        root = find_root(where.resolve())  # not Workspace.open: its config may be the failure
+        try:
+            old = read_inside(root, LOG).decode("utf-8", "replace").splitlines()
+        except FileNotFoundError:
+            old = []
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        lines = [*old[-(_LOG_KEEP - 1) :], f"{stamp} {' '.join(line.split())}"]
+        write_inside(root, LOG, ("\n".join(lines) + "\n").encode("utf-8"))
+    except BaseException:  # nowhere to log to (no workspace): silence is the contract
+        return

@@ -1,0 +1,57 @@
+"""The code a prompt names: paths, `path#Symbol` references and bare identifiers.
+
+Read from the prompt's words only, never guessed: a path is a word with a `/` or a file
+extension, a reference is a path with `#Symbol`, and an identifier is any other word that
+looks like code (letters, digits, `_` and dots). Which of them name memories is decided by
+the memories' own references (`agent_hooks.matching`), so a bare word that no memory is
+bound to costs nothing and matches nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[\w./#:-]+")
+_PATH = re.compile(r"[\w.-]*(?:/[\w.-]+)*\.\w+|[\w.-]+(?:/[\w.-]+)+")
+_IDENT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_MIN_IDENT = 3  # shorter words ("a", "is", "do") are never a useful match
+REMEMBER = "remember:"
+
+
+@dataclass(frozen=True)
+class Names:
+    paths: frozenset[str]  # files named (with or without a symbol)
+    refs: frozenset[str]  # `path#Symbol` as written
+    identifiers: frozenset[str]  # bare words that may be symbol names
+
+
+def prompt_names(prompt: str) -> Names:
+    paths: set[str] = set()
+    refs: set[str] = set()
+    identifiers: set[str] = set()
+    for raw in _WORD.findall(prompt):
+        word = raw.strip(".,:;-`'\"()[]")
+        if not word:
+            continue
+        path, hashed, symbol = word.partition("#")
+        path = path.removeprefix("./")
+        if hashed and symbol and _PATH.fullmatch(path):
+            paths.add(path)
+            refs.add(f"{path}#{symbol}")
+            identifiers.add(symbol)
+        elif _PATH.fullmatch(path) and ("/" in path or not _IDENT.fullmatch(path)):
+            paths.add(path)
+        if _IDENT.fullmatch(word) and len(word) >= _MIN_IDENT:
+            identifiers.add(word)
+            if "." in word:  # `module.py` may be a file, `Client.send` a symbol: both kept
+                paths.add(word)
+    return Names(frozenset(paths), frozenset(refs), frozenset(identifiers))
+
+
+def remembered(prompt: str) -> str | None:
+    """The text after a leading `remember:` (any case), or None when the prompt is not one."""
+    stripped = prompt.lstrip()
+    if not stripped.lower().startswith(REMEMBER):
+        return None
+    return stripped[len(REMEMBER) :].strip()
