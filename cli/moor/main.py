@@ -22,7 +22,7 @@ from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
 from moor_store.writelock import WriteBusy
 
-from moor import checkpoint_commands, context_commands, recall_commands
+from moor import checkpoint_commands, context_commands, recall_commands, source_commands
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -102,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     context_commands.add_parsers(commands)
     recall_commands.add_parsers(commands)
     checkpoint_commands.add_parsers(commands)
+    source_commands.add_parsers(commands)
 
     commands.add_parser("mcp", help="the MCP server for coding agents, on stdin/stdout")
     commands.add_parser(
@@ -333,6 +334,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "recall": recall_commands.cmd_recall,
     "about": recall_commands.cmd_about,
     "checkpoint": checkpoint_commands.cmd_checkpoint,
+    "source": source_commands.cmd_source,
 }
 
 
