@@ -22,6 +22,9 @@ def add_parsers(commands: Any) -> None:
     where.add_argument("--write", metavar="FILE", help="write the block into FILE (AGENTS.md)")
     where.add_argument("--check", metavar="FILE", help="exit 1 if FILE's block is out of date")
     context.add_argument("--budget", type=at_least(100, "tokens"), default=None, metavar="TOKENS")
+    context.add_argument(
+        "--agent", metavar="NAME", help="for this agent: shared memories and its own"
+    )
 
 
 def cmd_context(args: argparse.Namespace, start: Path) -> int:
@@ -34,7 +37,7 @@ def cmd_context(args: argparse.Namespace, start: Path) -> int:
     with _session(start) as session:
         target = args.write or args.check
         rel = session.relative_arg(target) if target else None
-        block = context_block(session, budget)
+        block = context_block(session, budget, args.agent)
         summary = f"{len(block.included)} memories, {block.tokens:,} of {budget:,} tokens" + (
             f" ({len(block.left_out)} left out)" if block.left_out else ""
         )

@@ -22,7 +22,13 @@ from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
 from moor_store.writelock import WriteBusy
 
-from moor import checkpoint_commands, context_commands, hook_commands, recall_commands
+from moor import (
+    checkpoint_commands,
+    context_commands,
+    hook_commands,
+    recall_commands,
+    source_commands,
+)
 from moor.arguments import add_format
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
@@ -104,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     recall_commands.add_parsers(commands)
     checkpoint_commands.add_parsers(commands)
     hook_commands.add_parsers(commands)
+    source_commands.add_parsers(commands)
 
     commands.add_parser("mcp", help="the MCP server for coding agents, on stdin/stdout")
     commands.add_parser(
@@ -336,6 +343,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "about": recall_commands.cmd_about,
     "checkpoint": checkpoint_commands.cmd_checkpoint,
     "hooks": hook_commands.cmd_hooks,
+    "source": source_commands.cmd_source,
 }
 
 

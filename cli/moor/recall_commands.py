@@ -23,12 +23,18 @@ def add_parsers(commands: Any) -> None:
         "--explain", action="store_true", help="show each signal's part in each score"
     )
     recall.add_argument("--limit", type=at_least(1), default=10, metavar="N")
+    recall.add_argument(
+        "--agent", metavar="NAME", help="read as this agent: shared memories and its own"
+    )
 
     about = commands.add_parser(
         "about", help="memories about a symbol, a line or a file (PATH#SYMBOL, PATH:LINE, PATH)"
     )
     about.add_argument("target", help="PATH#SYMBOL, PATH:LINE or PATH")
     about.add_argument("--json", action="store_true", help="print JSON")
+    about.add_argument(
+        "--agent", metavar="NAME", help="read as this agent: shared memories and its own"
+    )
 
 
 def cmd_recall(args: argparse.Namespace, start: Path) -> int:
@@ -38,7 +44,7 @@ def cmd_recall(args: argparse.Namespace, start: Path) -> int:
 
     query = " ".join(args.query)
     with _session(start) as session:
-        result, status = session_recall(session, query, limit=args.limit)
+        result, status = session_recall(session, query, limit=args.limit, agent=args.agent)
         for warning in status.warnings:
             print(f"moor: {warning}", file=sys.stderr)
     if args.json:
@@ -90,7 +96,7 @@ def cmd_about(args: argparse.Namespace, start: Path) -> int:
     from moor.main import _session
 
     with _session(start) as session:
-        result = about(session, args.target)
+        result = about(session, args.target, args.agent)
     if args.json:
         print(json.dumps(result.as_json(), indent=2))
         return EXIT_LOOK if result.needs_attention else EXIT_OK

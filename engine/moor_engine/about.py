@@ -18,6 +18,7 @@ from moor_extractors.model import DefinitionSite, Failure
 from moor_extractors.reference import parse_reference
 from moor_extractors.resolve import reference_symbol
 
+from moor_engine import namespaces
 from moor_engine.memories import LoadedMemory, load_memories
 from moor_engine.observe import Found, NotFound
 from moor_engine.recall import state_reasons
@@ -102,8 +103,10 @@ class AboutResult:
         }
 
 
-def about(session: Session, arg: str) -> AboutResult:
-    """Memories about `arg`: `PATH#SYMBOL`, `PATH:LINE` or `PATH`."""
+def about(session: Session, arg: str, agent: str | None = None) -> AboutResult:
+    """Memories about `arg`: `PATH#SYMBOL`, `PATH:LINE` or `PATH`, as reader `agent` sees
+    them (`namespaces`)."""
+    agent = namespaces.reader(agent)
     path_arg, symbol, line = _split(session, arg)
     rel = session.relative_arg(path_arg)
     if not (session.workspace.root / rel).is_file():
@@ -114,7 +117,9 @@ def about(session: Session, arg: str) -> AboutResult:
     candidates = [
         path
         for path, memory in loaded.items()
-        if any(item.ref is not None and item.ref.path == rel for item in memory.entries)
+        if memory.memory is not None
+        and namespaces.visible(memory.memory.agent, agent)
+        and any(item.ref is not None and item.ref.path == rel for item in memory.entries)
     ]
     # With the memories that declare `supersedes:`, so the verdict sees every retirement.
     declaring = [p for p, m in loaded.items() if m.memory is not None and m.memory.supersedes]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from moor_engine import namespaces
 from moor_engine.framing import Framed, frame, frame_one, framed
 from moor_engine.session import Session
 from moor_engine.trust import State
@@ -43,7 +44,10 @@ class ContextBlock:
     budget: int = DEFAULT_BUDGET
 
 
-def context_block(session: Session, budget: int = DEFAULT_BUDGET) -> ContextBlock:
+def context_block(
+    session: Session, budget: int = DEFAULT_BUDGET, agent: str | None = None
+) -> ContextBlock:
+    agent = namespaces.reader(agent)
     report = session.check(session.select([]), record=False)
     evaluation = session.last_evaluation
     assert evaluation is not None
@@ -51,6 +55,8 @@ def context_block(session: Session, budget: int = DEFAULT_BUDGET) -> ContextBloc
     for memory_report in report.memories:
         loaded = evaluation.loaded.get(memory_report.path)
         if memory_report.state in _LEFT_OUT or loaded is None or loaded.memory is None:
+            continue
+        if not namespaces.visible(loaded.memory.agent, agent):
             continue
         chosen.append((loaded.memory.pinned, framed(memory_report, loaded.memory)))
     chosen.sort(key=lambda item: (not item[0], item[1].path))

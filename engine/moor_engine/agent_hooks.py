@@ -8,8 +8,9 @@
   file is parsed to decide; a prompt starting `remember:` is written as a memory instead,
   through the one write path (`memory_writes.add`), deterministically, with no model.
 
-Only the matched memories are checked (never the whole workspace), retired ones are left
-out, and the text is rendered by `framing` (untrusted data, delimited, trust beside it).
+Only the matched memories are checked (never the whole workspace), retired ones and
+other agents' (a hook reads as no agent: `namespaces.visible`) are left out, and the
+text is rendered by `framing` (untrusted data, delimited, trust beside it).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 from moor_engine.framing import Framed, frame, framed
 from moor_engine.git import git_all
+from moor_engine.namespaces import visible
 from moor_engine.prompt_names import Names, prompt_names, remembered
 from moor_engine.session import Session
 from moor_engine.trust import State
@@ -104,6 +106,8 @@ def framed_memories(session: Session, paths: list[str], declaring: list[str]) ->
         if report.path not in wanted or report.state is State.RETIRED:
             continue
         if loaded is None or loaded.memory is None:
+            continue
+        if not visible(loaded.memory.agent, None):  # a hook reads as no agent: shared only
             continue
         shown.append(framed(report, loaded.memory))
     # Memories that need a look first: the agent should verify those before relying on them.

@@ -47,9 +47,16 @@ class Config:
     source: str | None = None  # which file the settings came from
     roots_configured: bool = False  # memory_roots written out, not the default
     extra: dict[str, object] = field(default_factory=dict)
+    sources: tuple[SourceConfig, ...] = ()  # `[[sources]]`: notes moor reads, never edits
 
 
-_KNOWN_KEYS = {"memory_roots", "ignore", "max_file_size", "anchors", "rules"}
+@dataclass(frozen=True)
+class SourceConfig:
+    kind: str  # serena | claude
+    path: str  # workspace-relative folder of its notes
+
+
+_KNOWN_KEYS = {"memory_roots", "ignore", "max_file_size", "anchors", "rules", "sources"}
 PYPROJECT = "pyproject.toml"
 MAX_CONFIG_BYTES = 1024 * 1024  # a configuration file is a few lines; more is not one
 MAX_FILE_SIZE_LIMIT = 1 << 30  # files are read whole and parsed: 1 GiB is already absurd
@@ -170,6 +177,7 @@ def _from_table(table: dict[str, object], source: _Source) -> Config:
         source=source.name,
         roots_configured="memory_roots" in table,
         extra={k: v for k, v in table.items() if k in {"anchors", "rules"}},
+        sources=_sources(table.get("sources", []), source),
     )
 
 
@@ -179,6 +187,44 @@ def _string_list(value: object, source: _Source, key: str) -> list[str]:
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return list(value)
     raise ConfigError(source.at(key, f"{key} must be a string or a list of strings"))
+
+
+# Where each kind keeps its notes when `path` is not given; Claude Code's auto-memory lives
+# outside the workspace (under the home folder), so it is read only from a `path` inside.
+SOURCE_KINDS: dict[str, str | None] = {"serena": ".serena/memories", "claude": None}
+
+
+def _sources(value: object, source: _Source) -> tuple[SourceConfig, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise ConfigError(source.at("sources", "sources must be [[sources]] tables"))
+    found: list[SourceConfig] = []
+    for item in value:
+        kind = item.get("kind")
+        if kind not in SOURCE_KINDS:
+            kinds = ", ".join(sorted(SOURCE_KINDS))
+            raise ConfigError(source.at("kind", f"[[sources]] kind must be one of: {kinds}"))
+        unknown = sorted(set(item) - {"kind", "path"})
+        if unknown:
+            raise ConfigError(
+                source.at(unknown[0], f"[[sources]] unknown key(s) {', '.join(unknown)}")
+            )
+        path = item.get("path", SOURCE_KINDS[kind])
+        if path is None:
+            raise ConfigError(
+                source.at("kind", f"[[sources]] kind = {kind!r} needs a path inside the workspace")
+            )
+        if (
+            not isinstance(path, str)
+            or path.startswith("/")
+            or ".." in path.split("/")
+            or not path.strip("/ ")
+            or _CONTROL.search(path)
+        ):
+            raise ConfigError(
+                source.at("path", f"[[sources]] path {path!r} must be a workspace folder")
+            )
+        found.append(SourceConfig(str(kind), path.strip("/")))
+    return tuple(found)
 
 
 DEFAULT_CONFIG_TEXT = """\

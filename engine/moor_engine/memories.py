@@ -33,6 +33,7 @@ from moor_store.inside import NotInside, read_inside, stat_inside
 from moor_store.journal import CachedFile, Journal
 from moor_store.lockfile import Lock, LockedAnchor
 
+from moor_engine import namespaces
 from moor_engine.filestat import stat_key, stored
 from moor_engine.workspace import Workspace
 
@@ -192,6 +193,11 @@ def load_memories(
             reason = error.strerror or type(error).__name__
             loaded[path] = LoadedMemory(path, None, read_error=f"cannot read {path}: {reason}")
             continue
+        if parsed.memory is not None:
+            # Fail closed: a memory in no valid namespace is invalid, so nothing shows it.
+            problem = namespaces.memory_problem(parsed.memory)
+            if problem is not None:
+                parsed = ParsedMemory(None, (problem,))
         memory = LoadedMemory(path, parsed.memory, parsed.problems)
         if parsed.memory is not None:
             memory.entries = [

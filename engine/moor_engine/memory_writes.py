@@ -39,6 +39,7 @@ from moor_store.intent import Change
 from moor_store.journal import NewEntry
 from moor_store.lockfile import LockedMemory, format_lock
 
+from moor_engine import namespaces
 from moor_engine.check import locked_anchor_from
 from moor_engine.git import git
 from moor_engine.latch import (
@@ -158,6 +159,7 @@ def add(session: Session, draft: Draft) -> Written:
         raise UsageError('a memory needs some text: moor add "..."')
     if draft.confidence not in CONFIDENCE_LEVELS:
         raise UsageError(f"--confidence must be one of: {', '.join(CONFIDENCE_LEVELS)}")
+    namespaces.reader(draft.agent)  # an invalid `agent:` would make the memory invisible
     with session.writing("moor add"):
         return after_write(session, _add(session, draft))
 

@@ -18,6 +18,7 @@ from datetime import date
 
 from moor_store.recall_index import Match, RecallIndex
 
+from moor_engine import namespaces
 from moor_engine.recall_tokens import joined_terms, query_terms
 from moor_engine.trust import MemoryReport, State
 
@@ -154,7 +155,14 @@ def expression(terms: Sequence[str]) -> str:
     return " OR ".join(_phrase(t) for t in terms)
 
 
-def recall(index: RecallIndex, query: str, verdicts: Verdicts, *, limit: int = 10) -> RecallResult:
+def recall(
+    index: RecallIndex,
+    query: str,
+    verdicts: Verdicts,
+    *,
+    limit: int = 10,
+    agent: str | None = None,
+) -> RecallResult:
     terms = query_terms(query)
     result = RecallResult(query, terms, [])
     if not terms:
@@ -168,7 +176,9 @@ def recall(index: RecallIndex, query: str, verdicts: Verdicts, *, limit: int = 1
     scored: list[tuple[Hit, Match]] = []
     offset = 0
     while True:
-        matches = index.search(match, weights, pool, offset)
+        found = index.search(match, weights, pool, offset)
+        # Another agent's memories are not candidates at all: not scored, not counted.
+        matches = [m for m in found if namespaces.visible(_owner(m.meta), agent)]
         states = verdicts([m.path for m in matches])
         for candidate in matches:
             report = states.get(candidate.path)
@@ -176,8 +186,8 @@ def recall(index: RecallIndex, query: str, verdicts: Verdicts, *, limit: int = 1
                 result.retired += 1  # removed before scoring
                 continue
             scored.append((_hit(candidate, report, newest), candidate))
-        offset += len(matches)
-        if len(matches) < pool or len(scored) >= pool:
+        offset += len(found)
+        if len(found) < pool or len(scored) >= pool:
             break
     scored.sort(key=lambda pair: (-round(pair[0].score, 9), pair[0].path))
     if scored:
@@ -192,6 +202,11 @@ def recall(index: RecallIndex, query: str, verdicts: Verdicts, *, limit: int = 1
     if result.weak:
         result.feedback = _feedback(index, terms, top)
     return result
+
+
+def _owner(meta: Mapping[str, object]) -> str | None:
+    owner = meta.get("agent")
+    return owner if isinstance(owner, str) else None
 
 
 def _with_matched(hit: Hit, matched: tuple[str, ...]) -> Hit:

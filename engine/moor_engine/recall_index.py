@@ -23,7 +23,7 @@ from moor_store import recall_index as store
 from moor_store.inside import NotInside
 from moor_store.recall_index import Document, IndexBroken, IndexBusy, RecallIndex, stat_text
 
-from moor_engine import recall_tokens
+from moor_engine import namespaces, recall_tokens
 from moor_engine.filestat import StatKey, stat_key, stored
 from moor_engine.memories import load_memories
 from moor_engine.recall import RecallResult, Verdicts, recall
@@ -52,6 +52,7 @@ def memory_document(memory: Memory, stat: tuple[int, ...] | None = None) -> Docu
         "created": memory.created,
         "refs": refs,
         "questions": list(memory.questions),
+        "agent": memory.agent,  # its namespace (`namespaces.visible`)
     }
     return Document(
         memory.path,
@@ -230,17 +231,23 @@ def session_verdicts(session: Session, declaring: Sequence[str] = ()) -> Verdict
 
 
 def session_recall(
-    session: Session, query: str, *, limit: int = 10
+    session: Session, query: str, *, limit: int = 10, agent: str | None = None
 ) -> tuple[RecallResult, IndexStatus]:
-    """`recall` over the workspace's memories as they are now."""
+    """`recall` over the workspace's memories as they are now, as reader `agent` sees them
+    (shared ones and its own; an invalid name is refused before anything is read)."""
+    agent = namespaces.reader(agent)
     index, status = ready_index(session)
     try:
         try:
-            result = recall(index, query, session_verdicts(session, status.declaring), limit=limit)
+            result = recall(
+                index, query, session_verdicts(session, status.declaring), limit=limit, agent=agent
+            )
         except IndexBroken as error:  # broke after it was opened: once more, from nothing
             index.close()
             index = rebuild(session, status, str(error))
-            result = recall(index, query, session_verdicts(session, status.declaring), limit=limit)
+            result = recall(
+                index, query, session_verdicts(session, status.declaring), limit=limit, agent=agent
+            )
     finally:
         index.close()
     session.observer.flush()

@@ -177,6 +177,12 @@ class Memory:
     value: str = ""
     pinned: bool = False  # `pinned: true`: ranked up in recall
     created: str | None = None  # `created:` as written (an ISO date): recall's recency
+    # `agent:` as written (a non-string value described, so it is never a valid name):
+    # whether it names a namespace is the engine's decision (moor_engine/namespaces.py).
+    agent: str | None = None
+    agent_line: int = 0
+    # `source:` as written (`KIND:NAME`): a sidecar binding a note moor only reads.
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +227,7 @@ KNOWN_KEYS = (
     "agent",
     "author",
     "created",
+    "source",
 )
 
 
@@ -358,6 +365,9 @@ def _parse(path: str, data: bytes) -> ParsedMemory:
         value=value_key(prose) or value_key(title),
         pinned=fields.pinned,
         created=fields.created,
+        agent=fields.agent,
+        agent_line=fields.agent_line,
+        source=fields.source,
     )
     return ParsedMemory(memory, ())
 
@@ -390,6 +400,9 @@ class _Fields:
     title: str | None = None
     pinned: bool = False
     created: str | None = None
+    agent: str | None = None
+    agent_line: int = 0
+    source: str | None = None
 
 
 def _shown_tag(tag: str) -> str:
@@ -707,6 +720,12 @@ class _Frontmatter:
             fields.pinned = self._pinned(top["pinned"][1])
         if "created" in top:
             fields.created = self._created(top["created"][1])
+        if "agent" in top:
+            key, value = top["agent"]
+            fields.agent_line = self.at(key)[0]
+            fields.agent = self._as_written(value)
+        if "source" in top:
+            fields.source = self._as_written(top["source"][1])
         return fields
 
     def _about(self, node: Node) -> tuple[AboutEntry, ...]:
@@ -900,6 +919,14 @@ class _Frontmatter:
             return str(node.value).lower() in ("true", "yes", "on", "y")
         self.report("pinned_invalid", f"'pinned' is true or false, not {_describe(node)}", node)
         return False
+
+    @staticmethod
+    def _as_written(node: Node) -> str | None:
+        if _is_null(node):
+            return None
+        if isinstance(node, ScalarNode):
+            return str(node.value)
+        return _describe(node)
 
     def _created(self, node: Node) -> str | None:
         if _is_null(node):

@@ -30,31 +30,35 @@ MAX_QUERIES = 20
 
 def register(server: MCPServer, root: Path) -> None:
     @server.tool(annotations=READ_ONLY, structured_output=True)
-    def memory_search(query: str, limit: int = 10) -> SearchResult:
+    def memory_search(query: str, limit: int = 10, agent: str | None = None) -> SearchResult:
         """Search the project's memories; best first, stale ones flagged with why, retired
         ones absent. Call memories_about for the memories bound to a given piece of code,
-        memory_search_many to ask several questions at once."""
+        memory_search_many to ask several questions at once. With `agent`, that agent's own
+        memories are searched too (without it, only the shared ones)."""
         with engine_refusals(), Session.open(root) as session:
-            return _search(session, query, limit)
+            return _search(session, query, limit, agent)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
-    def memory_search_many(queries: list[str], limit: int = 5) -> SearchManyResult:
+    def memory_search_many(
+        queries: list[str], limit: int = 5, agent: str | None = None
+    ) -> SearchManyResult:
         """Search the memories for several questions at once: one result per query, in the
         order asked, each as memory_search gives it."""
         if not queries or len(queries) > MAX_QUERIES:
             raise ToolError(f"queries: 1 to {MAX_QUERIES} questions, got {len(queries)}")
         with engine_refusals(), Session.open(root) as session:
-            return SearchManyResult(results=[_search(session, q, limit) for q in queries])
+            return SearchManyResult(results=[_search(session, q, limit, agent) for q in queries])
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
-    def memories_about(target: str) -> AboutResult:
+    def memories_about(target: str, agent: str | None = None) -> AboutResult:
         """List the memories bound to some code — PATH#SYMBOL, PATH:LINE or PATH — including
         its enclosing and nested definitions, with trust states: ask this before editing
-        code, and before memory_write, to see what is already known there."""
+        code, and before memory_write, to see what is already known there. With `agent`,
+        that agent's own memories are listed too (without it, only the shared ones)."""
         from moor_engine.about import about
 
         with engine_refusals(), Session.open(root) as session:
-            found = about(session, target)
+            found = about(session, target, agent)
         return AboutResult(
             target=target,
             memories=[
@@ -94,10 +98,12 @@ def register(server: MCPServer, root: Path) -> None:
         return DriftReport(memories=len(report.memories), needing_a_look=flagged)
 
 
-def _search(session: Session, query: str, limit: int) -> SearchResult:
+def _search(session: Session, query: str, limit: int, agent: str | None) -> SearchResult:
     from moor_engine.recall_index import session_recall
 
-    result, _status = session_recall(session, query, limit=max(1, min(limit, MAX_HITS)))
+    result, _status = session_recall(
+        session, query, limit=max(1, min(limit, MAX_HITS)), agent=agent
+    )
     hits = []
     for hit in result.hits:
         memory = shown(session, hit.path, hit.state.value, hit.refs, hit.why)

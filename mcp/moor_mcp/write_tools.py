@@ -28,13 +28,15 @@ def register(server: MCPServer, root: Path) -> None:
         confidence: str = "inferred",
         questions: tuple[str, ...] = (),
         supersedes: tuple[str, ...] = (),
+        agent: str | None = None,
     ) -> Answer:
         """Write a new memory about code and bind it: `about` lists the code it is about
         (PATH#SYMBOL or PATH; each must exist now, else did-you-mean suggestions). Ask
         memories_about first; the result's known_here lists live memories already bound to
         the same code. Never overwrites: change an existing memory with memory_edit, and
         replace a wrong one by writing the right one with supersedes (or memory_supersede).
-        Refused for text that was forgotten (memory_forget), citing when and why."""
+        Refused for text that was forgotten (memory_forget), citing when and why. With
+        `agent`, the memory is that agent's own (`agent:`); without it, it is shared."""
         from moor_engine.memory_writes import Draft, add
 
         draft = Draft(
@@ -43,6 +45,7 @@ def register(server: MCPServer, root: Path) -> None:
             title=title,
             confidence=confidence,
             author=_client_name(ctx),
+            agent=agent,
             questions=questions,
             supersedes=supersedes,
         )

@@ -171,3 +171,18 @@ def test_any_failure_is_silent_exit_zero_and_one_log_line(ws: Workspace) -> None
     ws.write("moor.toml", 'memory_roots = ["memories"]\n')
     code, out, _err = hook(ws, "prompt", {"prompt": "Client.send"})
     assert "memories/send.md" in context(out, "UserPromptSubmit")
+
+
+def test_the_prompt_hook_shows_shared_memories_but_no_agents_own(ws: Workspace) -> None:
+    repository(ws)
+    ws.write(
+        "memories/mine.md",
+        "---\nabout:\n  - util/other.py#helper\nagent: planner\n---\n# The planner's own note\n"
+        "\nOnly the planner reads this.\n",
+    )
+    ws.moor("bind", check=True)
+    code, out, _err = hook(ws, "prompt", {"prompt": "look at util/other.py please"})
+    assert code == 0
+    text = context(out, "UserPromptSubmit")
+    assert "memories/helper.md" in text  # control: a shared memory about the file is shown
+    assert "memories/mine.md" not in text and "planner" not in text

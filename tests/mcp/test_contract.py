@@ -30,21 +30,21 @@ REMOVES = (False, True, True, False)
 # name: (parameters, required, annotations, tools its description names, result fields)
 CONTRACT: dict[str, tuple[set[str], set[str], tuple[Any, ...], set[str], set[str]]] = {
     "memory_search": (
-        {"query", "limit"},
+        {"query", "limit", "agent"},
         {"query"},
         READ,
         {"memories_about", "memory_search_many"},
         {"query", "hits"},
     ),
     "memory_search_many": (
-        {"queries", "limit"},
+        {"queries", "limit", "agent"},
         {"queries"},
         READ,
         {"memory_search"},
         {"results"},
     ),
     "memories_about": (
-        {"target"},
+        {"target", "agent"},
         {"target"},
         READ,
         {"memory_write"},
@@ -58,7 +58,7 @@ CONTRACT: dict[str, tuple[set[str], set[str], tuple[Any, ...], set[str], set[str
         {"memories", "needing_a_look"},
     ),
     "memory_write": (
-        {"text", "about", "title", "confidence", "questions", "supersedes"},
+        {"text", "about", "title", "confidence", "questions", "supersedes", "agent"},
         {"text", "about"},
         ONCE,
         {"memories_about", "memory_edit", "memory_supersede", "memory_forget"},
@@ -131,9 +131,16 @@ CONTRACT: dict[str, tuple[set[str], set[str], tuple[Any, ...], set[str], set[str
 
 # The default of every optional parameter.
 DEFAULTS: dict[str, dict[str, object]] = {
-    "memory_search": {"limit": 10},
-    "memory_search_many": {"limit": 5},
-    "memory_write": {"title": None, "confidence": "inferred", "questions": [], "supersedes": []},
+    "memory_search": {"limit": 10, "agent": None},
+    "memory_search_many": {"limit": 5, "agent": None},
+    "memories_about": {"agent": None},
+    "memory_write": {
+        "title": None,
+        "confidence": "inferred",
+        "questions": [],
+        "supersedes": [],
+        "agent": None,
+    },
     "changes_since": {"cursor": 0, "limit": 200},
     "checkpoint_save": {"next_steps": [], "files": []},
     "checkpoint_resume": {"limit": 1},
