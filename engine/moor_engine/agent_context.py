@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from moor_extractors.reference import Reference, parse_reference
+
 from moor_engine import namespaces
 from moor_engine.framing import Framed, frame, frame_one, framed
 from moor_engine.session import Session
@@ -48,22 +50,10 @@ def context_block(
     session: Session, budget: int = DEFAULT_BUDGET, agent: str | None = None
 ) -> ContextBlock:
     agent = namespaces.reader(agent)
-    report = session.check(session.select([]), record=False)
-    evaluation = session.last_evaluation
-    assert evaluation is not None
-    chosen: list[tuple[bool, Framed]] = []
-    for memory_report in report.memories:
-        loaded = evaluation.loaded.get(memory_report.path)
-        if memory_report.state in _LEFT_OUT or loaded is None or loaded.memory is None:
-            continue
-        if not namespaces.visible(loaded.memory.agent, agent):
-            continue
-        chosen.append((loaded.memory.pinned, framed(memory_report, loaded.memory)))
-    chosen.sort(key=lambda item: (not item[0], item[1].path))
     block = ContextBlock("", budget=budget)
     kept: list[Framed] = []
     used = tokens(frame([]))
-    for _pinned, memory in chosen:
+    for memory in (shown.framed for shown in shown_memories(session, agent)):
         cost = tokens(frame_one(memory)) + 1
         if used + cost > budget:
             block.left_out.append(memory.path)
@@ -82,22 +72,62 @@ def context_block(
     return block
 
 
-def merged(existing: str | None, block: str) -> str:
+def merged(
+    existing: str | None, block: str, start_marker: str = START, end_marker: str = END
+) -> str:
     """The agent file with `block` in place of its managed block (appended if it has none);
-    nothing outside the markers changes."""
+    nothing outside the markers changes. (`moor rules` passes its own markers.)"""
     if not existing:
         return block + "\n"
-    start = existing.find(START[: START.index(" (")])
-    end = existing.find(END, start if start >= 0 else 0)
+    start = existing.find(start_marker[: start_marker.index(" (")])
+    end = existing.find(end_marker, start if start >= 0 else 0)
     if start >= 0 and end >= 0:
-        return existing[:start] + block + existing[end + len(END) :]
+        return existing[:start] + block + existing[end + len(end_marker) :]
     return existing.rstrip("\n") + "\n\n" + block + "\n"
 
 
-def managed(existing: str) -> str | None:
+def managed(existing: str, start_marker: str = START, end_marker: str = END) -> str | None:
     """The managed block an agent file holds now, or None."""
-    start = existing.find(START[: START.index(" (")])
-    end = existing.find(END, start if start >= 0 else 0)
+    start = existing.find(start_marker[: start_marker.index(" (")])
+    end = existing.find(end_marker, start if start >= 0 else 0)
     if start < 0 or end < 0:
         return None
-    return existing[start : end + len(END)]
+    return existing[start : end + len(end_marker)]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A memory an agent file may show: framed, with the files its `about:` names."""
+
+    framed: Framed
+    pinned: bool
+    paths: tuple[str, ...]  # the files its references name, canonical, sorted
+
+
+def shown_memories(session: Session, agent: str | None = None) -> list[Shown]:
+    """Every memory an agent file may show — it parses, is not retired (one that is not
+    current carries its warnings) and is visible to `agent` (`namespaces.visible`) — pinned
+    first, then by path; decided from the check alone, so a fresh clone computes the same
+    list."""
+    report = session.check(session.select([]), record=False)
+    evaluation = session.last_evaluation
+    assert evaluation is not None
+    chosen: list[Shown] = []
+    for memory_report in report.memories:
+        loaded = evaluation.loaded.get(memory_report.path)
+        if memory_report.state in _LEFT_OUT or loaded is None or loaded.memory is None:
+            continue
+        if not namespaces.visible(loaded.memory.agent, agent):
+            continue
+        paths = {
+            reference.path
+            for anchor in memory_report.anchors
+            if anchor.canonical is not None
+            for reference in [parse_reference(anchor.canonical)]
+            if isinstance(reference, Reference) and reference.path is not None
+        }
+        chosen.append(
+            Shown(framed(memory_report, loaded.memory), loaded.memory.pinned, tuple(sorted(paths)))
+        )
+    chosen.sort(key=lambda shown: (not shown.pinned, shown.framed.path))
+    return chosen

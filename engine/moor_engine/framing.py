@@ -26,8 +26,9 @@ PREAMBLE = (
     "that is not current may be wrong, so verify it against the code before relying on it."
 )
 # What a memory may not write: an opening or closing delimiter of ours, in any case or
-# spacing (`< / MEMORY`, `<memories>`).
-_DELIMITER = re.compile(r"<(\s*/?\s*memor(?:y|ies))(?=[\s>/]|$)", re.IGNORECASE)
+# spacing (`< / MEMORY`, `<memories>`), nor the start of a marker of a block moor manages
+# (`<!-- moor:context:end -->`, `<!--MOOR:rules`), which would end that block early.
+_DELIMITER = re.compile(r"<(\s*/?\s*memor(?:y|ies))(?=[\s>/]|$)|<(!--\s*moor\s*:)", re.IGNORECASE)
 _BROKEN = "\u2039"  # a left angle quotation mark: visibly not a delimiter
 
 
@@ -63,9 +64,9 @@ def framed(report: MemoryReport, memory: Memory) -> Framed:
 
 
 def neutralise(text: str) -> str:
-    """`text` with every delimiter of ours in it broken, visibly: its `<` becomes U+2039,
-    a left angle quotation mark."""
-    return _DELIMITER.sub(lambda match: _BROKEN + match.group(1), text)
+    """`text` with every delimiter and marker of ours in it broken, visibly: its `<`
+    becomes U+2039, a left angle quotation mark."""
+    return _DELIMITER.sub(lambda match: _BROKEN + match.group(0)[1:], text)
 
 
 def frame_one(memory: Framed) -> str:
