@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from moor_engine.about import AboutResult, about
 from moor_engine.actions import Outcome, bind, follow, reaffirm
 from moor_engine.config import ConfigError
 from moor_engine.history import AnchorDiff, memory_diff, memory_log
@@ -352,3 +353,18 @@ ACTIONS["supersede"] = lambda session, path, args: _latched(
     supersede(session, path, args[0], args[1])
 )
 ACTIONS["restore"] = lambda session, path, args: _latched(restore(session, path, args[0]))
+
+
+def about_line(
+    root: Path, rel: str, line: int, buffers: Mapping[str, bytes] | None = None
+) -> AboutResult | None:
+    """The memories about the definition at `line` (1-based) of the code file `rel`
+    (`moor_engine.about`: it checks only the memories about that file, recording
+    nothing); None when `rel` is a memory."""
+    with open_session(root, buffers) as session:
+        if session.workspace.is_memory_path(rel):
+            return None
+        try:
+            return about(session, f"{rel}:{line}")
+        except (UsageError, OSError) as error:
+            raise EngineProblem(str(error)) from error
