@@ -12,7 +12,8 @@ Each needs a reason. The code actions carry the command without it (`[memory]`,
 `[memory, by]`): a client asks the person and appends it (VS Code's input box, as for
 reaffirm); a command run without one answers InvalidParams naming the missing reason.
 
-Offered anywhere in an open memory, whatever its diagnostics
+Offered on the first line of an open memory (the frontmatter's opening `---`; elsewhere
+only a diagnostic's own actions are), whatever its diagnostics
 (memories/lsp-retire-actions-take-a-reason.md): restore only on a memory retired by
 `supersede`/`supersedes:`; forget and supersede only on one that is not retired;
 supersede once per live memory bound to some of the same code (the "already known
@@ -39,6 +40,9 @@ FORGET = "moor.forget"
 SUPERSEDE = "moor.supersede"
 RESTORE = "moor.restore"
 RETIRING = frozenset({FORGET, SUPERSEDE, RESTORE})
+# Where they are offered: the memory's first line (its frontmatter's `---`), so that
+# everywhere else only a diagnostic's own actions are (tests/lsp/test_actions.py).
+HEAD_LINE = 0
 
 
 def _anchors(view: MemoryView) -> set[str]:
@@ -78,8 +82,11 @@ class RetireActions(Feature):
                 return feature
         raise RuntimeError("the code actions feature is not running")
 
-    def offers(self, uri: str) -> list[types.CodeAction]:
-        """The latch actions for the memory open at `uri` (none when it is not one)."""
+    def offers(self, uri: str, wanted: types.Range) -> list[types.CodeAction]:
+        """The latch actions for the memory open at `uri` when `wanted` touches its first
+        line (none when it is not a memory)."""
+        if wanted.start.line > HEAD_LINE:
+            return []
         folder = self.server.folder_for(uri)
         if folder is None or folder.snapshot is None or not self.server.settings.trusted:
             return []
