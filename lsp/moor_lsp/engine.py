@@ -15,10 +15,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from moor_engine.about import AboutResult, about
 from moor_engine.actions import Outcome, bind, follow, reaffirm
 from moor_engine.config import ConfigError
 from moor_engine.history import AnchorDiff, memory_diff, memory_log
+from moor_engine.latch_actions import forget, restore, supersede
 from moor_engine.live import LiveCheck, Refreshed
+from moor_engine.memory_writes import Written
 from moor_engine.observe import FileView, Found
 from moor_engine.session import Session, UsageError
 from moor_engine.trust import AnchorReport, MemoryReport, State
@@ -336,4 +339,32 @@ def act(root: Path, action: str, memory_path: str, args: list[str]) -> Outcome:
         try:
             return ACTIONS[action](session, str(root / memory_path), args)
         except (UsageError, WriteBusy, OSError) as error:
+            raise EngineProblem(str(error)) from error
+
+
+def _latched(written: Written) -> Outcome:
+    return Outcome(done=list(written.done), refused=[r.message for r in written.refused])
+
+
+# The latch actions (moor_engine.latch_actions), the same functions `moor forget`,
+# `moor supersede` and `moor restore` call; args end with the reason.
+ACTIONS["forget"] = lambda session, path, args: _latched(forget(session, path, args[0]))
+ACTIONS["supersede"] = lambda session, path, args: _latched(
+    supersede(session, path, args[0], args[1])
+)
+ACTIONS["restore"] = lambda session, path, args: _latched(restore(session, path, args[0]))
+
+
+def about_line(
+    root: Path, rel: str, line: int, buffers: Mapping[str, bytes] | None = None
+) -> AboutResult | None:
+    """The memories about the definition at `line` (1-based) of the code file `rel`
+    (`moor_engine.about`: it checks only the memories about that file, recording
+    nothing); None when `rel` is a memory."""
+    with open_session(root, buffers) as session:
+        if session.workspace.is_memory_path(rel):
+            return None
+        try:
+            return about(session, f"{rel}:{line}")
+        except (UsageError, OSError) as error:
             raise EngineProblem(str(error)) from error

@@ -27,7 +27,22 @@ const SERVER_REAFFIRM = "moor.reaffirm";
 const SERVER_CHECK = "moor.check";
 const SERVER_SHOW_DIFF = "moor.showDiff";
 /** Server commands that write moor.lock or the journal: not in an untrusted workspace. */
-const WRITING_COMMANDS = new Set(["moor.reaffirm", "moor.follow", "moor.bind"]);
+const WRITING_COMMANDS = new Set([
+  "moor.reaffirm",
+  "moor.follow",
+  "moor.bind",
+  "moor.forget",
+  "moor.supersede",
+  "moor.restore",
+]);
+/** Commands whose last argument is a reason the person gives: the question, and how many
+ * arguments come before the reason. */
+const REASONS: Record<string, { question: string; before: number }> = {
+  "moor.reaffirm": { question: "Why does the memory still hold for the code as it is now?", before: 1 },
+  "moor.forget": { question: "Why forget it (it never held)? Its text will be refused from now on.", before: 1 },
+  "moor.supersede": { question: "Why does the replacing memory say it better?", before: 2 },
+  "moor.restore": { question: "Why does the retired memory hold after all?", before: 1 },
+};
 const MAX_RESTARTS = 4;
 
 let log: vscode.LogOutputChannel;
@@ -85,11 +100,11 @@ function errorHandler(owner: () => LanguageClient | undefined): ErrorHandler {
   };
 }
 
-async function askReason(memory: unknown): Promise<string | undefined> {
+async function askReason(command: string, memory: unknown): Promise<string | undefined> {
   const name = typeof memory === "string" ? path.basename(memory) : "the memory";
   const reason = await vscode.window.showInputBox({
-    title: `moor: reaffirm ${name}`,
-    prompt: "Why does the memory still hold for the code as it is now?",
+    title: `moor: ${command.replace(/^moor\./, "")} ${name}`,
+    prompt: REASONS[command]?.question ?? "Why?",
     placeHolder: "e.g. the rename did not change the behaviour described",
     ignoreFocusOut: true,
     validateInput: (value) => (value.trim() ? undefined : "A reason is needed (it goes in the journal)."),
@@ -126,12 +141,14 @@ async function executeCommand(
     vscode.window.showWarningMessage(`moor: ${command} changes moor.lock; trust the workspace first.`);
     return undefined;
   }
-  if (command === SERVER_REAFFIRM && (typeof args[1] !== "string" || !args[1].trim())) {
-    const reason = await askReason(args[0]);
+  const asked = REASONS[command];
+  const given = asked === undefined ? undefined : args[asked.before];
+  if (asked !== undefined && (typeof given !== "string" || !given.trim())) {
+    const reason = await askReason(command, args[0]);
     if (!reason) {
       return undefined;
     }
-    args = [args[0], reason];
+    args = [...args.slice(0, asked.before), reason];
   }
   let result: unknown;
   try {
@@ -162,7 +179,7 @@ function createClient(trusted: boolean, serverOptions: ServerOptions): LanguageC
     traceOutputChannel: log,
     // Read by the server at initialize. The severities come from workspace/configuration,
     // which VS Code answers per folder (the server asks for each root).
-    initializationOptions: { trusted },
+    initializationOptions: { trusted, asksReasons: true },
     errorHandler: errorHandler(() => created),
     middleware: {
       async provideCodeActions(document, range, context, token, next) {

@@ -159,6 +159,7 @@ class CodeActions(Feature):
                 if key not in seen:
                     seen.add(key)
                     actions.append(action)
+        actions.extend(self._retiring(params.text_document.uri, params.range))
         if not actions:
             return None
         if self.server.capability("text_document.code_action.code_action_literal_support"):
@@ -191,6 +192,14 @@ class CodeActions(Feature):
                 title=WRITTEN, command=REAFFIRM, arguments=[argument(folder, rel), found.reason]
             ),
         )
+
+    def _retiring(self, uri: str, wanted: types.Range) -> list[types.CodeAction]:
+        from moor_lsp.features.retire_actions import RetireActions
+
+        for feature in self.server.features:
+            if isinstance(feature, RetireActions):
+                return feature.offers(uri, wanted)
+        return []
 
     def _own_diagnostics(self, uri: str, wanted: types.Range) -> list[types.Diagnostic]:
         for feature in self.server.features:

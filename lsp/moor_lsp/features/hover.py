@@ -12,6 +12,7 @@ from moor_store.journal import Entry
 from moor_lsp import engine
 from moor_lsp.documents import ReferenceAt, reference_at
 from moor_lsp.features import Feature
+from moor_lsp.features.code_hover import code_hover
 from moor_lsp.features.definition import anchor_at, locate, moved_ref
 from moor_lsp.features.diagnostics import to_range
 
@@ -125,6 +126,8 @@ class Hover(Feature):
         at = reference_at(folder, params.text_document.uri, params.position)
         snapshot = folder.snapshot
         root = folder.root
+        if at is None and snapshot is not None:
+            return await code_hover(self.server, params)
         if at is None or snapshot is None:
             return None
         anchor = anchor_at(snapshot, at)

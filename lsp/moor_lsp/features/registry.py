@@ -11,6 +11,7 @@ from moor_lsp.features.configuration import Configuration
 from moor_lsp.features.definition import Definition
 from moor_lsp.features.diagnostics import Diagnostics
 from moor_lsp.features.hover import Hover
+from moor_lsp.features.retire_actions import RetireActions
 from moor_lsp.features.symbols import WorkspaceSymbols
 from moor_lsp.features.watching import Watching
 
@@ -18,6 +19,7 @@ FEATURES: tuple[type[Feature], ...] = (
     Configuration,  # first: the others start with the settings in effect
     Diagnostics,
     CodeActions,
+    RetireActions,
     CheckWorkspace,
     Hover,
     Completion,

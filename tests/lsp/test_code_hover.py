@@ -1,0 +1,70 @@
+"""Hover on code lists the memories about it (issue 11.11), through the protocol: each
+with its trust state, how it stands to the code, and its title; retired ones left out."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from lsprotocol import types
+
+from tests.lsp.conftest import G3, Editor, bind_all
+
+pytestmark = [
+    pytest.mark.asyncio,
+    pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning"),
+]
+
+CODE = "class C:\n    def g(self):\n        return 2\n\n\ndef h():\n    return 2\n"
+
+
+def text(hover: types.Hover | None) -> str:
+    assert hover is not None
+    assert isinstance(hover.contents, types.MarkupContent)
+    return hover.contents.value
+
+
+async def test_hovering_a_definition_lists_the_memories_about_it_and_what_encloses_it(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", CODE)
+    ws.memory("on-g", "src/a.py#C.g")
+    ws.memory("on-c", "src/a.py#C")
+    ws.memory("on-h", "src/a.py#h")
+    bind_all(ws)
+    ws.write("src/a.py", CODE.replace("return 2\n\n", "return 3\n\n", 1))  # C.g drifted
+    await editor.start()
+    await editor.one("memories/on-g.md", "drifted")
+
+    shown = text(await editor.hover("src/a.py", 1, 9))
+
+    assert "2 memories about this code" in shown
+    assert "`drifted` [memories/on-g.md]" in shown and "(exact): on-g" in shown
+    assert "[memories/on-c.md]" in shown and "(enclosing): on-c" in shown
+    assert "on-h" not in shown  # control: a memory about other code is not listed
+    assert await editor.hover("src/a.py", 2, 9) is None  # inside the body: no card
+    assert "memories/on-h.md" in text(await editor.hover("src/a.py", 5, 4))
+
+
+async def test_code_with_only_retired_memories_has_no_hover_and_one_live_memory_does(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", G3)
+    ws.memory("old", "src/a.py#g")
+    ws.memory("new", "src/a.py#g")
+    bind_all(ws)
+    await editor.start()
+    started = time.perf_counter()
+    shown = text(await editor.hover("src/a.py", 0, 4))
+    seconds = time.perf_counter() - started
+    assert "2 memories about this code" in shown  # control: both live
+    assert seconds < 2.0, seconds
+
+    ws.moor("supersede", "memories/old.md", "--by", "memories/new.md", "--why", "x", check=True)
+    shown = await editor.until(
+        lambda: editor.hover("src/a.py", 0, 4),
+        lambda hover: hover is not None and "memories/old.md" not in text(hover),
+    )
+    assert "1 memory about this code" in text(shown) and "memories/new.md" in text(shown)

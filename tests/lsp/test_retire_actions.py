@@ -1,0 +1,168 @@
+"""Forget, supersede and restore as code actions on a memory, through the protocol: each
+runs the engine's latch action with a reason, and is offered only where it applies."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types
+
+from tests.lsp.conftest import G2, Editor, bind_all
+
+pytestmark = [
+    pytest.mark.asyncio,
+    pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning"),
+]
+
+
+async def titles(editor: Editor, rel: str) -> list[str]:
+    result = await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=editor.uri(rel)),
+            range=types.Range(
+                start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+            ),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    return [a.title for a in result or [] if isinstance(a, types.CodeAction | types.Command)]
+
+
+ASKS = {"asksReasons": True}  # the client asks for a reason, as the VS Code client does
+
+
+async def offered_forget(editor: Editor) -> list[str]:
+    """The actions on memories/old.md once the server has checked the workspace."""
+    forget = "Forget memories/old.md: it never held…"
+    found: list[str] = await editor.until(
+        lambda: titles(editor, "memories/old.md"), lambda offered: forget in offered
+    )
+    return found
+
+
+def two_about_g(editor: Editor) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", G2)
+    ws.memory("old", "src/a.py#g", body="G returns two.")
+    ws.memory("new", "src/a.py#g", body="G returns two, and only two.")
+    bind_all(ws)
+
+
+async def test_supersede_is_offered_by_each_memory_about_the_same_code_and_retires_it(
+    editor: Editor,
+) -> None:
+    two_about_g(editor)
+    await editor.start(ASKS)
+    await offered_forget(editor)
+
+    offered = await titles(editor, "memories/old.md")
+    assert "Supersede memories/old.md by memories/new.md…" in offered
+    assert "Forget memories/old.md: it never held…" in offered
+    assert not any(t.startswith("Restore") for t in offered)  # not retired: no restore
+
+    root = editor.ws.root
+    result = await editor.execute(
+        "moor.supersede", str(root / "memories/old.md"), str(root / "memories/new.md"), "clearer"
+    )
+    assert result["refused"] == [] and result["done"], result
+    retired = await editor.one("memories/old.md", "retired")
+    assert list(retired.tags or []) == [types.DiagnosticTag.Deprecated]
+    assert "superseded by memories/new.md" in retired.message
+
+    after = await titles(editor, "memories/old.md")
+    assert "Restore memories/old.md: it holds after all…" in after
+    assert not any(t.startswith(("Forget", "Supersede")) for t in after)
+
+
+async def test_restore_un_retires_a_superseded_memory_with_its_reason(editor: Editor) -> None:
+    two_about_g(editor)
+    editor.ws.moor(
+        "supersede", "memories/old.md", "--by", "memories/new.md", "--why", "x", check=True
+    )
+    await editor.start(ASKS)
+    await editor.one("memories/old.md", "retired")
+
+    result = await editor.execute(
+        "moor.restore", str(editor.ws.root / "memories/old.md"), "it held after all"
+    )
+
+    assert result["refused"] == [] and result["done"], result
+    assert list(await editor.diagnostics("memories/old.md", lambda items: not items)) == []
+    assert "Forget memories/old.md: it never held…" in await titles(editor, "memories/old.md")
+
+
+async def test_forget_removes_the_memory_and_its_text_is_flagged_when_written_again(
+    editor: Editor,
+) -> None:
+    two_about_g(editor)
+    await editor.start(ASKS)
+    await offered_forget(editor)
+
+    result = await editor.execute(
+        "moor.forget", str(editor.ws.root / "memories/old.md"), "it never held"
+    )
+
+    assert result["refused"] == [] and result["done"], result
+    assert not (editor.ws.root / "memories/old.md").exists()
+    assert (editor.ws.root / "memories/new.md").exists()  # control: the other one stays
+
+
+@pytest.mark.parametrize("command", ["moor.forget", "moor.restore"])
+async def test_a_retire_action_without_a_reason_is_invalid_params_and_changes_nothing(
+    editor: Editor, command: str
+) -> None:
+    two_about_g(editor)
+    await editor.start(ASKS)
+    await offered_forget(editor)
+    memory = str(editor.ws.root / "memories/old.md")
+
+    with pytest.raises(Exception, match="needs a reason"):
+        await editor.execute(command, memory)
+    with pytest.raises(Exception, match="needs a reason"):
+        await editor.execute(command, memory, "   ")
+    assert (editor.ws.root / "memories/old.md").exists()
+
+
+async def test_no_retire_action_is_offered_on_a_memory_with_unsaved_edits(editor: Editor) -> None:
+    two_about_g(editor)
+    await editor.start(ASKS)
+    await offered_forget(editor)
+    # Control: offered while the buffer reads as the file.
+    editor.open("memories/old.md")
+    assert "Forget memories/old.md: it never held…" in await titles(editor, "memories/old.md")
+
+    uri = editor.uri("memories/old.md")
+    editor.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangeWholeDocument(
+                    text=(editor.ws.root / "memories/old.md").read_text() + "\nmore\n"
+                )
+            ],
+        )
+    )
+    await editor.until(
+        lambda: titles(editor, "memories/old.md"),
+        lambda offered: not any(t.startswith(("Forget", "Supersede")) for t in offered),
+    )
+    result = await editor.execute("moor.forget", str(editor.ws.root / "memories/old.md"), "x")
+    assert result["done"] == [] and result["refused"], result
+    assert (editor.ws.root / "memories/old.md").exists()
+
+
+async def test_no_retire_action_is_offered_to_a_client_that_does_not_ask_for_reasons(
+    editor: Editor,
+) -> None:
+    two_about_g(editor)
+    await editor.start()
+    # Control: the server has checked the memory and offers reaffirm, which gets its reason
+    # in every client (it asks itself).
+    editor.ws.write("src/a.py", G2.replace("return 2", "return 20"))
+    drifted = await editor.one("memories/old.md", "drifted")
+    fixes = [a.title for a in await editor.actions("memories/old.md", drifted)]
+    assert any(t.startswith("Reaffirm") for t in fixes), fixes
+    offered = await titles(editor, "memories/old.md")
+    assert not any(t.startswith(("Forget", "Supersede", "Restore")) for t in offered), offered
+    memory = str(editor.ws.root / "memories/old.md")
+    result = await editor.execute("moor.forget", memory, "it never held")
+    assert result["refused"] == [] and result["done"], result  # the command itself works
