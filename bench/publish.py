@@ -432,15 +432,17 @@ def render_recall(
 _RECALL_ROW = re.compile(
     r"^\|[ \t]*([\d,]+)[ \t]*\|"
     r"[ \t]*([\d.]+) / ([\d.]+)[ \t]*\|[ \t]*([\d.]+) / ([\d.]+)[ \t]*\|"
-    r"[ \t]*([\d.]+) / ([\d.]+)[ \t]*\|[ \t]*([\d.]+) / ([\d.]+) ms[ \t]*\|",
+    r"[ \t]*([\d.]+) / ([\d.]+)[ \t]*\|[ \t]*([\d.]+) / ([\d.]+) ms[ \t]*\|"
+    r"[ \t]*[\d.]+ / [\d.]+ ms[ \t]*\|[ \t]*([\d.]+) / ([\d.]+) ms[ \t]*\|",
     re.MULTILINE,
 )
 
 
 def parse_recall(section: str) -> dict[int, tuple[float, ...]]:
-    """Per size: moor, BM25 and grep recall@5 and MRR, then moor's p50 and p95 (ms)."""
+    """Per size: moor, BM25 and grep recall@5 and MRR, then moor's p50 and p95, then plain
+    BM25's p50 and p95 (ms, the baseline measured in the same run)."""
     return {
-        int(m[1].replace(",", "")): tuple(float(m[i]) for i in range(2, 10))
+        int(m[1].replace(",", "")): tuple(float(m[i]) for i in range(2, 12))
         for m in _RECALL_ROW.finditer(section)
     }
 
@@ -448,7 +450,7 @@ def parse_recall(section: str) -> dict[int, tuple[float, ...]]:
 def recall_row(result: recall_quality.SizeResult) -> tuple[float, ...]:
     cells = [result.systems[name]["all"] for name in ("moor", "bm25", "grep")]
     quality = [value for s in cells for value in (s.recall_at_5, s.mrr)]
-    return (*quality, cells[0].p50_ms, cells[0].p95_ms)
+    return (*quality, cells[0].p50_ms, cells[0].p95_ms, cells[1].p50_ms, cells[1].p95_ms)
 
 
 # --------------------------------------------------------------------------------------------

@@ -168,10 +168,18 @@ def test_recall_numbers_match_readme_within_tolerance(tmp_path: Path) -> None:
         assert abs(now - then) <= tolerance, f"{name} {now:.2f} is off the published {then:.2f}"
     # moor's own claim, whatever the corpus: better than both baselines.
     assert measured[0] > measured[4] and measured[1] > measured[5], measured
-    for name, now, then in zip(("p50", "p95"), measured[6:], published[6:], strict=True):
-        factor = publish.LSP_TOLERANCE
-        assert then / factor <= now <= then * factor or now < 5.0, (
-            f"moor recall {name} {now:.1f} ms is more than {factor:g}x off {then:.1f} ms"
+    # Latency in ms, or — on a busy machine, which slows both alike — as a ratio to plain
+    # BM25's over the same index, measured in the same run.
+    factor = publish.LSP_TOLERANCE
+    for name, now, then, base_now, base_then in zip(
+        ("p50", "p95"), measured[6:8], published[6:8], measured[8:], published[8:], strict=True
+    ):
+        ratio_now, ratio_then = now / max(base_now, 0.05), then / max(base_then, 0.05)
+        assert (
+            then / factor <= now <= then * factor or now < 5.0 or ratio_now <= ratio_then * factor
+        ), (
+            f"moor recall {name} {now:.1f} ms is more than {factor:g}x off {then:.1f} ms, "
+            f"and {ratio_now:.1f}x BM25's against the published {ratio_then:.1f}x"
         )
 
 
