@@ -22,7 +22,7 @@ from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
 from moor_store.writelock import WriteBusy
 
-from moor import checkpoint_commands, context_commands, recall_commands
+from moor import checkpoint_commands, context_commands, mcp_command, recall_commands
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     recall_commands.add_parsers(commands)
     checkpoint_commands.add_parsers(commands)
 
-    commands.add_parser("mcp", help="the MCP server for coding agents, on stdin/stdout")
+    mcp_command.add_parser(commands)
     commands.add_parser(
         "lsp",
         help="run the language server on stdin/stdout (`moor lsp --help` for its options)",
@@ -309,14 +309,6 @@ def cmd_lsp(args: argparse.Namespace, start: Path) -> int:
     return serve(list(args.server_args))
 
 
-def cmd_mcp(args: argparse.Namespace, start: Path) -> int:
-    # Imported here: the MCP SDK is needed by this command only.
-    from moor_mcp.server import build
-
-    build(start).run("stdio")
-    return EXIT_OK
-
-
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "context": context_commands.cmd_context,
     "init": cmd_init,
@@ -329,7 +321,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "log": cmd_log,
     "symbols": cmd_symbols,
     "lsp": cmd_lsp,
-    "mcp": cmd_mcp,
+    "mcp": mcp_command.cmd_mcp,
     "recall": recall_commands.cmd_recall,
     "about": recall_commands.cmd_about,
     "checkpoint": checkpoint_commands.cmd_checkpoint,
