@@ -26,10 +26,11 @@ run: setup
 
 test: setup-dev
 	bash bench/setup.sh --tools
+	bash tests/mcp/node/setup.sh
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/pytest --ignore=tests/e2e
+	MOOR_MCP_NODE=1 $(BIN)/pytest --ignore=tests/e2e
 	$(BIN)/moor check
 	$(MAKE) e2e
 

@@ -26,6 +26,7 @@ from moor import (
     checkpoint_commands,
     context_commands,
     hook_commands,
+    mcp_command,
     recall_commands,
     source_commands,
 )
@@ -112,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     hook_commands.add_parsers(commands)
     source_commands.add_parsers(commands)
 
-    commands.add_parser("mcp", help="the MCP server for coding agents, on stdin/stdout")
+    mcp_command.add_parser(commands)
     commands.add_parser(
         "lsp",
         help="run the language server on stdin/stdout (`moor lsp --help` for its options)",
@@ -318,14 +319,6 @@ def cmd_lsp(args: argparse.Namespace, start: Path) -> int:
     return serve(list(args.server_args))
 
 
-def cmd_mcp(args: argparse.Namespace, start: Path) -> int:
-    # Imported here: the MCP SDK is needed by this command only.
-    from moor_mcp.server import build
-
-    build(start).run("stdio")
-    return EXIT_OK
-
-
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "context": context_commands.cmd_context,
     "init": cmd_init,
@@ -338,7 +331,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "log": cmd_log,
     "symbols": cmd_symbols,
     "lsp": cmd_lsp,
-    "mcp": cmd_mcp,
+    "mcp": mcp_command.cmd_mcp,
     "recall": recall_commands.cmd_recall,
     "about": recall_commands.cmd_about,
     "checkpoint": checkpoint_commands.cmd_checkpoint,
