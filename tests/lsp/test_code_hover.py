@@ -3,8 +3,6 @@ with its trust state, how it stands to the code, and its title; retired ones lef
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from lsprotocol import types
 
@@ -56,11 +54,8 @@ async def test_code_with_only_retired_memories_has_no_hover_and_one_live_memory_
     ws.memory("new", "src/a.py#g")
     bind_all(ws)
     await editor.start()
-    started = time.perf_counter()
     shown = text(await editor.hover("src/a.py", 0, 4))
-    seconds = time.perf_counter() - started
     assert "2 memories about this code" in shown  # control: both live
-    assert seconds < 2.0, seconds
 
     ws.moor("supersede", "memories/old.md", "--by", "memories/new.md", "--why", "x", check=True)
     shown = await editor.until(
