@@ -14,24 +14,8 @@ VSCODE="$(cd "$HERE/../../e2e/vscode" && pwd)"
 
 say() { printf '[mcp node setup] %s\n' "$*"; }
 
-# install_locked SRC_DIR DEST_DIR: copies package.json + package-lock.json and runs `npm ci`
-# there, unless DEST_DIR already holds an install of exactly these two files (the stamp is
-# computed as tests/e2e/vscode/setup.sh computes it).
-stamp_of() { cat "$1/package.json" "$1/package-lock.json" | sha256sum | cut -d' ' -f1; }
-install_locked() {
-  local src="$1" dest="$2" want
-  want="$(stamp_of "$src")"
-  if [ -f "$dest/.installed" ] && [ "$(cat "$dest/.installed")" = "$want" ] && [ -d "$dest/node_modules" ]; then
-    say "$(basename "$dest"): up to date"
-    return 0
-  fi
-  say "$(basename "$dest"): npm ci (node $(node --version))"
-  rm -rf "$dest"
-  mkdir -p "$dest"
-  cp "$src/package.json" "$src/package-lock.json" "$dest/"
-  (cd "$dest" && npm ci --no-audit --no-fund --loglevel=warn)
-  echo "$want" >"$dest/.installed"
-}
+# shellcheck source=../../node_locked.sh
+source "$HERE/../../node_locked.sh"  # install_locked, stamp_of
 
 command -v npm >/dev/null || { say "npm is needed (any Node >= 18 to bootstrap Node 24)"; exit 1; }
 
