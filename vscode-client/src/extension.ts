@@ -276,7 +276,7 @@ async function reaffirmPrompt(memory?: unknown): Promise<unknown> {
   if (!target) {
     return undefined;
   }
-  const reason = await askReason(target);
+  const reason = await askReason(SERVER_REAFFIRM, target);
   if (!reason) {
     return undefined;
   }
