@@ -14,6 +14,25 @@ from typing import Any
 
 import pytest
 
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+}
+
+
+def git(root: Path, *args: str) -> str:
+    """Run real git in `root` as a test author (no global identity needed); its stdout."""
+    return subprocess.run(
+        ["git", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_IDENTITY},
+    ).stdout
+
 
 @dataclass
 class Run:
@@ -32,6 +51,9 @@ class Workspace:
     """A real folder on disk with a `moor` that runs as a separate process."""
 
     root: Path
+
+    def git(self, *args: str) -> str:
+        return git(self.root, *args)
 
     def write(self, rel: str, text: str) -> Path:
         path = self.root / rel

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 
 from tests.conftest import Workspace
 
@@ -37,15 +36,6 @@ def _as_derivation(ws: Workspace, norm: str) -> None:
     ws.write("moor.lock", lock)
 
 
-def _git(ws: Workspace, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=ws.root,
-        check=True,
-        capture_output=True,
-    )
-
-
 def test_an_upgrade_rebaselines_unchanged_code_and_keeps_drift_since_binding(
     ws: Workspace,
 ) -> None:
@@ -68,9 +58,9 @@ def test_an_upgrade_rebaselines_unchanged_code_and_keeps_drift_since_binding(
 def test_a_fresh_clone_translates_through_the_commit_that_bound_the_code(ws: Workspace) -> None:
     _bound(ws)
     _as_derivation(ws, "norm/0")
-    _git(ws, "init", "-q")
-    _git(ws, "add", "-A", ".")
-    _git(ws, "commit", "-qm", "bound by an older moor")
+    ws.git("init", "-q")
+    ws.git("add", "-A", ".")
+    ws.git("commit", "-qm", "bound by an older moor")
     shutil.rmtree(ws.root / ".moor")  # a fresh clone: no journal, no sealed snapshot
     clean = shutil.copytree(ws.root, ws.root.parent / "clean")
     ws.write("src/net/client.py", CLIENT_CHANGED)

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.conftest import Workspace
+from tests.conftest import Workspace, git
 
 CODE = """
 def subtotal(rows):
@@ -16,20 +16,6 @@ def subtotal(rows):
         total += row.amount * row.rate
     return total
 """
-
-
-def git(root: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    result = subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, env=env, check=True
-    )
-    return result.stdout
 
 
 def test_diff_of_moved_code_shows_it_beside_its_new_place_and_exits_as_check_does(

@@ -17,28 +17,15 @@ CODE = "def send(body):\n    return body\n\n\ndef post(body):\n    return [body]
 OLD, NEW = "memories/old.md", "memories/new.md"
 
 
-def _git(ws: Workspace, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=ws.root, check=True, capture_output=True, text=True, env=env
-    ).stdout
-
-
 def _two_bound(ws: Workspace) -> None:
-    _git(ws, "init", "-q")
+    ws.git("init", "-q")
     ws.write(".gitignore", ".moor/\n")
     ws.write("src/a.py", CODE)
     ws.memory("old", "src/a.py#send", body="Send is safe to retry.")
     ws.memory("new", "src/a.py#send", body="Send is safe to retry: it carries a key.")
     ws.moor("bind", check=True)
-    _git(ws, "add", "-A")
-    _git(ws, "commit", "-qm", "bound")
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "bound")
 
 
 def test_supersede_retires_and_check_is_quiet_about_it(ws: Workspace) -> None:
@@ -68,7 +55,7 @@ def test_checking_out_an_older_moor_lock_does_not_un_retire(ws: Workspace) -> No
     ws.moor("supersede", OLD, "--by", NEW, "--why", "new says it better", check=True)
     assert ws.state(OLD) == "retired"
 
-    _git(ws, "checkout", "HEAD", "--", "moor.lock")  # the lock from before the retirement
+    ws.git("checkout", "HEAD", "--", "moor.lock")  # the lock from before the retirement
 
     assert OLD not in parse_lock(ws.read("moor.lock")).retired
     assert ws.state(OLD) == "retired"  # this clone's journal holds the latch
@@ -78,7 +65,7 @@ def test_checking_out_an_older_moor_lock_does_not_un_retire(ws: Workspace) -> No
     assert "recorded them again" in bind.out
     assert parse_lock(ws.read("moor.lock")).retired[OLD].by == NEW
     # Positive control: the same old lock without this clone's journal says current.
-    _git(ws, "checkout", "HEAD", "--", "moor.lock")
+    ws.git("checkout", "HEAD", "--", "moor.lock")
     shutil.rmtree(ws.root / ".moor")
     assert ws.state(OLD) == "current"
 
@@ -152,10 +139,10 @@ def test_a_restored_memory_stays_restored_when_the_lock_that_retired_it_comes_ba
 ) -> None:
     _two_bound(ws)
     ws.moor("supersede", OLD, "--by", NEW, "--why", "x", check=True)
-    _git(ws, "commit", "-qam", "retired")
+    ws.git("commit", "-qam", "retired")
     ws.moor("restore", OLD, "--why", "wrong call", check=True)
 
-    _git(ws, "checkout", "HEAD", "--", "moor.lock")  # says retired, without the restore
+    ws.git("checkout", "HEAD", "--", "moor.lock")  # says retired, without the restore
 
     assert OLD in parse_lock(ws.read("moor.lock")).retired
     assert ws.state(OLD) == "current"  # the journalled restore is later than that retirement

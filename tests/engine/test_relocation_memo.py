@@ -23,15 +23,6 @@ PLAIN = "def g(x):\n    return x + 1\n"
 DEFINES = "def send(x):\n    return x\n"
 
 
-def git(ws: Workspace, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=ws.root,
-        check=True,
-        capture_output=True,
-    )
-
-
 def searched(ws: Workspace) -> tuple[str, str | None, int]:
     """One check in the engine: the memory's anchor state, where it moved, and how many
     searches were read back instead of made."""
@@ -54,9 +45,9 @@ def gone_in_a_repository(ws: Workspace) -> None:
     ws.write("pkg/a.py", BOUND)
     ws.write("pkg/b.py", PLAIN)
     ws.memory("send", "pkg/a.py#send")
-    git(ws, "init", "-q")
-    git(ws, "add", "-A")
-    git(ws, "commit", "-qm", "code")
+    ws.git("init", "-q")
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "code")
     ws.moor("bind", check=True)
     ws.write("pkg/a.py", GONE)
 
@@ -91,7 +82,7 @@ def test_an_untracked_file_that_defines_the_code_is_searched_again(ws: Workspace
 
 def test_a_file_git_is_told_not_to_look_at_is_still_looked_at(ws: Workspace) -> None:
     gone_in_a_repository(ws)
-    git(ws, "update-index", "--assume-unchanged", "pkg/b.py")
+    ws.git("update-index", "--assume-unchanged", "pkg/b.py")
     assert searched(ws) == ("gone", None, 0)
     assert searched(ws) == ("gone", None, 1)
     # git would not report this edit: moor stats the file itself.
@@ -106,7 +97,7 @@ def test_a_file_git_is_told_not_to_look_at_is_still_looked_at(ws: Workspace) -> 
 def test_a_damaged_kept_search_is_made_again(ws: Workspace) -> None:
     gone_in_a_repository(ws)
     ws.write("pkg/c.py", DEFINES)
-    git(ws, "add", "pkg/c.py")
+    ws.git("add", "pkg/c.py")
     assert searched(ws) == ("moved", "pkg/c.py#send", 0)
     assert searched(ws) == ("moved", "pkg/c.py#send", 1)
     with sqlite3.connect(ws.root / ".moor/journal.sqlite") as db:

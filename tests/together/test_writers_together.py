@@ -17,16 +17,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
 import re
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 from moor_store.lockfile import Lock, parse_lock
 
-from tests.conftest import Workspace
+from tests.conftest import Workspace, git
 from tests.together.surfaces import WAIT_S, Action, Gate, agent, editor, terminals
 
 pytestmark = pytest.mark.asyncio
@@ -59,17 +57,6 @@ def function(i: int, *, drifted: bool = False) -> str:
 
 def code(*, drifted: tuple[int, ...] = (), without: tuple[int, ...] = ()) -> str:
     return "\n\n".join(function(i, drifted=i in drifted) for i in range(16) if i not in without)
-
-
-def git(root: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@e.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@e.invalid",
-    }
-    subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
 
 
 def prepare(root: Path) -> Workspace:
