@@ -1,5 +1,5 @@
 import sys
 
-from moor.main import main
+from moor.launch import main
 
 sys.exit(main())

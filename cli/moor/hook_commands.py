@@ -10,6 +10,7 @@ guard. What is shown is decided by `moor_engine.agent_hooks`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -75,7 +76,9 @@ def run_hook(event: str, start: Path) -> int:
         output = {
             "hookSpecificOutput": {"hookEventName": _EVENTS[event], "additionalContext": context}
         }
-        sys.stdout.write(json.dumps(output) + "\n")
+        with contextlib.suppress(OSError):  # the agent stopped reading: nothing to tell it
+            sys.stdout.write(json.dumps(output) + "\n")
+            sys.stdout.flush()
     return EXIT_OK
 
 
@@ -89,15 +92,22 @@ def _payload(text: str) -> dict[str, object]:
 
 
 def _answer(event: str, where: Path, payload: dict[str, object]) -> str:
+    prompt = payload.get("prompt")
+    if event == "prompt":
+        if not isinstance(prompt, str):
+            raise ValueError('the hook input has no "prompt" text')
+        # The engine's last answer, if nothing it read has moved: no engine import at all.
+        from moor_engine.hook_answers import cached_answer
+
+        cached = cached_answer(where, prompt)
+        if cached is not None:
+            return cached[0]
     from moor_engine import agent_hooks
     from moor_engine.session import Session
 
     with Session.open(where) as session:
-        if event == "session-start":
+        if event == "session-start" or not isinstance(prompt, str):
             return agent_hooks.session_start(session).context
-        prompt = payload.get("prompt")
-        if not isinstance(prompt, str):
-            raise ValueError('the hook input has no "prompt" text')
         return agent_hooks.prompt(session, prompt).context
 
 

@@ -15,18 +15,31 @@ text is rendered by `framing` (untrusted data, delimited, trust beside it).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import contextlib
+import time
 from dataclasses import dataclass
 
+from moor_extractors.reference import Reference, parse_reference
+from moor_store.inside import NotInside
+
+from moor_engine import hook_answers
 from moor_engine.framing import Framed, frame, framed
 from moor_engine.git import git_all
+from moor_engine.hook_answers import shown_first
 from moor_engine.namespaces import visible
-from moor_engine.prompt_names import Names, prompt_names, remembered
+from moor_engine.prompt_names import (
+    Names,
+    about_files,
+    matching,
+    prompt_names,
+    remembered,
+    split_ref,
+)
 from moor_engine.session import Session
-from moor_engine.trust import State
+from moor_engine.trust import MemoryReport, State
 
 RECENT_COMMITS = 5
-MAX_MEMORIES = 12  # a hook's context is read on every turn: the closest few, not all
+_KEPT_STATES = frozenset({State.CURRENT, State.DRIFTED})
 
 
 @dataclass(frozen=True)
@@ -56,34 +69,6 @@ def changed_files(session: Session) -> set[str]:
     return found
 
 
-def _split(ref: str) -> tuple[str, str | None]:
-    path, hashed, symbol = ref.partition("#")
-    return path.removeprefix("./"), (symbol if hashed and symbol else None)
-
-
-def ref_matches(ref: str, names: Names) -> bool:
-    """Whether a memory's reference names code the prompt names."""
-    path, symbol = _split(ref)
-    if path in names.paths or ref in names.refs:
-        return True
-    if symbol is None:
-        return False
-    last = symbol.rsplit(".", 1)[-1]
-    return symbol in names.identifiers or last in names.identifiers
-
-
-def matching(references: dict[str, list[str]], names: Names) -> list[str]:
-    return sorted(
-        path for path, refs in references.items() if any(ref_matches(r, names) for r in refs)
-    )
-
-
-def about_files(references: dict[str, list[str]], files: Collection[str]) -> list[str]:
-    return sorted(
-        path for path, refs in references.items() if any(_split(r)[0] in files for r in refs)
-    )
-
-
 def _references(session: Session) -> tuple[dict[str, list[str]], list[str]]:
     from moor_engine.recall_index import ready_index
 
@@ -96,26 +81,58 @@ def _references(session: Session) -> tuple[dict[str, list[str]], list[str]]:
 
 def framed_memories(session: Session, paths: list[str], declaring: list[str]) -> HookAnswer:
     """The memories at `paths`, checked (nothing journalled) and framed; retired left out."""
+    answer, _verdicts = _framed(session, paths, declaring)
+    return answer
+
+
+Verdicts = dict[str, tuple[Framed | None, tuple[str, ...] | None]]
+
+
+def _framed(
+    session: Session, paths: list[str], declaring: list[str]
+) -> tuple[HookAnswer, Verdicts]:
+    """The answer, and per memory what the hook shows of it (None: nothing) with the files
+    that verdict rests on (None: more than files, so it is not kept: `hook_answers`)."""
     if not paths:
-        return HookAnswer("")
+        return HookAnswer(""), {}
     wanted = set(paths)
     evaluation = session.evaluate(list(dict.fromkeys([*paths, *declaring])))
     shown: list[Framed] = []
+    verdicts: Verdicts = {}
     for report in evaluation.report.memories:
         loaded = evaluation.loaded.get(report.path)
-        if report.path not in wanted or report.state is State.RETIRED:
+        if report.path not in wanted:
             continue
         if loaded is None or loaded.memory is None:
+            verdicts[report.path] = (None, None)
             continue
-        if not visible(loaded.memory.agent, None):  # a hook reads as no agent: shared only
+        # Retired, or another agent's (a hook reads as no agent: shared only): not shown.
+        if report.state is State.RETIRED or not visible(loaded.memory.agent, None):
+            verdicts[report.path] = (None, ())
             continue
-        shown.append(framed(report, loaded.memory))
-    # Memories that need a look first: the agent should verify those before relying on them.
-    shown.sort(key=lambda item: (item.state == State.CURRENT.value, item.path))
-    shown = shown[:MAX_MEMORIES]
-    if not shown:
-        return HookAnswer("")
-    return HookAnswer(frame(shown), tuple(item.path for item in shown))
+        item = framed(report, loaded.memory)
+        shown.append(item)
+        verdicts[report.path] = (item, _resting_on(report))
+    chosen = shown_first(shown)
+    if not chosen:
+        return HookAnswer(""), verdicts
+    return HookAnswer(frame(chosen), tuple(item.path for item in chosen)), verdicts
+
+
+def _resting_on(report: MemoryReport) -> tuple[str, ...] | None:
+    """The files a current or drifted memory's verdict was read from; None for any other
+    verdict (a moved or gone anchor was searched for across the workspace)."""
+    if report.state not in _KEPT_STATES:
+        return None
+    files: set[str] = set()
+    for anchor in report.anchors:
+        if anchor.state not in _KEPT_STATES or anchor.canonical is None:
+            return None
+        reference = parse_reference(anchor.canonical)
+        if not isinstance(reference, Reference) or reference.path is None:
+            return None
+        files.add(reference.path)
+    return tuple(sorted(files))
 
 
 def session_start(session: Session) -> HookAnswer:
@@ -124,12 +141,27 @@ def session_start(session: Session) -> HookAnswer:
 
 
 def prompt(session: Session, text: str) -> HookAnswer:
-    """The answer to a prompt: a write for `remember:`, else the memories it names."""
+    """The answer to a prompt: a write for `remember:`, else the memories it names (and the
+    answer is kept for the next prompt, with what vouches for it: `hook_answers`)."""
     note = remembered(text)
     if note is not None:
         return remember(session, note)
+    root = session.workspace.root
+    now = time.time_ns()  # taken first: whatever changes from here on never vouches
+    workspace = hook_answers.workspace_keys(
+        root, session.workspace.config.memory_roots, session.workspace.memory_paths(), now
+    )
     references, declaring = _references(session)
-    return framed_memories(session, matching(references, prompt_names(text)), declaring)
+    answer, verdicts = _framed(session, matching(references, prompt_names(text)), declaring)
+    if workspace is not None:
+        kept: dict[str, tuple[Framed | None, hook_answers.Keys]] = {}
+        for path, (item, files) in verdicts.items():
+            keys = None if files is None else hook_answers.file_keys(root, files, now)
+            if keys is not None:
+                kept[path] = (item, keys)
+        with contextlib.suppress(OSError, NotInside):  # a cache: failing to keep it is no error
+            hook_answers.keep(root, workspace, hook_answers.code_keys(now), references, kept)
+    return answer
 
 
 def remember(session: Session, note: str) -> HookAnswer:
@@ -154,7 +186,7 @@ def _about_of(session: Session, names: Names) -> list[str]:
     """The references a note names that exist now: `path#Symbol` with an existing file,
     and existing files. A name that resolves to nothing is left out, never guessed at."""
     root = session.workspace.root
-    about = [ref for ref in sorted(names.refs) if (root / _split(ref)[0]).is_file()]
-    named = {_split(ref)[0] for ref in about}
+    about = [ref for ref in sorted(names.refs) if (root / split_ref(ref)[0]).is_file()]
+    named = {split_ref(ref)[0] for ref in about}
     about += [path for path in sorted(names.paths) if path not in named and (root / path).is_file()]
     return about

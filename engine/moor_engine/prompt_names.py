@@ -10,6 +10,7 @@ bound to costs nothing and matches nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 _WORD = re.compile(r"[\w./#:-]+")
@@ -55,3 +56,31 @@ def remembered(prompt: str) -> str | None:
     if not stripped.lower().startswith(REMEMBER):
         return None
     return stripped[len(REMEMBER) :].strip()
+
+
+def split_ref(ref: str) -> tuple[str, str | None]:
+    path, hashed, symbol = ref.partition("#")
+    return path.removeprefix("./"), (symbol if hashed and symbol else None)
+
+
+def ref_matches(ref: str, names: Names) -> bool:
+    """Whether a memory's reference names code the prompt names."""
+    path, symbol = split_ref(ref)
+    if path in names.paths or ref in names.refs:
+        return True
+    if symbol is None:
+        return False
+    last = symbol.rsplit(".", 1)[-1]
+    return symbol in names.identifiers or last in names.identifiers
+
+
+def matching(references: dict[str, list[str]], names: Names) -> list[str]:
+    return sorted(
+        path for path, refs in references.items() if any(ref_matches(r, names) for r in refs)
+    )
+
+
+def about_files(references: dict[str, list[str]], files: Collection[str]) -> list[str]:
+    return sorted(
+        path for path, refs in references.items() if any(split_ref(r)[0] in files for r in refs)
+    )

@@ -15,10 +15,11 @@ from moor_engine.config import BUILTIN_IGNORES, Config, ConfigError, load_config
 from moor_engine.git import git
 from moor_engine.gitignore import GitIgnores, compile_ignore_file
 
-STATE_DIR = ".moor"
-JOURNAL_FILE = "journal.sqlite"
-LOCK_FILE = "moor.lock"
-_ROOT_MARKERS = ("moor.toml", "moor.lock", ".git")
+# Re-exported: the root and its files are decided in `roots`, which imports nothing heavy.
+from moor_engine.roots import JOURNAL_FILE as JOURNAL_FILE
+from moor_engine.roots import LOCK_FILE as LOCK_FILE
+from moor_engine.roots import STATE_DIR as STATE_DIR
+from moor_engine.roots import find_root as find_root
 
 
 def shown_name(rel: str) -> str:
@@ -33,15 +34,6 @@ def _is_utf8(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def find_root(start: Path) -> Path:
-    """The nearest folder at or above `start` with moor.toml, moor.lock or .git; else `start`."""
-    start = start.resolve()
-    for folder in (start, *start.parents):
-        if any((folder / marker).exists() for marker in _ROOT_MARKERS):
-            return folder
-    return start
 
 
 @dataclass

@@ -183,15 +183,18 @@ def test_recall_numbers_match_readme_within_tolerance(tmp_path: Path) -> None:
         )
 
 
-def test_hook_latency_ratio_matches_readme_within_tolerance() -> None:
+def test_hook_latency_ratios_match_readme_within_tolerance() -> None:
     import re
 
     import hook_latency
 
     text = publish.README.read_text(encoding="utf-8")
-    row = re.search(r"^\| 1,000 \| .*\| ([0-9.]+)x \|$", text.split("### Hooks", 1)[1], re.M)
+    row = re.search(
+        r"^\| 1,000 \| .*\| ([0-9.]+)x \| ([0-9.]+)x \|$", text.split("### Hooks", 1)[1], re.M
+    )
     assert row is not None, "README.md's ### Hooks publishes no 1,000 row"
-    published = float(row.group(1))
+    first, again = float(row.group(1)), float(row.group(2))
     measured = hook_latency.measure(1000, 8)
-    # A ratio to the CLI's own start-up in the same run survives a busy machine.
-    assert measured["hook_over_moor_version"] <= published * 2, measured
+    # Ratios to start-ups measured in the same run survive a busy machine.
+    assert measured["hook_over_moor_version"] <= first * 2, measured
+    assert measured["again_over_python"] <= again * 2, measured

@@ -1,0 +1,216 @@
+"""A prompt hook answered from the engine's kept answer (`moor_engine.hook_answers`): only
+while nothing it rests on moved, with the engine's own text, never a stale verdict."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from moor_engine import agent_hooks
+from moor_engine.hook_answers import FILE, cached_answer
+from moor_engine.session import Session
+
+from tests.conftest import Workspace
+
+FUNCTIONS = 6
+PROMPT = "is func_2 safe to call twice, and what about func_4?"
+
+
+def function(i: int, body: str = "") -> str:
+    return f"def func_{i}(value):\n    return value + {body or i}\n"
+
+
+def code(bodies: dict[int, str]) -> str:
+    return "\n\n".join(function(i, bodies.get(i, "")) for i in range(FUNCTIONS))
+
+
+def backdate(root: Path) -> None:
+    """The mtime of every file and folder changed lately put 60 s back, so none is within
+    the racy window (a file modified just now never vouches: `filestat.stored`). Files
+    already old are left alone: setting a time moves the ctime, which is a change."""
+    now = time.time()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in [*files, *dirs, "."]:
+            path = Path(folder) / name
+            if path.stat().st_mtime > now - 30:
+                os.utime(path, (now - 60, now - 60))
+
+
+@pytest.fixture
+def hooked(ws: Workspace) -> Workspace:
+    ws.write("src/many.py", code({}))
+    for i in range(FUNCTIONS):
+        ws.memory(f"m{i}", f"src/many.py#func_{i}", body=f"func_{i} adds {i}.")
+    ws.moor("bind", check=True)
+    ws.git("init", "-q")
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "start")
+    backdate(ws.root)
+    return ws
+
+
+def hook(ws: Workspace, prompt: str = PROMPT) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "moor", "hooks", "run", "prompt"],
+        cwd=ws.root,
+        input=json.dumps({"prompt": prompt, "cwd": str(ws.root)}),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=60,
+        check=True,
+    )
+    if not result.stdout:
+        return ""
+    text = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(text, str)
+    return text
+
+
+def kept(ws: Workspace, prompt: str = PROMPT) -> str | None:
+    answer = cached_answer(ws.root, prompt)
+    return None if answer is None else answer[0]
+
+
+def test_a_repeated_prompt_is_answered_from_the_kept_answer_with_the_engines_own_text(
+    hooked: Workspace,
+) -> None:
+    assert kept(hooked) is None  # control: nothing is kept before the engine answered once
+    first = hook(hooked)
+    assert 'path="memories/m2.md" state="current"' in first
+    assert 'path="memories/m4.md"' in first and "memories/m3.md" not in first
+    assert kept(hooked) == first
+    assert hook(hooked) == first
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["code body", "memory text", "new memory", "moor.toml", "moor.lock", "renamed memory"],
+)
+def test_a_kept_answer_is_not_used_once_anything_it_rests_on_moved(
+    hooked: Workspace, change: str
+) -> None:
+    first = hook(hooked)
+    assert kept(hooked) == first  # control: before the change it is used
+    if change == "code body":
+        hooked.write("src/many.py", code({2: "2 * value"}))
+    elif change == "memory text":
+        hooked.memory("m2", "src/many.py#func_2", body="func_2 adds two, and logs.")
+    elif change == "new memory":
+        hooked.memory("m2b", "src/many.py#func_2", body="func_2 is pure.")
+        hooked.moor("bind", check=True)
+    elif change == "moor.toml":
+        hooked.write("moor.toml", 'memory_roots = ["memories"]\nignore = ["build/"]\n')
+    elif change == "moor.lock":
+        lock = hooked.root / "moor.lock"
+        lock.write_text(lock.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    else:
+        (hooked.root / "memories/m4.md").rename(hooked.root / "memories/m4-renamed.md")
+        hooked.moor("bind", check=True)
+    backdate(hooked.root)  # an old mtime does not hide a change: the ctime and inode move
+    assert kept(hooked) is None
+    second = hook(hooked)
+    if change == "code body":
+        assert 'path="memories/m2.md" state="drifted"' in second
+    elif change == "new memory":
+        assert "memories/m2b.md" in second
+    elif change == "renamed memory":
+        assert "memories/m4-renamed.md" in second
+    if change == "memory text":  # edited since bound: not a verdict that rests on files alone
+        assert 'path="memories/m2.md" state="rewritten"' in second
+        assert kept(hooked) is None
+    else:
+        assert kept(hooked) == second
+
+
+def test_a_file_changed_within_the_racy_window_never_vouches(hooked: Workspace) -> None:
+    hook(hooked)
+    assert kept(hooked) is not None  # control: with every file old, the answer is kept
+    hooked.write("src/many.py", code({}))  # the same bytes, written just now
+    hook(hooked)
+    assert kept(hooked) is None
+    backdate(hooked.root)
+    hook(hooked)
+    assert kept(hooked) is not None
+
+
+def test_a_retired_memory_stays_hidden_and_remember_always_goes_to_the_engine(
+    hooked: Workspace,
+) -> None:
+    hooked.memory("m2new", "src/many.py#func_2", body="func_2 adds two, checked.")
+    hooked.moor("bind", "memories/m2new.md", check=True)
+    hooked.moor(
+        "supersede", "memories/m2.md", "--by", "memories/m2new.md", "--why", "reworded", check=True
+    )
+    backdate(hooked.root)
+    first = hook(hooked)
+    assert "memories/m2new.md" in first and 'path="memories/m2.md"' not in first
+    assert kept(hooked) == first
+    # A retirement written as `supersedes:` in a memory file is a change like any other.
+    hooked.write(
+        "memories/m4new.md",
+        hooked.read("memories/m4.md").replace("about:", "supersedes: memories/m4.md\nabout:", 1),
+    )
+    hooked.moor("bind", "memories/m4new.md", check=True)
+    backdate(hooked.root)
+    assert kept(hooked) is None
+    second = hook(hooked)
+    assert "memories/m4new.md" in second and 'path="memories/m4.md"' not in second
+    assert 'path="memories/m4.md"' in first  # control: it was shown before
+    assert kept(hooked) == second
+    assert cached_answer(hooked.root, "remember: func_2 is hot") is None
+    assert "remembered as" in hook(hooked, "remember: func_2 is hot, see src/many.py")
+
+
+def test_a_kept_answer_that_is_not_valid_json_or_not_ours_is_not_used(hooked: Workspace) -> None:
+    first = hook(hooked)
+    assert kept(hooked) == first  # control
+    (hooked.root / FILE).write_text("{not json", encoding="utf-8")
+    assert kept(hooked) is None
+    assert hook(hooked) == first
+    (hooked.root / FILE).write_text(json.dumps({"format": 1, "memories": []}), encoding="utf-8")
+    assert kept(hooked) is None
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_whenever_a_kept_answer_is_used_it_is_what_the_engine_answers_now(
+    hooked: Workspace, seed: int
+) -> None:
+    """Random edits of code, memories and moor.lock; after each, the kept answer (when it
+    is used at all) must equal the engine's fresh one. Some steps must use it (control)."""
+    chance = random.Random(seed)
+    bodies: dict[int, str] = {}
+    prompts = [PROMPT, "what does func_1 do?", "func_3 and src/many.py"]
+    used = 0
+    for _step in range(18):
+        action = chance.choice(["code", "restore", "memory", "add", "bind", "nothing", "nothing"])
+        i = chance.randrange(FUNCTIONS)
+        if action == "code":
+            bodies[i] = f"{chance.randrange(100)} * value"
+            hooked.write("src/many.py", code(bodies))
+        elif action == "restore":
+            bodies.pop(i, None)
+            hooked.write("src/many.py", code(bodies))
+        elif action == "memory":
+            hooked.memory(f"m{i}", f"src/many.py#func_{i}", body=f"func_{i}: {chance.random()}")
+        elif action == "add":
+            hooked.memory(f"x{_step}", f"src/many.py#func_{i}", body=f"func_{i} note {_step}")
+            hooked.moor("bind", f"memories/x{_step}.md")
+        elif action == "bind":
+            hooked.moor("bind")
+        backdate(hooked.root)
+        prompt = chance.choice(prompts)
+        before = kept(hooked, prompt)
+        with Session.open(hooked.root) as session:
+            fresh = agent_hooks.prompt(session, prompt).context
+        if before is not None:
+            used += 1
+            assert before == fresh, f"step {_step} ({action}): a stale kept answer"
+    assert used > 0
