@@ -95,17 +95,19 @@ _SHOW = {"missing": "would write", "out of date": "would rewrite", "stale": "wou
 
 def _render_text(rules: RulesPlan, mode: str) -> None:
     for planned in rules.refused:
-        print(
-            f"moor: {planned.path} is not a file moor wrote (no `moor:rules` marker line); "
-            "moor never replaces it: move it away or rename it",
-            file=sys.stderr,
+        why = (
+            "is not UTF-8 text; moor writes no block into it"
+            if planned.target == "agents"
+            else "is not a file moor wrote (no `moor:rules` marker line); moor never "
+            "replaces it: move it away or rename it"
         )
+        print(f"moor: {planned.path} {why}", file=sys.stderr)
     if mode == "write" and rules.refused:
         print("moor: wrote nothing", file=sys.stderr)
         return
     for planned in rules.files:
         status = planned.status.value
-        if planned.status.value == "not moor's":
+        if planned in rules.refused:
             continue
         if status == "up to date":
             verb = "up to date:"

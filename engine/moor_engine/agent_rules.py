@@ -193,20 +193,27 @@ def _rule_file(target: str, folder: str, path: str, shown: list[Shown], budget: 
         head = ""
     opening = MARKER if target != "agents" else START
     title = f"# Memories about the code in {where}\n"
-    overhead = tokens(head + opening + title) + (tokens(END) if target == "agents" else 0)
+    # The note about memories left out is reserved for up front, so a file never exceeds
+    # its budget (the count is written with as many digits as memories there are).
+    closing = END if target == "agents" else ""
+    overhead = tokens(head + opening + title + closing + _left_out_note(len(shown))) + 3
     kept, left_out = fit((s.framed for s in shown), budget, overhead)
     body = frame(kept)
     if left_out:
-        body += (
-            f"\n\n{len(left_out)} more memories about this code did not fit the budget: "
-            "ask `moor about <file>` before editing a file here."
-        )
+        body += _left_out_note(len(left_out))
     if target == "agents":
         text = f"{START}\n{title}\n{body}\n{END}"
     else:
         text = f"{head}{MARKER}\n{title}\n{body}\n"
     return RuleFile(
         target, folder, path, text, tuple(m.path for m in kept), tuple(left_out), tuple(files)
+    )
+
+
+def _left_out_note(count: int) -> str:
+    return (
+        f"\n\n{count} more memories about this code did not fit the budget: "
+        "ask `moor about <file>` before editing a file here."
     )
 
 

@@ -16,6 +16,7 @@ MARKER = "<!-- moor:rules (written by `moor rules --write`; edits are replaced) 
 CLAUDE = ".claude/rules/moor-net.md"
 CURSOR = ".cursor/rules/moor-net.mdc"
 NESTED = "net/AGENTS.md"
+MINE = "---\npaths:\n  - main.py\n---\nMy rule, named like moor's.\n"
 
 
 def bound(ws: Workspace, body: str = "Retries are safe: send attaches a key.") -> None:
@@ -132,7 +133,7 @@ def test_a_folder_with_no_memories_left_loses_only_moors_files(ws: Workspace) ->
     ws.moor("bind", check=True)
     ws.write("AGENTS.md", "# Root notes\n")
     ws.moor("rules", "--write", check=True)
-    ws.write(".claude/rules/moor-mine.md", "My rule, named like moor's.\n")
+    ws.write(".claude/rules/moor-mine.md", MINE)
     assert (ws.root / CLAUDE).exists() and "moor:rules:start" in ws.read("AGENTS.md")
     ws.moor("forget", "memories/send.md", "--why", "no longer true", check=True)
     run = ws.moor("rules", "--check")
@@ -144,7 +145,7 @@ def test_a_folder_with_no_memories_left_loses_only_moors_files(ws: Workspace) ->
     # The control: the root still has a memory, so its files stay.
     assert "The root's rule." in ws.read(".claude/rules/moor-root.md")
     assert ws.read("AGENTS.md").startswith("# Root notes\n\n<!-- moor:rules:start")
-    assert ws.read(".claude/rules/moor-mine.md") == "My rule, named like moor's.\n"
+    assert ws.read(".claude/rules/moor-mine.md") == MINE
     ws.moor("forget", "memories/top.md", "--why", "gone too", check=True)
     ws.moor("rules", "--write", check=True)
     assert ws.read("AGENTS.md") == "# Root notes\n"  # only the block is taken out
@@ -204,7 +205,7 @@ def test_memories_over_the_budget_are_counted_and_the_file_says_how_to_reach_the
     (entry,) = data["files"]
     included, left_out = len(entry["memories"]), len(entry["left_out"])
     assert included > 0 and left_out > 0 and included + left_out == 7
-    assert entry["tokens"] <= 500 + 40  # the note about the rest is outside the budget
+    assert entry["tokens"] <= 500  # the note about the rest included
     ws.moor("rules", "--write", "--budget", "500", check=True)
     text = ws.read(CLAUDE)
     assert text.count("<memory path=") == included
@@ -297,3 +298,36 @@ def test_a_symlinked_rules_folder_leading_outside_is_refused(ws: Workspace, tmp_
     (ws.root / ".claude/rules").unlink()
     ws.moor("rules", "--write", check=True)
     assert (ws.root / CLAUDE).exists()
+
+
+def test_the_roots_agents_file_holds_both_blocks_and_each_check_reads_its_own(
+    ws: Workspace,
+) -> None:
+    bound(ws)
+    ws.memory("top", "main.py#top", body="The root's rule.")
+    ws.moor("bind", check=True)
+    ws.moor("context", "--write", "AGENTS.md", check=True)
+    ws.moor("rules", "--write", check=True)
+    text = ws.read("AGENTS.md")
+    assert text.count("moor:context:start") == 1 and text.count("moor:rules:start") == 1
+    assert ws.moor("context", "--check", "AGENTS.md").code == 0
+    assert ws.moor("rules", "--check").code == 0
+    ws.moor("forget", "memories/top.md", "--why", "gone", check=True)
+    ws.moor("rules", "--write", check=True)
+    after = ws.read("AGENTS.md")
+    assert "moor:rules:start" not in after  # the root's rules block is stale: taken out
+    assert after.startswith("<!-- moor:context:start")  # the control: context's stays
+    assert "memories/send.md" in after
+
+
+def test_a_file_in_the_way_that_is_not_utf8_is_refused_untouched(ws: Workspace) -> None:
+    bound(ws)
+    ws.write_bytes(NESTED, b"\xff\xfe binary notes\n")
+    run = ws.moor("rules", "--write")
+    assert run.code == 1 and f"{NESTED} is not UTF-8 text" in run.err
+    assert "Traceback" not in run.err
+    assert (ws.root / NESTED).read_bytes() == b"\xff\xfe binary notes\n"
+    assert not (ws.root / CLAUDE).exists()
+    (ws.root / NESTED).unlink()
+    ws.moor("rules", "--write", check=True)  # the control
+    assert "Retries are safe" in ws.read(NESTED)
