@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from moor_store.inside import (
+    NotInside,
     exists_inside,
     open_inside_dir,
     read_inside,
@@ -278,6 +279,11 @@ def _read(session: Session, path: str) -> str | None:
         return None
     except UnicodeDecodeError:
         return _UNDECODABLE
+    except NotADirectoryError as error:
+        raise NotInside(
+            "not_a_file",
+            f"{path}: {posixpath.dirname(path)} is not a folder (a file is in the way)",
+        ) from error
 
 
 def _compare(rule: RuleFile, existing: str | None) -> Planned:

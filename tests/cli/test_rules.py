@@ -179,7 +179,7 @@ def test_agent_sees_shared_memories_and_its_own(ws: Workspace) -> None:
     assert ws.moor("rules", "--check", "--agent", "alice").code == 0
     assert ws.moor("rules", "--check").code == 1
     run = ws.moor("rules", "--agent", "Bad Name!")
-    assert run.code == 2 and run.err.startswith("moor: ")
+    assert run.code == 2 and "not an agent name" in run.err and "Traceback" not in run.err
 
 
 def test_a_retired_memory_is_left_out(ws: Workspace) -> None:
@@ -331,3 +331,15 @@ def test_a_file_in_the_way_that_is_not_utf8_is_refused_untouched(ws: Workspace) 
     (ws.root / NESTED).unlink()
     ws.moor("rules", "--write", check=True)  # the control
     assert "Retries are safe" in ws.read(NESTED)
+
+
+def test_a_file_where_the_rules_folder_should_be_is_refused_untouched(ws: Workspace) -> None:
+    bound(ws)
+    ws.write(".cursor/rules", "not a folder\n")
+    run = ws.moor("rules", "--write")
+    assert run.code == 2, run.out + run.err
+    assert ".cursor/rules is not a folder" in run.err and "Traceback" not in run.err
+    assert ws.read(".cursor/rules") == "not a folder\n"
+    assert not (ws.root / CLAUDE).exists()  # refused before anything was written
+    run = ws.moor("rules", "--write", "--only", "claude,agents")  # the control
+    assert run.code == 0 and (ws.root / CLAUDE).exists()
