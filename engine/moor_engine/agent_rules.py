@@ -220,7 +220,7 @@ def _left_out_note(count: int) -> str:
 
 def is_moors(text: str) -> bool:
     """Whether a rule file is one moor wrote: the line after its frontmatter is MARKER."""
-    lines = text.split("\n")
+    lines = _lf(text).split("\n")
     if not lines or lines[0] != "---":
         return False
     try:
@@ -286,19 +286,25 @@ def _read(session: Session, path: str) -> str | None:
         ) from error
 
 
+def _lf(text: str) -> str:
+    """`text` with CRLF line ends as LF: a clone with `core.autocrlf` checks moor's files
+    out with CRLF, and they are still moor's and still up to date."""
+    return text.replace("\r\n", "\n")
+
+
 def _compare(rule: RuleFile, existing: str | None) -> Planned:
     if rule.target == "agents":
         if existing == _UNDECODABLE:
             return Planned(rule.path, rule.target, Status.NOT_MOORS, rule)
         now = managed(existing, START, END) if existing is not None else None
-        if now == rule.text:
+        if now is not None and _lf(now) == rule.text:
             return Planned(rule.path, rule.target, Status.UP_TO_DATE, rule)
         status = Status.MISSING if now is None else Status.OUT_OF_DATE
         data = merged(existing, rule.text, START, END).encode("utf-8")
         return Planned(rule.path, rule.target, status, rule, data)
     if existing is None:
         return Planned(rule.path, rule.target, Status.MISSING, rule, rule.text.encode("utf-8"))
-    if existing == rule.text:
+    if _lf(existing) == rule.text:
         return Planned(rule.path, rule.target, Status.UP_TO_DATE, rule)
     if not is_moors(existing):
         return Planned(rule.path, rule.target, Status.NOT_MOORS, rule)

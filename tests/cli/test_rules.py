@@ -343,3 +343,20 @@ def test_a_file_where_the_rules_folder_should_be_is_refused_untouched(ws: Worksp
     assert not (ws.root / CLAUDE).exists()  # refused before anything was written
     run = ws.moor("rules", "--write", "--only", "claude,agents")  # the control
     assert run.code == 0 and (ws.root / CLAUDE).exists()
+
+
+def test_files_checked_out_with_crlf_line_ends_are_still_moors_and_up_to_date(
+    ws: Workspace,
+) -> None:
+    bound(ws)
+    ws.write(NESTED, "# Net\n")
+    ws.moor("rules", "--write", check=True)
+    for rel in (CLAUDE, CURSOR, NESTED):
+        path = ws.root / rel
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert ws.moor("rules", "--check").code == 0
+    ws.write("memories/send.md", ws.read("memories/send.md").replace("Retries", "Resends"))
+    run = ws.moor("rules", "--write")  # the control: changed, they are rewritten, not refused
+    assert run.code == 0, run.out + run.err
+    assert "Resends are safe" in ws.read(CLAUDE)
+    assert (ws.root / NESTED).read_bytes().startswith(b"# Net\r\n")  # outside the block kept
