@@ -28,6 +28,7 @@ from moor import (
     hook_commands,
     mcp_command,
     recall_commands,
+    rules_commands,
     source_commands,
 )
 from moor.arguments import add_format
@@ -108,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     memory_commands.add_parsers(commands)
 
     context_commands.add_parsers(commands)
+    rules_commands.add_parsers(commands)
     recall_commands.add_parsers(commands)
     checkpoint_commands.add_parsers(commands)
     hook_commands.add_parsers(commands)
@@ -321,6 +323,7 @@ def cmd_lsp(args: argparse.Namespace, start: Path) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "context": context_commands.cmd_context,
+    "rules": rules_commands.cmd_rules,
     "init": cmd_init,
     "check": cmd_check,
     "status": cmd_status,

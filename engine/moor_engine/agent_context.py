@@ -16,6 +16,7 @@ and the block says how to reach them.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from moor_extractors.reference import Reference, parse_reference
@@ -51,16 +52,9 @@ def context_block(
 ) -> ContextBlock:
     agent = namespaces.reader(agent)
     block = ContextBlock("", budget=budget)
-    kept: list[Framed] = []
-    used = tokens(frame([]))
-    for memory in (shown.framed for shown in shown_memories(session, agent)):
-        cost = tokens(frame_one(memory)) + 1
-        if used + cost > budget:
-            block.left_out.append(memory.path)
-            continue
-        kept.append(memory)
-        block.included.append(memory.path)
-        used += cost
+    kept, left_out = fit((shown.framed for shown in shown_memories(session, agent)), budget)
+    block.included = [memory.path for memory in kept]
+    block.left_out = left_out
     body = frame(kept)
     if block.left_out:
         body += (
@@ -70,6 +64,25 @@ def context_block(
     block.text = f"{START}\n{body}\n{END}"
     block.tokens = tokens(block.text)
     return block
+
+
+def fit(
+    memories: Iterable[Framed], budget: int, overhead: int = 0
+) -> tuple[list[Framed], list[str]]:
+    """The memories, in order, that fit `budget` tokens with the preamble and `overhead`
+    tokens spent first, and the paths of those that did not (a later, smaller one may still
+    fit). `moor context` and `moor rules` both budget this way."""
+    kept: list[Framed] = []
+    left_out: list[str] = []
+    used = tokens(frame([])) + overhead
+    for memory in memories:
+        cost = tokens(frame_one(memory)) + 1
+        if used + cost > budget:
+            left_out.append(memory.path)
+            continue
+        kept.append(memory)
+        used += cost
+    return kept, left_out
 
 
 def merged(

@@ -1,7 +1,7 @@
 """Memory text on its way to a model is data, never instructions (DESIGN §7; issue 11.8).
 
-Every surface that hands memories to a model — `moor context`, and later the MCP server,
-rule files and hooks — renders them here, so one rule frames them all: a preamble that
+Every surface that hands memories to a model — `moor context`, `moor rules`, the MCP
+server and the hooks — renders them here, so one rule frames them all: a preamble that
 says what they are, each memory between delimiters that carry its path, the code it is
 about and its trust state, a warning beside every memory that is not current, and any
 delimiter written inside a memory's own text broken visibly (never deleted, whatever its
