@@ -19,6 +19,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from moor_extractors.model import Failure
+from moor_extractors.reference import parse_reference
 from moor_store.inside import NotInside, exists_inside, open_inside_dir, read_inside
 
 from moor_engine.config import SourceConfig
@@ -133,7 +135,14 @@ def _note(session: Session, kind: str, name: str) -> tuple[SourceConfig, str]:
         if listed.problem is not None and len(specs) == 1:
             raise UsageError(f"source {kind}: {listed.problem}")
         if name in listed.notes:
-            return spec, f"{spec.path}/{name}.md"
+            rel = f"{spec.path}/{name}.md"
+            ref = parse_reference(rel)
+            if isinstance(ref, Failure) or ref.path != rel or ref.symbol or ref.anchor:
+                raise UsageError(
+                    f"note {rel}: its name cannot be written as a whole-file reference "
+                    "(rename it without '#' or control characters)"
+                )
+            return spec, rel
     raise UsageError(f"no {kind} note {name!r}" + _nearby(session, specs, name))
 
 

@@ -120,6 +120,8 @@ def test_bind_writes_a_sidecar_that_drifts_when_the_note_or_the_code_changes(
     anchors = {a["ref"]: a["state"] for a in ws.states()[SIDECAR]["anchors"]}
     assert anchors == {NOTE: "current", "app.py#retry": "drifted"}
     assert ws.moor("check").code == 1
+    ws.moor("reaffirm", SIDECAR, "--why", "sends twice, still idempotent", check=True)
+    assert ws.state(SIDECAR) == "current"
     assert (ws.root / NOTE).read_bytes() == note
 
 
@@ -169,9 +171,14 @@ def test_bind_with_a_reference_that_names_nothing_is_refused_with_suggestions(
 def test_bind_refuses_an_unknown_kind_or_note_naming_what_there_is(ws: Workspace) -> None:
     note = bound_workspace(ws)
     ws.write(".serena/memories/retry-budget.md", "Three tries at most.\n")
+    ws.write(".serena/memories/retries#old.md", "Retries were not idempotent.\n")
     cases = {
+        ("serena", "retries#old"): "cannot be written as a whole-file reference",
         ("claude", "retries"): "no source of kind 'claude' in moor.toml (configured: serena)",
-        ("serena", "retrys"): "no serena note 'retrys'; notes nearby: retries, retry-budget",
+        (
+            "serena",
+            "retrys",
+        ): "no serena note 'retrys'; notes nearby: retries, retries#old, retry-budget",
         ("serena", "../retries"): "without '/', '..' or a leading dot",
         ("serena", "sub/retries"): "without '/', '..' or a leading dot",
         ("serena", ".retries"): "without '/', '..' or a leading dot",
