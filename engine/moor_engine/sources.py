@@ -19,6 +19,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from moor_extractors.memory_text import TITLE_CHARS
 from moor_extractors.model import Failure
 from moor_extractors.reference import parse_reference
 from moor_store.inside import NotInside, exists_inside, open_inside_dir, read_inside
@@ -129,7 +130,7 @@ def _note(session: Session, kind: str, name: str) -> tuple[SourceConfig, str]:
             f"note name {name!r}: a note is named by its file stem, without '/', '..' or a "
             "leading dot" + _nearby(session, specs, name)
         )
-    name = name.removesuffix(".md") if name.endswith(".md") else name
+    name = name.removesuffix(".md")
     for spec in specs:
         listed = _notes(session, spec)
         if listed.problem is not None and len(specs) == 1:
@@ -168,10 +169,11 @@ def _note_text(session: Session, rel: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        text = ""
-    if not text or "\x00" in text:
-        what = "empty" if not data else "not UTF-8 text"
-        raise UsageError(f"note {rel} refused: it is {what}, so there is nothing to quote")
+        raise UsageError(f"note {rel} refused: it is not UTF-8 text") from None
+    if "\x00" in text:
+        raise UsageError(f"note {rel} refused: it is binary (it holds NUL bytes), not text")
+    if not text.strip():
+        raise UsageError(f"note {rel} refused: it is empty, so there is nothing to bind")
     return text
 
 
@@ -179,6 +181,8 @@ def _title(kind: str, name: str, text: str) -> str:
     first = next(
         (line.strip().lstrip("#").strip() for line in text.splitlines() if line.strip()), ""
     )
+    if len(first) > TITLE_CHARS:
+        first = first[:TITLE_CHARS].rsplit(" ", 1)[0] + "…"
     title = f"{kind} note {name}"
     return f"{title}: {first}" if first and first != name else title
 

@@ -205,10 +205,14 @@ def test_a_note_that_cannot_be_read_safely_is_refused_never_a_traceback(
     os.mkfifo(folder / "pipe.md")
     (folder / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     (folder / "huge.md").write_text("word " * 2000, encoding="utf-8")
+    (folder / "nul.md").write_bytes(b"text\x00more\n")
+    (folder / "empty.md").write_bytes(b"\n\n")
     cases = {
         "leak": "leads outside the workspace",
         "pipe": "not a regular file",
         "binary": "not UTF-8 text",
+        "nul": "binary (it holds NUL bytes)",
+        "empty": "it is empty",
         "huge": "over the 4096-byte cap",
     }
     for name, words in cases.items():
