@@ -94,7 +94,7 @@ def cmd_add(args: argparse.Namespace, start: Path) -> int:
         supersedes=args.supersedes,
     )
     with _session(start) as session:
-        return _render(add(session, draft), args.format)
+        return render_written(add(session, draft), args.format)
 
 
 def cmd_edit(args: argparse.Namespace, start: Path) -> int:
@@ -117,7 +117,7 @@ def cmd_edit(args: argparse.Namespace, start: Path) -> int:
             raise UsageError(
                 "edit needs --section, --text and --base-hash (`moor edit MEMORY` shows them)"
             )
-        return _render(
+        return render_written(
             edit(session, args.memory, args.section, args.text, args.base_hash, args.why),
             args.format,
         )
@@ -129,7 +129,7 @@ def cmd_supersede(args: argparse.Namespace, start: Path) -> int:
     from moor.main import _session
 
     with _session(start) as session:
-        return _render(supersede(session, args.memory, args.by, args.why), args.format)
+        return render_written(supersede(session, args.memory, args.by, args.why), args.format)
 
 
 def cmd_forget(args: argparse.Namespace, start: Path) -> int:
@@ -138,7 +138,7 @@ def cmd_forget(args: argparse.Namespace, start: Path) -> int:
     from moor.main import _session
 
     with _session(start) as session:
-        return _render(forget(session, args.memory, args.why), args.format)
+        return render_written(forget(session, args.memory, args.why), args.format)
 
 
 def cmd_restore(args: argparse.Namespace, start: Path) -> int:
@@ -147,10 +147,10 @@ def cmd_restore(args: argparse.Namespace, start: Path) -> int:
     from moor.main import _session
 
     with _session(start) as session:
-        return _render(restore(session, args.memory, args.why), args.format)
+        return render_written(restore(session, args.memory, args.why), args.format)
 
 
-def _render(written: Written, output: str) -> int:
+def render_written(written: Written, output: str) -> int:
     if output == "json":
         print(json.dumps(written.as_json(), ensure_ascii=False))
         return EXIT_OK if written.ok else EXIT_LOOK

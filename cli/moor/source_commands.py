@@ -1,5 +1,7 @@
 """`moor source list`: the read-only sources moor.toml names, their notes and which are
-bound (the engine lists them: `moor_engine.sources`)."""
+bound; `moor source bind`: write the sidecar memory binding one note to code. The engine
+lists and binds (`moor_engine.sources`); bind exits as `moor add` does: 0 written, 1
+refused, 2 usage (an unknown kind, a note that is not there or cannot be read)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import argparse
 import json
 from pathlib import Path
 from typing import Any
+
+from moor.arguments import add_format
 
 EXIT_OK = 0
 
@@ -18,9 +22,31 @@ def add_parsers(commands: Any) -> None:
     actions = source.add_subparsers(dest="source_action", required=True, metavar="ACTION")
     listing = actions.add_parser("list", help="each source, its notes and which are bound")
     listing.add_argument("--json", action="store_true", help="print JSON")
+    bind = actions.add_parser(
+        "bind", help="bind a note to code with moor's own sidecar memory (the note is only read)"
+    )
+    bind.add_argument(
+        "kind", metavar="KIND", help="the source's kind in moor.toml (serena, claude)"
+    )
+    bind.add_argument("name", metavar="NAME", help="the note's name (its file stem)")
+    bind.add_argument(
+        "--about",
+        action="append",
+        default=[],
+        required=True,
+        metavar="REF",
+        help="code the note is about (repeat)",
+    )
+    bind.add_argument("--why", help="why it is bound (journalled)")
+    bind.add_argument(
+        "--ask", action="append", default=[], metavar="QUESTION", help="when this changes, ask"
+    )
+    add_format(bind)
 
 
 def cmd_source(args: argparse.Namespace, start: Path) -> int:
+    if args.source_action == "bind":
+        return _bind(args, start)
     from moor_engine.sources import list_sources
 
     from moor.main import _session
@@ -39,3 +65,14 @@ def cmd_source(args: argparse.Namespace, start: Path) -> int:
         for name in item.notes:
             print(f"  {'bound  ' if name in item.bound else 'unbound'}  {name}")
     return EXIT_OK
+
+
+def _bind(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.sources import bind_source
+
+    from moor.main import _session
+    from moor.memory_commands import render_written
+
+    with _session(start) as session:
+        written = bind_source(session, args.kind, args.name, args.about, args.why, args.ask)
+        return render_written(written, args.format)

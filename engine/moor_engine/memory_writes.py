@@ -151,6 +151,12 @@ class Draft:
     agent: str | None = None
     questions: Sequence[str] = ()
     supersedes: Sequence[str] = ()
+    # A sidecar (`moor source bind`, `sources.py`): its fixed path, its `source:` key, the
+    # reason journalled with it, and why an existing file at the path is refused.
+    path: str | None = None
+    source: str | None = None
+    why: str | None = None
+    instead: str | None = None
 
 
 def add(session: Session, draft: Draft) -> Written:
@@ -174,7 +180,7 @@ def _add(session: Session, draft: Draft) -> Written:
     title, body = title_of(draft.text)
     if draft.title and draft.title.strip():
         title, body = " ".join(draft.title.split()), draft.text.strip()
-    path = f"{session.workspace.config.memory_roots[0].rstrip('/')}/{slug(title)}.md"
+    path = draft.path or f"{session.workspace.config.memory_roots[0].rstrip('/')}/{slug(title)}.md"
     written.path = path
     questions = list(draft.questions) or [_default_question(refs)]
     author = draft.author or _author(session)
@@ -189,6 +195,7 @@ def _add(session: Session, draft: Draft) -> Written:
             author=author,
             agent=draft.agent,
             supersedes=[p for p in supersedes if p is not None],
+            source=draft.source,
         )
     )
     data = text.encode("utf-8")
@@ -198,7 +205,7 @@ def _add(session: Session, draft: Draft) -> Written:
     latches = read_latches(session.lock, session.journal)
     _refuse_tombstoned(memory, latches, written)
     if exists_inside(session.workspace.root, path):
-        written.refused.append(_exists(session, path))
+        written.refused.append(_exists(session, path, draft.instead))
     if written.refused:
         return written
     change = Change("moor add")
@@ -220,6 +227,7 @@ def _add(session: Session, draft: Draft) -> Written:
             "revise",
             f"memory:{path}",
             memory=path,
+            reason=draft.why,
             code="add",
             detail=f"written by {draft.agent or author}",
             data={"hash": memory.content_hash},
@@ -231,7 +239,7 @@ def _add(session: Session, draft: Draft) -> Written:
     try:
         session.commit(change)
     except FileExistsError:  # created by hand since it was looked at
-        written.refused.append(_exists(session, path))
+        written.refused.append(_exists(session, path, draft.instead))
         return written
     session.lock = lock
     session.observer.flush()
@@ -347,19 +355,28 @@ def _refuse_tombstoned(memory: Memory, latches: Latches, written: Written) -> No
         )
 
 
-def _exists(session: Session, path: str) -> Refusal:
+def _exists(session: Session, path: str, instead: str | None = None) -> Refusal:
     current = None
     try:
         parsed = parse_memory(path, read_inside(session.workspace.root, path))
         current = parsed.memory.content_hash if parsed.memory is not None else None
     except OSError:
         pass
+    edit = f'moor edit {path} --section NAME --text "..." --base-hash {current or "HASH"}'
+    if instead is not None:
+        return Refusal(
+            "exists",
+            f"{path} exists: {instead}",
+            path=path,
+            instead=edit,
+            current_hash=current,
+        )
     return Refusal(
         "exists",
         f"{path} exists: a new memory never overwrites one; edit it instead, or give "
         "another --title",
         path=path,
-        instead=f'moor edit {path} --section NAME --text "..." --base-hash {current or "HASH"}',
+        instead=edit,
         current_hash=current,
     )
 

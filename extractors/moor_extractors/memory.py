@@ -38,6 +38,8 @@ Problem codes (each at the position of the offending node unless said otherwise)
 ``title_not_a_string``      ``title`` is a list or a mapping
 ``pinned_invalid``          ``pinned`` is not a boolean
 ``created_invalid``         ``created`` is a list or a mapping
+``source_invalid``          ``source`` is not ``KIND:NAME`` (a note's name: no ``/``, no
+                            leading dot, no control characters)
 ``misspelt_key``            a top-level key that is nearly one moor reads (``abut``,
                             ``About``, ``watched``): the message names the key meant
 ``internal_error``          a bug in this module (never expected; tests assert it is absent)
@@ -132,6 +134,8 @@ _THEMATIC_BREAK = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
 _BULLET = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?")
 _CHECKBOX = re.compile(r"^\[[ xX]\][ \t]+")
 _SPACES = re.compile(r"\s+")
+# `source: KIND:NAME`: a kind moor.toml may name, and a note's file stem (`sources.py`).
+_SOURCE = re.compile(r"[a-z][a-z0-9_-]*:[^./\\\x00-\x1f\x7f][^/\\\x00-\x1f\x7f]*")
 
 
 @dataclass(frozen=True)
@@ -725,7 +729,7 @@ class _Frontmatter:
             fields.agent_line = self.at(key)[0]
             fields.agent = self._as_written(value)
         if "source" in top:
-            fields.source = self._as_written(top["source"][1])
+            fields.source = self._source(top["source"][1])
         return fields
 
     def _about(self, node: Node) -> tuple[AboutEntry, ...]:
@@ -927,6 +931,19 @@ class _Frontmatter:
         if isinstance(node, ScalarNode):
             return str(node.value)
         return _describe(node)
+
+    def _source(self, node: Node) -> str | None:
+        if _is_null(node):
+            return None
+        if _is_str(node) and _SOURCE.fullmatch(node.value):
+            return str(node.value)
+        shown = repr(node.value) if _is_str(node) else _describe(node)
+        self.report(
+            "source_invalid",
+            f"'source' is {shown}; it names a note as KIND:NAME (serena:retries)",
+            node,
+        )
+        return None
 
     def _created(self, node: Node) -> str | None:
         if _is_null(node):

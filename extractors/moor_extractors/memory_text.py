@@ -54,6 +54,7 @@ class NewMemory:
     author: str | None = None
     agent: str | None = None
     supersedes: Sequence[str] = ()
+    source: str | None = None  # `KIND:NAME`: a sidecar binding a note moor only reads
 
 
 def compose(new: NewMemory) -> str:
@@ -68,6 +69,8 @@ def compose(new: NewMemory) -> str:
         front["author"] = new.author
     if new.agent:
         front["agent"] = new.agent
+    if new.source:
+        front["source"] = new.source
     front["created"] = new.created
     frontmatter = yaml.safe_dump(
         front, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000

@@ -210,6 +210,16 @@ def test_supersedes_accepts_a_string_or_a_list_and_normalises_paths() -> None:
     assert memory.supersedes == ("memories/a.md", "memories/b.md")
 
 
+def test_source_names_a_note_as_kind_and_name_or_is_a_positioned_problem() -> None:
+    assert valid(memory_with("source: serena:retries\n")).source == "serena:retries"
+    assert valid(memory_with("source: claude:MEMORY.v2\n")).source == "claude:MEMORY.v2"
+    assert valid(memory_with("about: [a.py]\n")).source is None
+    for bad in ("retries", "'serena:'", "serena:../x", "serena:a/b", "serena:.hidden", "[a, b]"):
+        problem = only(memory_with(f"source: {bad}\n"))
+        assert problem.code == "source_invalid", bad
+        assert "KIND:NAME" in problem.message and (problem.line, problem.column) == (2, 9)
+
+
 def test_links_map_relations_to_tuples_of_strings() -> None:
     memory = valid(memory_with("links:\n  see-also: memories/a.md\n  contradicts: []\n"))
     assert dict(memory.links) == {"see-also": ("memories/a.md",), "contradicts": ()}
