@@ -237,7 +237,7 @@ def _add(session: Session, draft: Draft) -> Written:
     session.observer.flush()
     written.content_hash = memory.content_hash
     written.done.insert(0, f"{path}: written and bound to {len(anchors)} anchor(s)")
-    written.known_here = known_here(session, path, set(anchors))
+    written.known_here = known_here(session, path, set(anchors), draft.agent)
     return written
 
 
@@ -388,9 +388,12 @@ def memory_arg(session: Session, arg: str, what: str, written: Written) -> str |
 # --- what is already known here -------------------------------------------------------------
 
 
-def known_here(session: Session, path: str, anchors: set[str]) -> list[Known]:
+def known_here(
+    session: Session, path: str, anchors: set[str], agent: str | None = None
+) -> list[Known]:
     """Live memories (not retired) bound in moor.lock to any of `anchors`, by canonical
-    reference, with their trust state now."""
+    reference, with their trust state now — only those visible to the writing `agent`
+    (`namespaces.visible`; no agent named, as an edit or a retirement: shared ones only)."""
     if not anchors:
         return []
     sharing = {
@@ -405,12 +408,17 @@ def known_here(session: Session, path: str, anchors: set[str]) -> list[Known]:
     }
     if not sharing:
         return []
-    report = session.checker.evaluate(sorted(sharing)).report
+    evaluation = session.checker.evaluate(sorted(sharing))
     return [
         Known(m.path, m.title, m.state.value, tuple(sharing[m.path]))
-        for m in report.memories
+        for m in evaluation.report.memories
         if m.state not in (State.RETIRED, State.INVALID)
+        and namespaces.sees(_memory(evaluation.loaded.get(m.path)), agent)
     ]
+
+
+def _memory(loaded: LoadedMemory | None) -> Memory | None:
+    return None if loaded is None else loaded.memory
 
 
 # --- edit -----------------------------------------------------------------------------------
