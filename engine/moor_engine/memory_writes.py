@@ -198,7 +198,7 @@ def _add(session: Session, draft: Draft) -> Written:
     latches = read_latches(session.lock, session.journal)
     _refuse_tombstoned(memory, latches, written)
     if exists_inside(session.workspace.root, path):
-        written.refused.append(_exists(session, path))
+        written.refused.append(_exists(session, path, draft.agent))
     if written.refused:
         return written
     change = Change("moor add")
@@ -231,7 +231,7 @@ def _add(session: Session, draft: Draft) -> Written:
     try:
         session.commit(change)
     except FileExistsError:  # created by hand since it was looked at
-        written.refused.append(_exists(session, path))
+        written.refused.append(_exists(session, path, draft.agent))
         return written
     session.lock = lock
     session.observer.flush()
@@ -347,13 +347,23 @@ def _refuse_tombstoned(memory: Memory, latches: Latches, written: Written) -> No
         )
 
 
-def _exists(session: Session, path: str) -> Refusal:
+def _exists(session: Session, path: str, agent: str | None) -> Refusal:
+    """A new memory's path is taken. The file is there for anyone to see, but the memory's
+    hash and the edit that would change it are told only to a writer who may read it."""
     current = None
+    readable = False
     try:
         parsed = parse_memory(path, read_inside(session.workspace.root, path))
         current = parsed.memory.content_hash if parsed.memory is not None else None
+        readable = namespaces.sees(parsed.memory, agent)
     except OSError:
         pass
+    if not readable:
+        return Refusal(
+            "exists",
+            f"{path} exists: a new memory never overwrites one; give another --title",
+            path=path,
+        )
     return Refusal(
         "exists",
         f"{path} exists: a new memory never overwrites one; edit it instead, or give "

@@ -170,3 +170,24 @@ def test_weak_match_feedback_uses_only_the_vocabulary_the_reader_may_see(ws: Wor
     assert feedback(ws, "zanzibarqux", "alpha")["indexed"] == 3
     assert feedback(ws, "zanzibarqux", "beta")["indexed"] == 2
     assert feedback(ws, "zanzibarqux")["indexed"] == 1
+
+
+def test_a_taken_path_names_another_agents_memory_hash_to_its_owner_only(ws: Workspace) -> None:
+    ws.write("src/net.py", "def send():\n    return 1\n")
+    args = ("add", "Send is retried", "--about", "src/net.py#send", "--format", "json")
+    ws.moor(*args, "--agent", "alpha", check=True)
+
+    def refusal(*agent: str) -> dict[str, Any]:
+        run = ws.moor(*args, *(("--agent", agent[0]) if agent else ()))
+        assert run.code == 1, run.err
+        refused = run.json()["refused"]
+        assert isinstance(refused, list) and [r["code"] for r in refused] == ["exists"]
+        value = refused[0]
+        assert isinstance(value, dict)
+        return value
+
+    own = refusal("alpha")  # the control: its owner is told the hash and the edit
+    assert own["current_hash"] and "moor edit" in str(own["instead"])
+    for other in (refusal("beta"), refusal()):
+        assert other["current_hash"] is None and other["instead"] is None
+        assert "exists" in str(other["message"]) and "edit it" not in str(other["message"])
