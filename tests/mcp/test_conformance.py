@@ -10,8 +10,9 @@ Scenarios run: the ones a tools-only server over streamable HTTP must pass. Left
 why: `tools-call-*`, `json-schema-2020-12`, `server-sse-polling` and the elicitation ones
 call fixture tools (`test_simple_text`, `test_reconnection`, ...) that only the suite's
 reference server has (`tools-call-simple-text` even "passes" on moor's unknown-tool error,
-since it only looks for text content: a pass that proves nothing); `resources-*`, `prompts-*`, `completion-complete` and
-`logging-set-level` exercise capabilities moor does not declare (it serves tools only).
+since it only looks for text content: a pass that proves nothing); `resources-*`,
+`prompts-*`, `completion-complete` and `logging-set-level` exercise capabilities moor does
+not declare (it serves tools only).
 """
 
 from __future__ import annotations
