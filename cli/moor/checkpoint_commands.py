@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ def add_parsers(commands: Any) -> None:
     actions = checkpoint.add_subparsers(dest="checkpoint_action", required=True, metavar="ACTION")
 
     save = actions.add_parser("save", help="save a new checkpoint (never overwrites one)")
-    save.add_argument("--agent", required=True, help="the agent's name: A-Z a-z 0-9 . _ -")
+    save.add_argument("--agent", required=True, help="the agent's name: a-z 0-9 . _ -")
     save.add_argument("summary", help="what was done and where it stands")
     save.add_argument(
         "--next", action="append", default=[], metavar="STEP", help="a next step (repeat)"
@@ -75,7 +76,11 @@ def cmd_checkpoint(args: argparse.Namespace, start: Path) -> int:
         else:
             _print_resumed(resumed)
         return EXIT_OK if resumed.checkpoints else EXIT_LOOK
-    found = checkpoints.agents(root)
+    listed = checkpoints.listing(root)
+    for folder in listed:
+        if isinstance(folder, checkpoints.Misnamed):
+            print(f"moor: {folder.path}: {folder.why}", file=sys.stderr)
+    found = [a for a in listed if isinstance(a, checkpoints.AgentCheckpoints)]
     if args.format == "json":
         print(json.dumps([{"agent": a.agent, "count": a.count, "latest": a.latest} for a in found]))
         return EXIT_OK

@@ -70,10 +70,12 @@ class AboutItem:
     detail: str | None
     why: tuple[str, ...]
     questions: tuple[str, ...]
+    agent: str | None = None  # its namespace (None: shared)
 
     def as_json(self) -> dict[str, object]:
         return {
             "path": self.path,
+            "agent": self.agent,
             "title": self.title,
             "state": self.state.value,
             "relation": self.relation,
@@ -103,9 +105,12 @@ class AboutResult:
         }
 
 
-def about(session: Session, arg: str, agent: str | None = None) -> AboutResult:
+def about(
+    session: Session, arg: str, agent: str | None = None, *, everyone: bool = False
+) -> AboutResult:
     """Memories about `arg`: `PATH#SYMBOL`, `PATH:LINE` or `PATH`, as reader `agent` sees
-    them (`namespaces`)."""
+    them (`namespaces`). `everyone`: a person's whole view (the editor, like `moor check`),
+    every agent's memories too, each item naming its owner."""
     agent = namespaces.reader(agent)
     path_arg, symbol, line = _split(session, arg)
     rel = session.relative_arg(path_arg)
@@ -118,7 +123,7 @@ def about(session: Session, arg: str, agent: str | None = None) -> AboutResult:
         path
         for path, memory in loaded.items()
         if memory.memory is not None
-        and namespaces.visible(memory.memory.agent, agent)
+        and (everyone or namespaces.visible(memory.memory.agent, agent))
         and any(item.ref is not None and item.ref.path == rel for item in memory.entries)
     ]
     # With the memories that declare `supersedes:`, so the verdict sees every retirement.
@@ -250,4 +255,5 @@ def _item(
         anchor.detail,
         state_reasons(report) if report.state not in QUIET_STATES else (),
         questions,
+        memory.agent if memory is not None else None,
     )

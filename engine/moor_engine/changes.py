@@ -7,14 +7,24 @@ memories it concerns: the one the entry names, else those bound to its anchor in
 next cursor is the last entry returned, or the journal's end: a cursor past the end (a
 journal rebuilt since) gives nothing and the end, so a caller that keeps the next cursor
 never misses an entry and never sees one twice.
+
+A reader sees the entries of the memories it may see only (`namespaces`: shared ones and its
+own; no agent named, shared ones only): an entry naming another agent's memory is left out,
+as is an observation of code that only another agent's memories are bound to, and such
+memories are left out of an entry's `memories`. Cursors still count every entry, so a page
+may hold fewer than `limit` entries while `more` is true. `head` is the journal's, not the
+reader's: it says how far the journal goes, nothing of whose entries those are.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from moor_extractors.memory import Memory
 from moor_store.journal import Entry
 
+from moor_engine import namespaces
+from moor_engine.memory_owners import memories_of
 from moor_engine.session import Session, UsageError
 
 DEFAULT_LIMIT = 200
@@ -42,8 +52,12 @@ class Changes:
     more: bool  # entries after next_cursor exist already
 
 
-def changes_since(session: Session, cursor: int = 0, limit: int = DEFAULT_LIMIT) -> Changes:
-    """The journal entries after seq `cursor`, oldest first, at most `limit` of them."""
+def changes_since(
+    session: Session, cursor: int = 0, limit: int = DEFAULT_LIMIT, agent: str | None = None
+) -> Changes:
+    """The journal entries after seq `cursor` that reader `agent` may see, oldest first, out
+    of at most `limit` entries read."""
+    agent = namespaces.reader(agent)
     if cursor < 0:
         raise UsageError(
             f"cursor {cursor}: a cursor is 0 (from the start) or a next_cursor returned earlier"
@@ -57,7 +71,11 @@ def changes_since(session: Session, cursor: int = 0, limit: int = DEFAULT_LIMIT)
     entries = session.journal.entries(since=cursor, limit=limit + 1)
     page, more = entries[:limit], len(entries) > limit
     bound = _bound_memories(session)
-    changes = [_change(entry, bound) for entry in page]
+    concerned = {m for entry in page for m in _concerns(entry, bound)}
+    owners = memories_of(session, concerned)
+    changes = [
+        change for entry in page if (change := _visible(entry, bound, owners, agent)) is not None
+    ]
     next_cursor = page[-1].seq if page else min(cursor, head)
     return Changes(changes, next_cursor, head, more)
 
@@ -71,8 +89,26 @@ def _bound_memories(session: Session) -> dict[str, tuple[str, ...]]:
     return {anchor: tuple(paths) for anchor, paths in bound.items()}
 
 
-def _change(entry: Entry, bound: dict[str, tuple[str, ...]]) -> Change:
-    memories = (entry.memory,) if entry.memory is not None else bound.get(entry.anchor, ())
+def _concerns(entry: Entry, bound: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    return (entry.memory,) if entry.memory is not None else bound.get(entry.anchor, ())
+
+
+def _visible(
+    entry: Entry,
+    bound: dict[str, tuple[str, ...]],
+    owners: dict[str, Memory | None],
+    agent: str | None,
+) -> Change | None:
+    """The entry as reader `agent` may see it, or None when it concerns only memories it
+    may not see."""
+    concerns = _concerns(entry, bound)
+    memories = tuple(m for m in concerns if namespaces.sees(owners.get(m), agent))
+    if concerns and not memories:
+        return None
+    return _change(entry, memories)
+
+
+def _change(entry: Entry, memories: tuple[str, ...]) -> Change:
     return Change(
         seq=entry.seq,
         at=entry.at,

@@ -23,6 +23,7 @@ from moor_extractors.model import Failure
 from moor_extractors.reference import normalise_path, resolve_path
 from moor_store.inside import NotInside, open_inside_dir, read_inside, write_inside
 
+from moor_engine import namespaces
 from moor_engine.session import UsageError
 from moor_engine.workspace import STATE_DIR
 
@@ -32,7 +33,6 @@ MAX_SUMMARY = 16_000  # characters: a checkpoint is a note to resume from, not a
 MAX_ITEMS = 100  # next steps, files
 MAX_RESUME = 100
 _MAX_BYTES = 1 << 20
-_AGENT = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _NAME = re.compile(r"(?P<stamp>[0-9]{8}T[0-9]{6}\.[0-9]{3}Z)-(?P<n>[0-9]+)\.json")
 
 
@@ -69,6 +69,14 @@ class Resumed:
     checkpoints: list[Checkpoint] = field(default_factory=list)
     total: int = 0  # how many it has in all
     unreadable: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Misnamed:
+    """A folder under the checkpoints whose name is not an agent name."""
+
+    path: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -131,14 +139,21 @@ def resume(root: Path, agent: str, limit: int = 1) -> Resumed:
 
 def agents(root: Path) -> list[AgentCheckpoints]:
     """Every agent with checkpoints in this clone, by name."""
+    return [agent for agent in listing(root) if isinstance(agent, AgentCheckpoints)]
+
+
+def listing(root: Path) -> list[AgentCheckpoints | Misnamed]:
+    """Every folder under the checkpoints: an agent's checkpoints, or a folder whose name is
+    not an agent name (one saved before names were lowercase), which is not read."""
     try:
         with open_inside_dir(root, FOLDER, create=False) as folder:
             entries = sorted(os.listdir(folder))
     except (FileNotFoundError, NotADirectoryError, NotInside):
         return []
-    found = []
+    found: list[AgentCheckpoints | Misnamed] = []
     for agent in entries:
-        if _AGENT.fullmatch(agent) is None:
+        if not namespaces.is_agent_name(agent):
+            found.append(Misnamed(f"{FOLDER}/{agent}", _misnamed(agent)))
             continue
         names = _names(root, f"{FOLDER}/{agent}")
         if names:
@@ -146,14 +161,19 @@ def agents(root: Path) -> list[AgentCheckpoints]:
     return found
 
 
+def _misnamed(agent: str) -> str:
+    lower = agent.lower()
+    hint = f"; rename the folder to {lower} to keep them" if namespaces.is_agent_name(lower) else ""
+    return f"{agent!r} is not an agent name ({namespaces.GRAMMAR_WORDS}): not read{hint}"
+
+
 def valid_agent(agent: str) -> str:
-    if _AGENT.fullmatch(agent) is None:
-        raise UsageError(
-            f"agent name {agent!r}: 1 to 64 of the characters A-Z a-z 0-9 . _ - (it names a folder)"
-        )
-    if agent in (".", ".."):
-        raise UsageError(f"agent name {agent!r} names no folder of its own")
-    return agent
+    """The agent's name (the one rule, `namespaces`: it names a folder); UsageError if not.
+    A checkpoint kept under a name that breaks the rule (uppercase, saved before the rule was
+    one) is refused too: it is local working state, and renaming the folder keeps it."""
+    checked = namespaces.reader(agent)
+    assert checked is not None
+    return checked
 
 
 def _items(values: Sequence[str], what: str) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from moor_store.journal import Entry
 
+from moor_engine import namespaces
 from moor_engine.bound_code import bound_code
 from moor_engine.observe import FileView, Found
 from moor_engine.session import Session, UsageError
@@ -160,3 +161,16 @@ def _lines(text: str) -> list[str]:
     if lines and not lines[-1].endswith(("\n", "\r")):
         lines[-1] += "\n"
     return lines
+
+
+def reader_log(session: Session, path: str, agent: str | None) -> tuple[str, list[Entry]]:
+    """`memory_log` as reader `agent` may read it (`namespaces`); another agent's memory is
+    refused exactly as a path with no memory is, so the refusal tells nothing of it. The
+    CLI's `moor log` and the editor are a person's whole view and use `memory_log`."""
+    from moor_engine.memory_owners import memories_of
+
+    agent = namespaces.reader(agent)
+    rel = session.relative_arg(path)
+    if not namespaces.sees(memories_of(session, [rel]).get(rel), agent):
+        raise UsageError(f"{rel}: no such memory, folder or file in {session.workspace.root}")
+    return memory_log(session, path)

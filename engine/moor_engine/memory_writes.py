@@ -205,7 +205,7 @@ def _add(session: Session, draft: Draft) -> Written:
     latches = read_latches(session.lock, session.journal)
     _refuse_tombstoned(memory, latches, written)
     if exists_inside(session.workspace.root, path):
-        written.refused.append(_exists(session, path, draft.instead))
+        written.refused.append(_exists(session, path, draft.agent, draft.instead))
     if written.refused:
         return written
     change = Change("moor add")
@@ -239,13 +239,13 @@ def _add(session: Session, draft: Draft) -> Written:
     try:
         session.commit(change)
     except FileExistsError:  # created by hand since it was looked at
-        written.refused.append(_exists(session, path, draft.instead))
+        written.refused.append(_exists(session, path, draft.agent, draft.instead))
         return written
     session.lock = lock
     session.observer.flush()
     written.content_hash = memory.content_hash
     written.done.insert(0, f"{path}: written and bound to {len(anchors)} anchor(s)")
-    written.known_here = known_here(session, path, set(anchors))
+    written.known_here = known_here(session, path, set(anchors), draft.agent)
     return written
 
 
@@ -355,25 +355,30 @@ def _refuse_tombstoned(memory: Memory, latches: Latches, written: Written) -> No
         )
 
 
-def _exists(session: Session, path: str, instead: str | None = None) -> Refusal:
+def _exists(session: Session, path: str, agent: str | None, instead: str | None = None) -> Refusal:
+    """A new memory's path is taken. The file is there for anyone to see, but the memory's
+    hash and the edit that would change it are told only to a writer who may read it.
+    `instead` words what to do for a caller with its own alternative (`moor source bind`)."""
     current = None
+    readable = False
     try:
         parsed = parse_memory(path, read_inside(session.workspace.root, path))
         current = parsed.memory.content_hash if parsed.memory is not None else None
+        readable = namespaces.sees(parsed.memory, agent)
     except OSError:
         pass
-    edit = f'moor edit {path} --section NAME --text "..." --base-hash {current or "HASH"}'
-    if instead is not None:
+    if not readable:
         return Refusal(
             "exists",
-            f"{path} exists: {instead}",
+            f"{path} exists: a new memory never overwrites one; give another --title",
             path=path,
-            instead=edit,
-            current_hash=current,
         )
+    edit = f'moor edit {path} --section NAME --text "..." --base-hash {current or "HASH"}'
     return Refusal(
         "exists",
-        f"{path} exists: a new memory never overwrites one; edit it instead, or give "
+        f"{path} exists: {instead}"
+        if instead is not None
+        else f"{path} exists: a new memory never overwrites one; edit it instead, or give "
         "another --title",
         path=path,
         instead=edit,
@@ -405,9 +410,12 @@ def memory_arg(session: Session, arg: str, what: str, written: Written) -> str |
 # --- what is already known here -------------------------------------------------------------
 
 
-def known_here(session: Session, path: str, anchors: set[str]) -> list[Known]:
+def known_here(
+    session: Session, path: str, anchors: set[str], agent: str | None = None
+) -> list[Known]:
     """Live memories (not retired) bound in moor.lock to any of `anchors`, by canonical
-    reference, with their trust state now."""
+    reference, with their trust state now — only those visible to the writing `agent`
+    (`namespaces.visible`; no agent named, as an edit or a retirement: shared ones only)."""
     if not anchors:
         return []
     sharing = {
@@ -422,12 +430,17 @@ def known_here(session: Session, path: str, anchors: set[str]) -> list[Known]:
     }
     if not sharing:
         return []
-    report = session.checker.evaluate(sorted(sharing)).report
+    evaluation = session.checker.evaluate(sorted(sharing))
     return [
         Known(m.path, m.title, m.state.value, tuple(sharing[m.path]))
-        for m in report.memories
+        for m in evaluation.report.memories
         if m.state not in (State.RETIRED, State.INVALID)
+        and namespaces.sees(_memory(evaluation.loaded.get(m.path)), agent)
     ]
+
+
+def _memory(loaded: LoadedMemory | None) -> Memory | None:
+    return None if loaded is None else loaded.memory
 
 
 # --- edit -----------------------------------------------------------------------------------

@@ -56,3 +56,9 @@ def visible(owner: str | None, agent: str | None) -> bool:
     if owner is None:
         return True
     return is_agent_name(owner) and owner == agent
+
+
+def sees(memory: Memory | None, agent: str | None) -> bool:
+    """Whether reader `agent` may see `memory`; one that could not be read (its owner
+    unknown) is visible to nobody."""
+    return memory is not None and visible(memory.agent, agent)

@@ -172,7 +172,10 @@ def recall(
     match = expression([*terms, *joined_terms(query)])
     weights = [WEIGHTS[name] for name in ("title", "questions", "refs", "body")]
     pool = max(_POOL_MIN, 4 * limit)
-    newest = _day(index.newest_created())
+    # What the reader is told beyond its hits (recency's reference date, how many memories
+    # use a word, nearby words) comes from the memories it may see only.
+    owners = visible_owners(index, agent)
+    newest = _day(index.newest_created(owners))
     scored: list[tuple[Hit, Match]] = []
     offset = 0
     while True:
@@ -200,8 +203,13 @@ def recall(
     top = result.hits[0] if result.hits else None
     result.weak = top is None or len(top.matched) < WEAK_COVERAGE * len(terms)
     if result.weak:
-        result.feedback = _feedback(index, terms, top)
+        result.feedback = _feedback(index, terms, top, owners)
     return result
+
+
+def visible_owners(index: RecallIndex, agent: str | None) -> list[str | None]:
+    """The owners in the index whose memories reader `agent` may see (`namespaces`)."""
+    return [owner for owner in index.owners() if namespaces.visible(owner, agent)]
 
 
 def _owner(meta: Mapping[str, object]) -> str | None:
@@ -309,25 +317,30 @@ def _matched(
     return {m.path: tuple(found[m.rowid]) for m in matches}
 
 
-def _feedback(index: RecallIndex, terms: Sequence[str], top: Hit | None) -> list[TermFeedback]:
+def _feedback(
+    index: RecallIndex, terms: Sequence[str], top: Hit | None, owners: Sequence[str | None]
+) -> list[TermFeedback]:
     """For each term the best hit lacks: how many memories use it, and indexed words close
-    to it — the vocabulary the memories actually use."""
+    to it — the vocabulary the memories of these owners actually use."""
     missing = [t for t in terms if top is None or t not in top.matched]
     feedback: list[TermFeedback] = []
     for term in missing[:_FEEDBACK_TERMS]:
-        documents = index.count(_phrase(term))
+        documents = index.count(_phrase(term), owners)
         # Other spellings only for a word no memory uses: one that some use is spelt right.
-        close = tuple(nearby(index, term)) if documents == 0 else ()
+        close = tuple(nearby(index, term, owners)) if documents == 0 else ()
         feedback.append(TermFeedback(term, documents, close))
     return feedback
 
 
-def nearby(index: RecallIndex, term: str, count: int = 5) -> list[tuple[str, int]]:
-    """Indexed words that look like `term`: longer words it begins, then close spellings."""
+def nearby(
+    index: RecallIndex, term: str, owners: Sequence[str | None], count: int = 5
+) -> list[tuple[str, int]]:
+    """Words of the owners' memories that look like `term`: longer words it begins, then
+    close spellings."""
     ranked: list[str] = []
     words: dict[str, int] = {}
     for prefix in (term[:3], term[:1]):  # a typo is rarely in the first letter
-        words = dict(index.words_between(prefix, prefix + "\uffff", limit=50_000))
+        words = dict(index.words_between(prefix, prefix + "\uffff", owners, limit=50_000))
         words.pop(term, None)
         longer = sorted((w for w in words if w.startswith(term)), key=lambda w: (-words[w], w))
         # Only words of about its length can be close spellings: difflib is slow.

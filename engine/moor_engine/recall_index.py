@@ -26,7 +26,7 @@ from moor_store.recall_index import Document, IndexBroken, IndexBusy, RecallInde
 from moor_engine import namespaces, recall_tokens
 from moor_engine.filestat import StatKey, stat_key, stored
 from moor_engine.memories import load_memories
-from moor_engine.recall import RecallResult, Verdicts, recall
+from moor_engine.recall import RecallResult, Verdicts, recall, visible_owners
 from moor_engine.session import Session
 from moor_engine.trust import MemoryReport
 from moor_engine.workspace import STATE_DIR
@@ -62,6 +62,7 @@ def memory_document(memory: Memory, stat: tuple[int, ...] | None = None) -> Docu
         meta,
         stat,
         bool(memory.supersedes),
+        memory.agent,
     )
 
 
@@ -69,7 +70,7 @@ def memory_document(memory: Memory, stat: tuple[int, ...] | None = None) -> Docu
 class IndexStatus:
     """What bringing the index up to date did (shown by `--explain` and `--json`)."""
 
-    memories: int = 0  # documents in the index now
+    memories: int = 0  # documents in the index now (after a recall: those the reader sees)
     reindexed: int = 0  # memories whose text changed (or new): indexed again
     removed: int = 0  # documents of memories that are gone or no longer parse
     rebuilt: bool = False  # the index was made from nothing
@@ -248,6 +249,8 @@ def session_recall(
             result = recall(
                 index, query, session_verdicts(session, status.declaring), limit=limit, agent=agent
             )
+        # The reader is told how many memories it may see, not how many the index holds.
+        status.memories = index.documents(visible_owners(index, agent))
     finally:
         index.close()
     session.observer.flush()

@@ -360,11 +360,12 @@ def about_line(
 ) -> AboutResult | None:
     """The memories about the definition at `line` (1-based) of the code file `rel`
     (`moor_engine.about`: it checks only the memories about that file, recording
-    nothing); None when `rel` is a memory."""
+    nothing); None when `rel` is a memory. The editor is a person's whole view: every
+    agent's memories are listed, each marked with its owner."""
     with open_session(root, buffers) as session:
         if session.workspace.is_memory_path(rel):
             return None
         try:
-            return about(session, f"{rel}:{line}")
+            return about(session, f"{rel}:{line}", everyone=True)
         except (UsageError, OSError) as error:
             raise EngineProblem(str(error)) from error

@@ -21,7 +21,7 @@ def register(server: MCPServer, root: Path) -> None:
         next_steps: tuple[str, ...] = (),
         files: tuple[str, ...] = (),
     ) -> Checkpoint:
-        """Save a checkpoint of your work under your agent name (A-Z a-z 0-9 . _ -): what
+        """Save a checkpoint of your work under your agent name (a-z 0-9 . _ -): what
         was done and where it stands, the next steps, the files in play. A new file each
         time, never overwritten; checkpoint_resume reads the newest back. Knowledge about
         the code belongs in a memory (memory_write), not here."""

@@ -16,24 +16,29 @@ from moor_mcp.results import ChangesResult, HistoryResult
 
 def register(server: MCPServer, root: Path) -> None:
     @server.tool(annotations=READ_ONLY, structured_output=True)
-    def changes_since(cursor: int = 0, limit: int = DEFAULT_LIMIT) -> ChangesResult:
+    def changes_since(
+        cursor: int = 0, limit: int = DEFAULT_LIMIT, agent: str | None = None
+    ) -> ChangesResult:
         """Return what the journal recorded after `cursor` (0: from the start), oldest
         first: code that moved or drifted, memories written, edited, reaffirmed, retired,
         forgotten, restored — each with the memories it concerns. Pass next_cursor back to
-        get what follows; memory_history gives one memory's whole journal."""
+        get what follows; memory_history gives one memory's whole journal. With `agent`,
+        that agent's own memories' entries are included (without it, only the shared
+        ones')."""
         from moor_engine.changes import changes_since as since
 
         with engine_refusals(), Session.open(root) as session:
-            found = since(session, cursor, limit)
+            found = since(session, cursor, limit, agent)
         return ChangesResult.model_validate(found)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
-    def memory_history(path: str) -> HistoryResult:
+    def memory_history(path: str, agent: str | None = None) -> HistoryResult:
         """Return one memory's journal, oldest first: its anchors' observations and what was
         done to it (written, edited, reaffirmed, retired, forgotten, restored) with the
-        reasons given — also for a forgotten memory; changes_since reads every memory's."""
-        from moor_engine.history import memory_log
+        reasons given — also for a forgotten memory; changes_since reads every memory's.
+        Another agent's memory is not found; with `agent`, that agent's own are."""
+        from moor_engine.history import reader_log
 
         with engine_refusals(), Session.open(root) as session:
-            rel, entries = memory_log(session, path)
+            rel, entries = reader_log(session, path, agent)
         return HistoryResult.model_validate({"path": rel, "entries": entries})

@@ -8,7 +8,6 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from moor_engine.session import Session
-from moor_engine.trust import QUIET_STATES
 
 from moor_mcp.annotations import READ_ONLY
 from moor_mcp.refusals import engine_refusals
@@ -77,12 +76,16 @@ def register(server: MCPServer, root: Path) -> None:
         )
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
-    def drift_report() -> DriftReport:
+    def drift_report(agent: str | None = None) -> DriftReport:
         """Report every memory that needs a look (drifted, gone, moved, …) with each anchor's
         state and why; memories_about tells which memories concern a given file, and
-        memory_reaffirm accepts the code as it is now once the memory still holds."""
+        memory_reaffirm accepts the code as it is now once the memory still holds. With
+        `agent`, that agent's own memories are reported too (without it, only the shared
+        ones)."""
+        from moor_engine.drift_report import drift_report as report_drift
+
         with engine_refusals(), Session.open(root) as session:
-            report = session.check(session.select([]), record=False)
+            found = report_drift(session, agent)
         flagged = [
             Flagged(
                 path=memory.path,
@@ -92,10 +95,9 @@ def register(server: MCPServer, root: Path) -> None:
                     Anchor(ref=a.ref, state=a.state.value, detail=a.detail) for a in memory.anchors
                 ],
             )
-            for memory in report.memories
-            if memory.state not in QUIET_STATES
+            for memory in found.needing_a_look
         ]
-        return DriftReport(memories=len(report.memories), needing_a_look=flagged)
+        return DriftReport(memories=found.memories, needing_a_look=flagged)
 
 
 def _search(session: Session, query: str, limit: int, agent: str | None) -> SearchResult:

@@ -34,11 +34,15 @@ _SCHEMA: Final = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE docs (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, "
     "hash TEXT NOT NULL, stat TEXT, declares INTEGER NOT NULL, meta TEXT NOT NULL, "
-    "words TEXT NOT NULL)",
+    "words TEXT NOT NULL, owner TEXT NOT NULL)",
+    "CREATE INDEX docs_owner ON docs (owner)",
     "CREATE VIRTUAL TABLE fts USING fts5("
     + ", ".join(FIELDS)
     + ", tokenize = 'porter unicode61 remove_diacritics 2')",
-    "CREATE TABLE vocab (word TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID",
+    # Per owner, so that what a reader is told of the vocabulary comes from the documents
+    # it may see only (the engine decides which owners those are).
+    "CREATE TABLE vocab (word TEXT NOT NULL, owner TEXT NOT NULL, docs INTEGER NOT NULL, "
+    "PRIMARY KEY (word, owner)) WITHOUT ROWID",
 )
 
 
@@ -62,6 +66,7 @@ class Document:
     meta: Mapping[str, object]
     stat: Sequence[int] | None = None  # the file's stat key when read (None: never vouches)
     declares: bool = False  # it declares `supersedes:`
+    owner: str | None = None  # its namespace, opaque here (None: shared)
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,7 @@ class RecallIndex:
         self.path = path
         self.derivation = derivation
         self.rebuilt = False  # the schema was (re)created by this open
-        self._newest: tuple[str] | None = None
+        self._newest: dict[tuple[str, ...], str] = {}
         self._size: int | None = None
         target = ":memory:" if path is None else str(path)
         try:
@@ -214,26 +219,30 @@ class RecallIndex:
         """Put `documents` in (replacing rows of the same path) and take `removed` out, in
         one transaction."""
         gone = [*removed, *(d.path for d in documents)]
-        self._newest = None
+        self._newest = {}
         self._size = None
         with self._guard("write"), self._transaction() as db:
             for path in gone:
-                row = db.execute("SELECT id, words FROM docs WHERE path = ?", (path,)).fetchone()
+                row = db.execute(
+                    "SELECT id, words, owner FROM docs WHERE path = ?", (path,)
+                ).fetchone()
                 if row is None:
                     continue
                 db.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
                 db.execute("DELETE FROM docs WHERE id = ?", (row[0],))
                 words = row[1].split()
                 db.executemany(
-                    "UPDATE vocab SET docs = docs - 1 WHERE word = ?", ((w,) for w in words)
+                    "UPDATE vocab SET docs = docs - 1 WHERE word = ? AND owner = ?",
+                    ((w, row[2]) for w in words),
                 )
             if gone:
                 db.execute("DELETE FROM vocab WHERE docs <= 0")
             for document in documents:
                 words = " ".join(sorted(document.words))
+                owner = _owner_text(document.owner)
                 cursor = db.execute(
-                    "INSERT INTO docs (path, hash, stat, declares, meta, words) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO docs (path, hash, stat, declares, meta, words, owner) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (
                         document.path,
                         document.content_hash,
@@ -241,6 +250,7 @@ class RecallIndex:
                         int(document.declares),
                         json.dumps(document.meta, sort_keys=True),
                         words,
+                        owner,
                     ),
                 )
                 db.execute(
@@ -248,9 +258,9 @@ class RecallIndex:
                     (cursor.lastrowid, *document.fields),
                 )
                 db.executemany(
-                    "INSERT INTO vocab (word, docs) VALUES (?, 1) "
-                    "ON CONFLICT (word) DO UPDATE SET docs = docs + 1",
-                    ((w,) for w in document.words),
+                    "INSERT INTO vocab (word, owner, docs) VALUES (?, ?, 1) "
+                    "ON CONFLICT (word, owner) DO UPDATE SET docs = docs + 1",
+                    ((w, owner) for w in document.words),
                 )
 
     # -- searching ---------------------------------------------------------------------------
@@ -296,21 +306,51 @@ class RecallIndex:
             ).fetchall()
         return {int(row[0]) for row in rows}
 
-    def count(self, expression: str) -> int:
+    def owners(self) -> list[str | None]:
+        """Every owner some document has (None: shared)."""
+        with self._guard("read"):
+            rows = self._db.execute("SELECT DISTINCT owner FROM docs ORDER BY owner").fetchall()
+        return [_owner_of(str(row[0])) for row in rows]
+
+    def count(self, expression: str, owners: Sequence[str | None]) -> int:
+        """How many documents of these owners match `expression`."""
+        marks, texts = _owned(owners)
+        if not texts:
+            return 0
         with self._guard("search"):
             row = self._db.execute(
-                "SELECT count(*) FROM fts WHERE fts MATCH ?", (expression,)
+                "SELECT count(*) FROM fts JOIN docs ON docs.id = fts.rowid "
+                f"WHERE fts MATCH ? AND docs.owner IN ({marks})",
+                (expression, *texts),
             ).fetchone()
         return int(row[0])
 
-    def words_between(self, low: str, high: str, limit: int = 2000) -> list[tuple[str, int]]:
-        """Indexed words in [low, high), with how many documents use each."""
+    def words_between(
+        self, low: str, high: str, owners: Sequence[str | None], limit: int = 2000
+    ) -> list[tuple[str, int]]:
+        """Words in [low, high) of the documents of these owners, with how many of those
+        documents use each."""
+        marks, texts = _owned(owners)
+        if not texts:
+            return []
         with self._guard("read"):
             rows = self._db.execute(
-                "SELECT word, docs FROM vocab WHERE word >= ? AND word < ? LIMIT ?",
-                (low, high, limit),
+                "SELECT word, sum(docs) FROM vocab WHERE word >= ? AND word < ? "
+                f"AND owner IN ({marks}) GROUP BY word ORDER BY word LIMIT ?",
+                (low, high, *texts, limit),
             ).fetchall()
         return [(str(w), int(n)) for w, n in rows]
+
+    def documents(self, owners: Sequence[str | None]) -> int:
+        """How many documents these owners have."""
+        marks, texts = _owned(owners)
+        if not texts:
+            return 0
+        with self._guard("read"):
+            row = self._db.execute(
+                f"SELECT count(*) FROM docs WHERE owner IN ({marks})", texts
+            ).fetchone()
+        return int(row[0])
 
     def size(self) -> int:
         """How many documents (read once per open and update)."""
@@ -319,15 +359,22 @@ class RecallIndex:
                 self._size = int(self._db.execute("SELECT count(*) FROM docs").fetchone()[0])
         return self._size
 
-    def newest_created(self) -> str | None:
-        """The latest `created` of any document (read once per open and update)."""
-        if self._newest is None:
+    def newest_created(self, owners: Sequence[str | None]) -> str | None:
+        """The latest `created` of the documents of these owners (read once per open and
+        update)."""
+        marks, texts = _owned(owners)
+        if not texts:
+            return None
+        key = tuple(texts)
+        if key not in self._newest:
             with self._guard("read"):
                 row = self._db.execute(
-                    "SELECT max(json_extract(meta, '$.created')) FROM docs"
+                    "SELECT max(json_extract(meta, '$.created')) FROM docs "
+                    f"WHERE owner IN ({marks})",
+                    texts,
                 ).fetchone()
-            self._newest = ("" if row is None or row[0] is None else str(row[0]),)
-        return self._newest[0] or None
+            self._newest[key] = "" if row is None or row[0] is None else str(row[0])
+        return self._newest[key] or None
 
     def references(self) -> dict[str, list[str]]:
         """Memory path -> the references its document was indexed with (its `about:`)."""
@@ -335,6 +382,21 @@ class RecallIndex:
             rows = self._db.execute("SELECT path, json_extract(meta, '$.refs') FROM docs")
             found = rows.fetchall()
         return {path: [str(r) for r in json.loads(refs or "[]")] for path, refs in found}
+
+
+def _owner_text(owner: str | None) -> str:
+    # JSON, so that shared (null) is never any owner's spelling, not even "".
+    return json.dumps(owner)
+
+
+def _owner_of(text: str) -> str | None:
+    value = json.loads(text)
+    return value if isinstance(value, str) else None
+
+
+def _owned(owners: Sequence[str | None]) -> tuple[str, list[str]]:
+    texts = sorted({_owner_text(owner) for owner in owners})
+    return ", ".join("?" * len(texts)), texts
 
 
 def stat_text(stat: Sequence[int] | None) -> str | None:

@@ -61,9 +61,27 @@ def test_an_agent_name_that_is_not_a_plain_folder_name_is_refused(
     good = ws.moor("checkpoint", "save", "--agent", "ok-agent_1.2", "Fine")  # the control
     bad = ws.moor("checkpoint", "save", "--agent", agent, "Nope")
     assert good.code == 0
-    assert bad.code == 2 and f"agent name {agent!r}" in bad.err
+    assert bad.code == 2 and f"agent {agent!r} is not an agent name" in bad.err
     assert "Traceback" not in bad.err
     assert sorted(p.name for p in (ws.root / ".moor" / "checkpoints").iterdir()) == ["ok-agent_1.2"]
+
+
+def test_a_checkpoint_folder_saved_under_an_uppercase_name_is_refused_and_named_by_list(
+    ws: Workspace,
+) -> None:
+    saved = ws.moor("checkpoint", "save", "--agent", "claude", "Mine", "--format", "json").json()
+    old = ws.root / ".moor" / "checkpoints" / "Claude"
+    old.mkdir()
+    (old / Path(saved["path"]).name).write_bytes((ws.root / saved["path"]).read_bytes())
+
+    mine = ws.moor("checkpoint", "resume", "--agent", "claude")  # the control: same file
+    upper = ws.moor("checkpoint", "resume", "--agent", "Claude")
+    listed = ws.moor("checkpoint", "list", "--format", "json")
+    assert mine.code == 0 and "Mine" in mine.out
+    assert upper.code == 2 and "lowercase" in upper.err and "Traceback" not in upper.err
+    assert [a["agent"] for a in json.loads(listed.out)] == ["claude"]
+    assert ".moor/checkpoints/Claude: 'Claude' is not an agent name" in listed.err
+    assert "rename the folder to claude" in listed.err
 
 
 def test_an_empty_summary_or_a_file_outside_the_workspace_is_refused(ws: Workspace) -> None:

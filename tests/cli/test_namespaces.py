@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.conftest import Workspace
 
 
@@ -110,3 +112,82 @@ def recalled_words(ws: Workspace, agent: str) -> list[object]:
     hits = run.json()["hits"]
     assert isinstance(hits, list)
     return hits
+
+
+def known_on_add(ws: Workspace, title: str, *agent: str) -> set[str]:
+    args = ["--agent", agent[0]] if agent else []
+    run = ws.moor(
+        "add", f"{title} about send", "--about", "src/net.py#send", *args, "--format", "json"
+    )
+    assert run.code == 0, run.err
+    return {
+        known["path"].removeprefix("memories/").removesuffix(".md")
+        for known in run.json()["known_here"]
+    }
+
+
+def test_a_writes_already_known_here_lists_only_what_the_writer_may_see(ws: Workspace) -> None:
+    setup(ws)
+    # Each writer's own memories are listed (the control), never another agent's (beta and
+    # the shared writer do not see what alpha just wrote).
+    assert known_on_add(ws, "Alpha writes", "alpha") == {"shared", "alpha-note"}
+    assert known_on_add(ws, "Beta writes", "beta") == {"shared", "beta-note"}
+    assert known_on_add(ws, "Nobody writes") == {"shared"}
+    again = {"shared", "alpha-note", "alpha-writes-about-send", "nobody-writes-about-send"}
+    assert known_on_add(ws, "Alpha again", "alpha") == again
+
+
+def feedback(ws: Workspace, query: str, *agent: str) -> dict[str, Any]:
+    args = ["--agent", agent[0]] if agent else []
+    run = ws.moor("recall", "--json", "--explain", *args, query)
+    assert run.code in (0, 1), run.err
+    value = run.json()
+    items = value["feedback"]
+    assert isinstance(items, list) and value["weak"] is True
+    return {
+        "hits": [hit["path"] for hit in value["hits"]],
+        "memories": {item["term"]: item["memories"] for item in items},
+        "nearby": {w["word"] for item in items for w in item["nearby"]},
+        "indexed": value["index"]["memories"],
+    }
+
+
+def test_weak_match_feedback_uses_only_the_vocabulary_the_reader_may_see(ws: Workspace) -> None:
+    setup(ws)
+    memory(ws, "alpha-secret", "alpha", "the zanzibarquux handshake")
+    ws.moor("bind", "memories/alpha-secret.md", check=True)
+    # A misspelling: its owner is offered the word (the control), nobody else is.
+    assert "zanzibarquux" in feedback(ws, "zanzibarqux", "alpha")["nearby"]
+    for reader in (("beta",), ()):
+        seen = feedback(ws, "zanzibarqux", *reader)
+        assert "zanzibarquux" not in seen["nearby"]
+    # The word itself: how many memories use it counts only those the reader sees.
+    beta = feedback(ws, "zanzibarquux handshake", "beta")
+    assert beta["hits"] == [] and beta["memories"] == {"zanzibarquux": 0, "handshake": 0}
+    alpha = ws.moor("recall", "--json", "--agent", "alpha", "zanzibarquux handshake").json()
+    assert [hit["path"] for hit in alpha["hits"]] == ["memories/alpha-secret.md"]
+    # And the index's size is what the reader sees: shared + its own.
+    assert feedback(ws, "zanzibarqux", "alpha")["indexed"] == 3
+    assert feedback(ws, "zanzibarqux", "beta")["indexed"] == 2
+    assert feedback(ws, "zanzibarqux")["indexed"] == 1
+
+
+def test_a_taken_path_names_another_agents_memory_hash_to_its_owner_only(ws: Workspace) -> None:
+    ws.write("src/net.py", "def send():\n    return 1\n")
+    args = ("add", "Send is retried", "--about", "src/net.py#send", "--format", "json")
+    ws.moor(*args, "--agent", "alpha", check=True)
+
+    def refusal(*agent: str) -> dict[str, Any]:
+        run = ws.moor(*args, *(("--agent", agent[0]) if agent else ()))
+        assert run.code == 1, run.err
+        refused = run.json()["refused"]
+        assert isinstance(refused, list) and [r["code"] for r in refused] == ["exists"]
+        value = refused[0]
+        assert isinstance(value, dict)
+        return value
+
+    own = refusal("alpha")  # the control: its owner is told the hash and the edit
+    assert own["current_hash"] and "moor edit" in str(own["instead"])
+    for other in (refusal("beta"), refusal()):
+        assert other["current_hash"] is None and other["instead"] is None
+        assert "exists" in str(other["message"]) and "edit it" not in str(other["message"])

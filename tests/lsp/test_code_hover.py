@@ -63,3 +63,26 @@ async def test_code_with_only_retired_memories_has_no_hover_and_one_live_memory_
         lambda hover: hover is not None and "memories/old.md" not in text(hover),
     )
     assert "1 memory about this code" in text(shown) and "memories/new.md" in text(shown)
+
+
+async def test_hover_is_the_persons_whole_view_and_marks_each_agents_memory(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", G3)
+    ws.memory("shared-g", "src/a.py#g")
+    ws.write(
+        "memories/alpha-g.md",
+        "---\nabout:\n  - src/a.py#g\nagent: alpha\n---\n# alpha on g\n\nAlpha's note.\n",
+    )
+    bind_all(ws)
+    # The control: an agent that names no namespace (the CLI) is not shown alpha's memory.
+    plain = ws.moor("about", "--json", "src/a.py#g").json()
+    assert [m["path"] for m in plain["memories"]] == ["memories/shared-g.md"]
+    await editor.start()
+
+    shown = text(await editor.hover("src/a.py", 0, 4))
+
+    assert "2 memories about this code" in shown
+    assert "alpha on g — agent `alpha`" in shown
+    assert "[memories/shared-g.md]" in shown and "shared-g — agent" not in shown

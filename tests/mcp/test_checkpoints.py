@@ -65,11 +65,11 @@ def test_a_bad_agent_name_or_limit_is_a_tool_error_and_writes_nothing(ws: Worksp
         ]
 
     bad_name, empty, absolute, zero, spaced, control = run(ws.root, use)
-    assert "agent name '../up'" in error_text(bad_name)
+    assert "agent '../up' is not an agent name" in error_text(bad_name)
     assert "needs a summary" in error_text(empty)
     assert "/etc/passwd" in error_text(absolute)
     assert "limit 0: between 1 and 100" in error_text(zero)
-    assert "agent name 'a b'" in error_text(spaced)
+    assert "agent 'a b' is not an agent name" in error_text(spaced)
     assert structured(control)["agent"] == "a"  # the control: a good save lands
     folders = sorted(p.name for p in (ws.root / ".moor" / "checkpoints").iterdir())
     assert folders == ["a"] and len(list((ws.root / ".moor/checkpoints/a").iterdir())) == 1

@@ -51,7 +51,7 @@ CONTRACT: dict[str, tuple[set[str], set[str], tuple[Any, ...], set[str], set[str
         {"target", "memories", "retired_left_out"},
     ),
     "drift_report": (
-        set(),
+        {"agent"},
         set(),
         READ,
         {"memories_about", "memory_reaffirm"},
@@ -100,14 +100,14 @@ CONTRACT: dict[str, tuple[set[str], set[str], tuple[Any, ...], set[str], set[str
         {"action", "ok", "path", "content_hash", "done", "known_here", "refused"},
     ),
     "changes_since": (
-        {"cursor", "limit"},
+        {"cursor", "limit", "agent"},
         set(),
         READ,
         {"memory_history"},
         {"changes", "next_cursor", "head", "more"},
     ),
     "memory_history": (
-        {"path"},
+        {"path", "agent"},
         {"path"},
         READ,
         {"changes_since"},
@@ -141,7 +141,9 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "supersedes": [],
         "agent": None,
     },
-    "changes_since": {"cursor": 0, "limit": 200},
+    "changes_since": {"cursor": 0, "limit": 200, "agent": None},
+    "drift_report": {"agent": None},
+    "memory_history": {"agent": None},
     "checkpoint_save": {"next_steps": [], "files": []},
     "checkpoint_resume": {"limit": 1},
 }

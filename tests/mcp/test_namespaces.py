@@ -8,7 +8,7 @@ from mcp.client.session import ClientSession
 from mcp.types import CallToolResult
 
 from tests.conftest import Workspace
-from tests.mcp.conftest import error_text, run, structured
+from tests.mcp.conftest import call, error_text, run, structured
 
 SEND = "net/client.py#Client.send"
 
@@ -75,3 +75,98 @@ def test_an_invalid_agent_name_is_a_tool_error(ws: Workspace) -> None:
         assert "not an agent name" in error_text(result)
     assert not list((ws.root / "memories").glob("*.md"))
     assert not control.is_error  # control: a valid name is served
+
+
+CODE = "class Client:\n    def send(self, payload):\n        return 1\n"
+CHANGED = "class Client:\n    def send(self, payload):\n        return 2\n"
+
+
+def writes(ws: Workspace) -> dict[str, str]:
+    """A shared memory, two of alpha's and one of beta's, all about SEND (through MCP)."""
+    ws.write("net/client.py", CODE)
+
+    async def scenario(session: ClientSession) -> list[CallToolResult]:
+        drafts = [
+            ("shared", "Send is retried by the shared layer.", None),
+            ("alpha", "Send retries carry a key for alpha.", "alpha"),
+            ("beta", "Send retries are counted for beta.", "beta"),
+            ("alpha-two", "Send payloads are small for alpha.", "alpha"),
+        ]
+        return [
+            await session.call_tool(
+                "memory_write",
+                {"text": text, "about": [SEND], **({"agent": agent} if agent else {})},
+            )
+            for _name, text, agent in drafts
+        ]
+
+    results = run(ws.root, scenario)
+    names = ("shared", "alpha", "beta", "alpha-two")
+    written = {name: structured(result) for name, result in zip(names, results, strict=True)}
+    known = {name: {k["path"] for k in w["known_here"]} for name, w in written.items()}
+    paths = {name: str(w["path"]) for name, w in written.items()}
+    # What a write says is already known: never another agent's memory; its own, yes.
+    assert known["beta"] == {paths["shared"]}
+    assert known["alpha-two"] == {paths["shared"], paths["alpha"]}
+    return paths
+
+
+def test_drift_report_shows_an_agent_the_shared_drift_and_its_own_only(ws: Workspace) -> None:
+    paths = writes(ws)
+    ws.write("net/client.py", CHANGED)
+
+    async def scenario(session: ClientSession) -> list[CallToolResult]:
+        return [
+            await session.call_tool("drift_report", {"agent": "alpha"}),
+            await session.call_tool("drift_report", {"agent": "beta"}),
+            await session.call_tool("drift_report", {}),
+            await session.call_tool("drift_report", {"agent": "Al Pha"}),
+        ]
+
+    alpha, beta, nobody, bad = run(ws.root, scenario)
+
+    def drifted(result: CallToolResult) -> tuple[int, set[str]]:
+        value = structured(result)
+        return value["memories"], {m["path"] for m in value["needing_a_look"]}
+
+    assert drifted(alpha) == (3, {paths["shared"], paths["alpha"], paths["alpha-two"]})
+    assert drifted(beta) == (2, {paths["shared"], paths["beta"]})
+    assert drifted(nobody) == (1, {paths["shared"]})
+    assert "not an agent name" in error_text(bad)
+    # `moor check`, the whole repository's view, still reports every one of them.
+    assert set(ws.states()) >= set(paths.values())
+
+
+def test_changes_since_and_history_leave_out_other_agents_memories(ws: Workspace) -> None:
+    paths = writes(ws)
+    # A forgotten memory's file is gone: its entries are still its owner's alone.
+    assert not call(ws.root, "memory_forget", {"path": paths["alpha-two"], "why": "wrong"}).is_error
+
+    async def scenario(session: ClientSession) -> list[CallToolResult]:
+        return [
+            await session.call_tool("changes_since", {"agent": "alpha"}),
+            await session.call_tool("changes_since", {"agent": "beta"}),
+            await session.call_tool("changes_since", {}),
+            await session.call_tool("memory_history", {"path": paths["alpha"], "agent": "alpha"}),
+            await session.call_tool("memory_history", {"path": paths["alpha"], "agent": "beta"}),
+            await session.call_tool("memory_history", {"path": paths["alpha"]}),
+            await session.call_tool("memory_history", {"path": "memories/none.md"}),
+        ]
+
+    alpha, beta, nobody, own, other, plain, missing = run(ws.root, scenario)
+
+    def concerned(result: CallToolResult) -> set[str]:
+        return {m for change in structured(result)["changes"] for m in change["memories"]}
+
+    everything = set(paths.values())
+    assert concerned(alpha) == everything - {paths["beta"]}  # forgotten alpha-two included
+    assert concerned(beta) == {paths["shared"], paths["beta"]}
+    assert concerned(nobody) == {paths["shared"]}
+    assert structured(own)["entries"]  # the control: its owner reads its history
+    hidden = error_text(other)
+    assert hidden == error_text(plain)
+    assert "no such memory" in hidden
+    # Refused exactly as a path with no memory at all: the refusal tells nothing of it.
+    assert hidden.replace(paths["alpha"], "X") == error_text(missing).replace(
+        "memories/none.md", "X"
+    )

@@ -31,7 +31,8 @@ def code_hover_text(result: AboutResult, uri_of: dict[str, str]) -> str:
     ]
     for item in result.items:
         link = f"[{item.path}]({uri_of[item.path]})"
-        lines.append(f"- `{item.state.value}` {link} ({item.relation}): {item.title}")
+        owner = f" — agent `{item.agent}`" if item.agent is not None else ""
+        lines.append(f"- `{item.state.value}` {link} ({item.relation}): {item.title}{owner}")
     return "\n".join(lines)
 
 

@@ -1,0 +1,42 @@
+"""The drift report an agent asks for: which memories need a look, as one reader sees them.
+
+It is a reader like recall and about (`namespaces`): the shared memories and the reader's
+own; with no agent named, the shared ones only; a memory that cannot be read, or whose
+`agent:` is invalid, is visible to nobody. `moor check` is not this: it is the repository's
+whole view (CI, a person) and filters nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from moor_extractors.memory import Memory
+
+from moor_engine import namespaces
+from moor_engine.memories import LoadedMemory
+from moor_engine.session import Session
+from moor_engine.trust import QUIET_STATES, MemoryReport
+
+
+@dataclass(frozen=True)
+class DriftView:
+    memories: int  # the memories this reader sees
+    needing_a_look: list[MemoryReport]
+
+
+def drift_report(session: Session, agent: str | None = None) -> DriftView:
+    """Memories visible to reader `agent` whose state is not a quiet one, in report order;
+    an invalid agent name is refused before anything is read."""
+    agent = namespaces.reader(agent)
+    evaluation = session.evaluate(session.select([]))
+    session.observer.flush()
+    seen = [
+        memory
+        for memory in evaluation.report.memories
+        if namespaces.sees(_parsed(evaluation.loaded.get(memory.path)), agent)
+    ]
+    return DriftView(len(seen), [m for m in seen if m.state not in QUIET_STATES])
+
+
+def _parsed(loaded: LoadedMemory | None) -> Memory | None:
+    return None if loaded is None else loaded.memory
