@@ -318,8 +318,10 @@ class RecallIndex:
         if not texts:
             return 0
         with self._guard("search"):
+            # CROSS JOIN keeps the matches as the outer loop: left to itself the planner walks
+            # the owner index and runs the full-text query once per document (5 ms at 1,000).
             row = self._db.execute(
-                "SELECT count(*) FROM fts JOIN docs ON docs.id = fts.rowid "
+                "SELECT count(*) FROM fts CROSS JOIN docs ON docs.id = fts.rowid "
                 f"WHERE fts MATCH ? AND docs.owner IN ({marks})",
                 (expression, *texts),
             ).fetchone()
