@@ -41,6 +41,7 @@ from moor_store.lockfile import LockedMemory, format_lock
 
 from moor_engine import namespaces
 from moor_engine.check import locked_anchor_from
+from moor_engine.framing import neutralise
 from moor_engine.git import git
 from moor_engine.latch import (
     Latches,
@@ -497,7 +498,7 @@ def _edit(
         )
         return written
     decoded = original.decode("utf-8")
-    new_text = replace_section(decoded, section, text)
+    new_text = replace_section(decoded, _as_written(decoded, section), text)
     if new_text is None:
         names = ", ".join(repr(n) for n in section_names(decoded)) or "none"
         written.refused.append(
@@ -562,6 +563,15 @@ def _edit(
     anchors = {i.ref.canonical() for i in loaded.entries if i.ref is not None}
     written.known_here = known_here(session, path, anchors)
     return written
+
+
+def _as_written(text: str, name: str) -> str:
+    """The heading `name` names, also as a model is shown it: a heading that forges a
+    delimiter reaches a model broken (`framing.neutralise`), and an edit names it so."""
+    for heading in section_names(text):
+        if heading != name and neutralise(heading) == name:
+            return heading
+    return name
 
 
 def sections_of(session: Session, path: str) -> tuple[str, str | None, list[str]]:

@@ -1,25 +1,34 @@
 """The shapes of the MCP tools' results: one pydantic model per answer, from which the SDK
 publishes each tool's output schema. Fields only. A model whose fields are named as the
 engine's answer reads it straight from its attributes (`from_attributes`), so no tool
-copies an answer field by field."""
+copies an answer field by field.
+
+Every field that carries words a person or an agent wrote (a title, a question, a reason,
+a reference, a checkpoint's summary, a message quoting them) is `Untrusted`: its delimiters
+are broken by `framing.neutralise` when the result is built, as the framed `text` of a
+memory is, so no field of a result can close a frame or speak as moor (issue 11.8)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated
+
+from moor_engine.framing import neutralise
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 ENGINE_ANSWER = ConfigDict(from_attributes=True)
+Untrusted = Annotated[str, AfterValidator(neutralise)]
 
 
 class Hit(BaseModel):
     path: str
-    title: str
+    title: Untrusted
     state: str
     flagged: bool
-    why: list[str]
-    about: list[str]
-    questions: list[str]
+    why: list[Untrusted]
+    about: list[Untrusted]
+    questions: list[Untrusted]
     content_hash: str | None  # what memory_edit's based_on names
-    sections: list[str]  # the headings memory_edit can replace
+    sections: list[Untrusted]  # the headings memory_edit can replace, as shown
     text: str  # the memory, framed as untrusted data
 
 
@@ -34,12 +43,12 @@ class SearchManyResult(BaseModel):
 
 class AboutMemory(BaseModel):
     path: str
-    title: str
+    title: Untrusted
     state: str
     relation: str
-    about: str
-    why: list[str]
-    questions: list[str]
+    about: Untrusted
+    why: list[Untrusted]
+    questions: list[Untrusted]
 
 
 class AboutResult(BaseModel):
@@ -49,14 +58,14 @@ class AboutResult(BaseModel):
 
 
 class Anchor(BaseModel):
-    ref: str
+    ref: Untrusted
     state: str
-    detail: str | None
+    detail: Untrusted | None
 
 
 class Flagged(BaseModel):
     path: str
-    title: str
+    title: Untrusted
     state: str
     anchors: list[Anchor]
 
@@ -68,17 +77,17 @@ class DriftReport(BaseModel):
 
 class KnownHere(BaseModel):
     path: str
-    title: str
+    title: Untrusted
     state: str
-    anchors: list[str]  # the references it shares with the memory written
+    anchors: list[Untrusted]  # the references it shares with the memory written
 
 
 class Refused(BaseModel):
     code: str  # stable: not_found, forgotten, exists, conflict, no_such_section, …
-    message: str
+    message: Untrusted
     path: str | None
     ref: str | None
-    suggestions: list[str]
+    suggestions: list[Untrusted]
     instead: str | None  # the tool call that does what was meant
     current_hash: str | None  # the memory's content hash now (exists, conflict)
 
@@ -88,7 +97,7 @@ class WriteResult(BaseModel):
     ok: bool
     path: str | None
     content_hash: str | None
-    done: list[str]
+    done: list[Untrusted]
     known_here: list[KnownHere]  # live memories already bound to the same code
     refused: list[Refused]  # empty unless ok is false (then the result is a tool error)
 
@@ -102,8 +111,8 @@ class JournalEntry(BaseModel):
     anchor: str
     memory: str | None
     code: str | None
-    reason: str | None
-    detail: str | None
+    reason: Untrusted | None
+    detail: Untrusted | None
 
 
 class Change(JournalEntry):
@@ -133,8 +142,8 @@ class Checkpoint(BaseModel):
     id: str
     at: str
     path: str
-    summary: str
-    next_steps: list[str]
+    summary: Untrusted
+    next_steps: list[Untrusted]
     files: list[str]
 
 
