@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from moor_engine.actions import bind
@@ -121,45 +123,78 @@ def _timed_cli(base: Path) -> float:
     return seconds
 
 
+@dataclass(frozen=True)
+class Row:
+    memories: int
+    add_per_s: float
+    add_ms_each: float
+    bind_each_per_s: float
+    bulk_per_s: float
+    ratio_to_bind_each: float  # one add's time over one single-memory bind's
+
+
+@dataclass(frozen=True)
+class Measured:
+    rows: list[Row]
+    cli_ms_each: float  # one `moor add` process, start-up included
+    python_ms: float  # `python -c pass`, in the same run: what start-up alone costs
+
+
+def _python_start() -> float:
+    start = time.perf_counter()
+    for _ in range(CLI_ADDS):
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return (time.perf_counter() - start) / CLI_ADDS
+
+
+def measure(sizes: Sequence[int], rounds: int = ROUNDS) -> Measured:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        for n in sizes:
+            adds = min(_timed_adds(base, n) for _ in range(rounds))
+            each = min(_timed_baseline(base, n, each=True) for _ in range(rounds))
+            bulk = min(_timed_baseline(base, n, each=False) for _ in range(rounds))
+            rows.append(
+                Row(
+                    memories=n,
+                    add_per_s=round(n / adds, 1),
+                    add_ms_each=round(1000 * adds / n, 2),
+                    bind_each_per_s=round(n / each, 1),
+                    bulk_per_s=round(n / bulk, 1),
+                    ratio_to_bind_each=round(adds / each, 2),
+                )
+            )
+        cli = min(_timed_cli(base) for _ in range(rounds))
+        python = min(_python_start() for _ in range(rounds))
+    return Measured(rows, round(1000 * cli, 1), round(1000 * python, 1))
+
+
+def print_table(measured: Measured) -> None:
+    print(
+        f"{'N':>6}  {'add/s':>7}  {'ms/add':>7}  {'bind each/s':>11}  {'bulk/s':>7}  "
+        f"{'add÷bind each':>13}"
+    )
+    for row in measured.rows:
+        print(
+            f"{row.memories:>6}  {row.add_per_s:>7}  {row.add_ms_each:>7}  "
+            f"{row.bind_each_per_s:>11}  {row.bulk_per_s:>7}  {row.ratio_to_bind_each:>13}"
+        )
+    print(
+        f"`moor add` through the CLI (a process each): {measured.cli_ms_each:.0f} ms per memory "
+        f"(`python -c pass`: {measured.python_ms:.0f} ms)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",") if s]
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        for n in sizes:
-            adds = min(_timed_adds(base, n) for _ in range(ROUNDS))
-            each = min(_timed_baseline(base, n, each=True) for _ in range(ROUNDS))
-            bulk = min(_timed_baseline(base, n, each=False) for _ in range(ROUNDS))
-            rows.append(
-                {
-                    "memories": n,
-                    "add_per_s": round(n / adds, 1),
-                    "add_ms_each": round(1000 * adds / n, 2),
-                    "bind_each_per_s": round(n / each, 1),
-                    "bulk_per_s": round(n / bulk, 1),
-                    "ratio_to_bind_each": round(adds / each, 2),
-                }
-            )
-        cli = min(_timed_cli(base) for _ in range(ROUNDS))
-    print(
-        f"{'N':>6}  {'add/s':>7}  {'ms/add':>7}  {'bind each/s':>11}  {'bulk/s':>7}  "
-        f"{'add÷bind each':>13}"
-    )
-    for row in rows:
-        print(
-            f"{row['memories']:>6}  {row['add_per_s']:>7}  {row['add_ms_each']:>7}  "
-            f"{row['bind_each_per_s']:>11}  {row['bulk_per_s']:>7}  {row['ratio_to_bind_each']:>13}"
-        )
-    print(f"`moor add` through the CLI (a process each): {1000 * cli:.0f} ms per memory")
+    measured = measure([int(s) for s in args.sizes.split(",") if s])
+    print_table(measured)
     if args.json is not None:
-        args.json.write_text(
-            json.dumps({"rows": rows, "cli_ms_each": round(1000 * cli, 1)}, indent=2) + "\n",
-            encoding="utf-8",
-        )
+        args.json.write_text(json.dumps(asdict(measured), indent=2) + "\n", encoding="utf-8")
     return 0
 
 

@@ -198,3 +198,18 @@ def test_hook_latency_ratios_match_readme_within_tolerance() -> None:
     # Ratios to start-ups measured in the same run survive a busy machine.
     assert measured["hook_over_moor_version"] <= first * 2, measured
     assert measured["again_over_python"] <= again * 2, measured
+
+
+def test_write_throughput_ratio_matches_readme_within_tolerance() -> None:
+    import memory_writes
+
+    published = publish.parse_writes(section(publish.WRITES)).get(publish.TEST_WRITES_N)
+    assert published is not None, f"README.md publishes no {publish.TEST_WRITES_N} writes row"
+    row = memory_writes.measure([publish.TEST_WRITES_N], rounds=1).rows[0]
+    # An add against a one-memory bind in the same run: both fsync and rewrite moor.lock, so
+    # a busy machine slows both alike.
+    tolerance = publish.WRITES_TOLERANCE
+    assert published / tolerance <= row.ratio_to_bind_each <= published * tolerance, (
+        f"an add costs {row.ratio_to_bind_each:.2f}x a one-memory bind, published "
+        f"{published:.2f}x (tolerance {tolerance:g}x): {row}"
+    )
