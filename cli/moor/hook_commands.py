@@ -93,13 +93,14 @@ def _payload(text: str) -> dict[str, object]:
 
 def _answer(event: str, where: Path, payload: dict[str, object]) -> str:
     prompt = payload.get("prompt")
+    kept = None
     if event == "prompt":
         if not isinstance(prompt, str):
             raise ValueError('the hook input has no "prompt" text')
         # The engine's last answer, if nothing it read has moved: no engine import at all.
-        from moor_engine.hook_answers import cached_answer
+        from moor_engine.hook_answers import lookup
 
-        cached = cached_answer(where, prompt)
+        cached, kept = lookup(where, prompt)
         if cached is not None:
             return cached[0]
     from moor_engine import agent_hooks
@@ -108,7 +109,7 @@ def _answer(event: str, where: Path, payload: dict[str, object]) -> str:
     with Session.open(where) as session:
         if event == "session-start" or not isinstance(prompt, str):
             return agent_hooks.session_start(session).context
-        return agent_hooks.prompt(session, prompt).context
+        return agent_hooks.prompt(session, prompt, kept).context
 
 
 def _log(where: Path, line: str) -> None:
