@@ -9,13 +9,15 @@ guard. What is shown is decided by `moor_engine.agent_hooks`.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_OK, EXIT_USAGE = 0, 2
 LOG = ".moor/hooks.log"
