@@ -6,9 +6,9 @@ about each, bound, every mtime put 60 s back; the recall index and moor's caches
 warmed by one run. Then R prompts naming one function each are fed as hook JSON on stdin,
 one process each, and the wall time of each is taken: first each prompt once (the engine
 answers: the code named was not asked about before), then the same prompts again (nothing
-moved: the kept answer, `moor_engine.hook_answers`). Beside it, in the same run, the baseline: `python -c pass`
-(the interpreter's own start-up) and `moor --version` (the CLI's). Ratios are what the
-README test gates.
+moved: the kept answer, `moor_engine.hook_answers`). Beside it, in the same run, the
+baselines: `python -c pass` (the interpreter's own start-up) and `moor --version` (the
+CLI's). Ratios are what the README test gates.
 
     python bench/hook_latency.py [--memories 1000] [--runs 40] [--json PATH]
 """
