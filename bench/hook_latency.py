@@ -2,13 +2,13 @@
 prompt, at N memories (process start included).
 
 A temporary git workspace gets one Python file of N small functions and N memories, one
-about each, bound; the recall index is warmed by one run. Then R prompts naming one
-function each are fed as hook JSON on stdin, one process each, and the wall time of each
-is taken: first each prompt once (the engine answers: the code named was not asked about
-before), then the same prompts again (nothing moved: the kept answer,
-`moor_engine.hook_answers`). Beside it, in the same run, the baseline: `python -c pass`
-(the interpreter's own start-up) and `moor --version` (the CLI's). Ratios are what the
-README test gates.
+about each, bound, every mtime put 60 s back; the recall index and moor's caches are
+warmed by one run. Then R prompts naming one function each are fed as hook JSON on stdin,
+one process each, and the wall time of each is taken: first each prompt once (the engine
+answers: the code named was not asked about before), then the same prompts again (nothing
+moved: the kept answer, `moor_engine.hook_answers`). Beside it, in the same run, the
+baselines: `python -c pass` (the interpreter's own start-up) and `moor --version` (the
+CLI's). Ratios are what the README test gates.
 
     python bench/hook_latency.py [--memories 1000] [--runs 40] [--json PATH]
 """
@@ -68,14 +68,16 @@ def measure(count: int, runs: int) -> dict[str, float]:
     try:
         make_workspace(root, count)
         hook = [moor, "hooks", "run", "prompt"]
-        warm = json.dumps({"prompt": "why does func_1 add one?", "cwd": str(root)})
-        timed(hook, root, warm)  # warms the recall index and the parse cache
-        # Files written just now never vouch for a kept answer (the racy window, as in
-        # git): put every mtime back, as a workspace that was not edited this second.
+        # Files written just now never vouch for a kept answer nor a cache row (the racy
+        # window, as in git): put every mtime back, as a workspace that was not edited
+        # this second. Setting a time moves the ctime, a change to every stat key, so the
+        # caches are warmed after it, as they are in a workspace moor has run in.
         past = time.time() - 60
         for folder, _dirs, files in os.walk(root):
             for name in [*files, "."]:
                 os.utime(Path(folder) / name, (past, past))
+        warm = json.dumps({"prompt": "why does func_1 add one?", "cwd": str(root)})
+        timed(hook, root, warm)  # warms the recall index, the parse caches, the kept answer
         prompts = [
             json.dumps({"prompt": f"is func_{(i * 37) % count} safe?", "cwd": str(root)})
             for i in range(runs)

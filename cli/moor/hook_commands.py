@@ -9,13 +9,15 @@ guard. What is shown is decided by `moor_engine.agent_hooks`.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_OK, EXIT_USAGE = 0, 2
 LOG = ".moor/hooks.log"
@@ -93,13 +95,14 @@ def _payload(text: str) -> dict[str, object]:
 
 def _answer(event: str, where: Path, payload: dict[str, object]) -> str:
     prompt = payload.get("prompt")
+    kept = None
     if event == "prompt":
         if not isinstance(prompt, str):
             raise ValueError('the hook input has no "prompt" text')
         # The engine's last answer, if nothing it read has moved: no engine import at all.
-        from moor_engine.hook_answers import cached_answer
+        from moor_engine.hook_answers import lookup
 
-        cached = cached_answer(where, prompt)
+        cached, kept = lookup(where, prompt)
         if cached is not None:
             return cached[0]
     from moor_engine import agent_hooks
@@ -108,7 +111,7 @@ def _answer(event: str, where: Path, payload: dict[str, object]) -> str:
     with Session.open(where) as session:
         if event == "session-start" or not isinstance(prompt, str):
             return agent_hooks.session_start(session).context
-        return agent_hooks.prompt(session, prompt).context
+        return agent_hooks.prompt(session, prompt, kept).context
 
 
 def _log(where: Path, line: str) -> None:

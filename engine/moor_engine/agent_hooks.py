@@ -140,27 +140,46 @@ def session_start(session: Session) -> HookAnswer:
     return framed_memories(session, about_files(references, changed_files(session)), declaring)
 
 
-def prompt(session: Session, text: str) -> HookAnswer:
+def prompt(session: Session, text: str, kept: hook_answers.Kept | None = None) -> HookAnswer:
     """The answer to a prompt: a write for `remember:`, else the memories it names (and the
-    answer is kept for the next prompt, with what vouches for it: `hook_answers`)."""
+    answer is kept for the next prompt, with what vouches for it: `hook_answers`).
+
+    `kept`: the last kept answer, whose workspace keys still hold. Then no memory was
+    added, removed or edited since, so the references kept with it are the ones the recall
+    index would give: the index is not brought up to date, nor the workspace walked."""
     note = remembered(text)
     if note is not None:
         return remember(session, note)
     root = session.workspace.root
     now = time.time_ns()  # taken first: whatever changes from here on never vouches
-    workspace = hook_answers.workspace_keys(
-        root, session.workspace.config.memory_roots, session.workspace.memory_paths(), now
-    )
-    references, declaring = _references(session)
+    if kept is not None and kept.root == root:
+        # Every key was stored outside the racy window of its answer, which was earlier:
+        # each is what `workspace_keys` would store now.
+        workspace: hook_answers.Keys | None = kept.workspace
+        references, declaring = kept.references, kept.declaring
+    else:
+        kept = None
+        workspace = hook_answers.workspace_keys(
+            root, session.workspace.config.memory_roots, session.workspace.memory_paths(), now
+        )
+        references, declaring = _references(session)
     answer, verdicts = _framed(session, matching(references, prompt_names(text)), declaring)
     if workspace is not None:
-        kept: dict[str, tuple[Framed | None, hook_answers.Keys]] = {}
+        keeping: dict[str, tuple[Framed | None, hook_answers.Keys]] = {}
         for path, (item, files) in verdicts.items():
             keys = None if files is None else hook_answers.file_keys(root, files, now)
             if keys is not None:
-                kept[path] = (item, keys)
+                keeping[path] = (item, keys)
         with contextlib.suppress(OSError, NotInside):  # a cache: failing to keep it is no error
-            hook_answers.keep(root, workspace, hook_answers.code_keys(now), references, kept)
+            hook_answers.keep(
+                root,
+                workspace,
+                hook_answers.code_keys(now),
+                references,
+                declaring,
+                keeping,
+                kept,
+            )
     return answer
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from bisect import bisect_left, bisect_right
@@ -26,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from moor_extractors.digest import digest_bytes
 from moor_extractors.languages import language_for_path
@@ -33,6 +33,9 @@ from moor_store.inside import read_inside
 from moor_store.journal import CachedFile
 
 from moor_engine.filestat import StatKey, stat_key
+
+if TYPE_CHECKING:
+    import subprocess
 from moor_engine.observe import FileObserver, FileView, cache_derivation
 from moor_engine.workspace import Workspace
 from moor_engine.worktree import Worktree, blob_id, look
@@ -394,6 +397,8 @@ def _in_parallel(root: Path, max_file_size: int, rels: list[str], vouched: dict[
     workers = min(os.cpu_count() or 1, _MAX_WORKERS)
     if len(rels) < _PARALLEL_AT or workers < 2:
         return {}
+    import subprocess  # only for a search across a fresh clone
+
     running: list[subprocess.Popen[bytes]] = []
     for at in range(workers):
         chunk = rels[at::workers]

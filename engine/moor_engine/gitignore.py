@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import re
 import warnings
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+if TYPE_CHECKING:  # pathspec is imported when an ignore file is first compiled
+    from pathspec import GitIgnoreSpec
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 IGNORE_FILE = ".gitignore"
 EXCLUDE_FILE = ".git/info/exclude"  # the repository's own, untracked ignore rules
@@ -126,23 +129,31 @@ def compile_ignore_file(text: str) -> GitIgnoreSpec:
 
 
 def _spec(patterns: list[str]) -> GitIgnoreSpec:
+    from pathspec import GitIgnoreSpec
+
     # The simple backend is Python's re, which has atomic groups (re2 has none).
-    return GitIgnoreSpec.from_lines(patterns, _LinearPattern, backend="simple")
+    return GitIgnoreSpec.from_lines(patterns, _linear_pattern(), backend="simple")
 
 
-class _LinearPattern(GitIgnoreSpecPattern):
-    """pathspec's pattern, with every chunk between two `*` of a segment matched at its
-    first occurrence, committed (an atomic group). Plain regex backtracking is polynomial in
-    the number of stars: `*a*a*a*a*a*a*a*ab` against a 60-character name took 44 s, where
-    git takes milliseconds. Taking the leftmost occurrence is always right when a `*`
-    follows: it leaves the most text for the rest."""
+@cache
+def _linear_pattern() -> type[GitIgnoreSpecPattern]:
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
-    __slots__ = ()
+    class _LinearPattern(GitIgnoreSpecPattern):
+        """pathspec's pattern, with every chunk between two `*` of a segment matched at its
+        first occurrence, committed (an atomic group). Plain regex backtracking is polynomial in
+        the number of stars: `*a*a*a*a*a*a*a*ab` against a 60-character name took 44 s, where
+        git takes milliseconds. Taking the leftmost occurrence is always right when a `*`
+        follows: it leaves the most text for the rest."""
 
-    @classmethod
-    def pattern_to_regex(cls, pattern: str) -> tuple[str | None, bool | None]:  # type: ignore[override]
-        regex, include = super().pattern_to_regex(pattern)
-        return (_atomic_stars(regex) if isinstance(regex, str) else regex), include
+        __slots__ = ()
+
+        @classmethod
+        def pattern_to_regex(cls, pattern: str) -> tuple[str | None, bool | None]:  # type: ignore[override]
+            regex, include = super().pattern_to_regex(pattern)
+            return (_atomic_stars(regex) if isinstance(regex, str) else regex), include
+
+    return _LinearPattern
 
 
 def _atomic_stars(regex: str) -> str:

@@ -27,7 +27,7 @@ import importlib.util
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from moor_store.inside import read_inside, write_inside
@@ -39,7 +39,7 @@ from moor_engine.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR, find_root
 from moor_engine.trust import State
 
 FILE = f"{STATE_DIR}/hook-answers.json"
-FORMAT = 1
+FORMAT = 2  # 2: `declaring` kept beside `references`
 MAX_MEMORIES = 12  # a hook's context is read on every turn: the closest few, not all
 _MAX_BYTES = 64 * 1024 * 1024
 _PACKAGES = ("moor_engine", "moor_extractors", "moor_store")
@@ -137,12 +137,22 @@ def keep(
     workspace: Keys,
     code: Keys,
     references: Mapping[str, list[str]],
+    declaring: Sequence[str],
     verdicts: Mapping[str, tuple[Framed | None, Keys]],
+    previous: Kept | None = None,
 ) -> None:
     """Keep the engine's verdicts (a memory's framing, or None: not shown) with what
-    vouches for them, added to the ones kept before if the workspace is still as it was."""
+    vouches for them, added to the ones kept before if the workspace is still as it was
+    (`previous`: the kept answer the engine started from, when it did; else it is read)."""
     memories: dict[str, object] = {}
-    old = _read(root)
+    if previous is not None:
+        old: Mapping[str, object] | None = {
+            "workspace": previous.workspace,
+            "code": previous.code,
+            "memories": previous.memories,
+        }
+    else:
+        old = _read(root)
     if old is not None and old.get("workspace") == workspace and old.get("code") == code:
         kept = old.get("memories")
         if isinstance(kept, dict):
@@ -154,6 +164,7 @@ def keep(
         "workspace": workspace,
         "code": code,
         "references": dict(references),
+        "declaring": list(declaring),
         "memories": memories,
     }
     write_inside(root, FILE, json.dumps(document, sort_keys=True).encode("utf-8"))
@@ -195,41 +206,81 @@ def _framed(fields: object) -> Framed | None:
 # --- answering from it -----------------------------------------------------------------------
 
 
-def cached_answer(start: Path, prompt: str) -> tuple[str, tuple[str, ...]] | None:
-    """The hook's context and the memories in it for `prompt`, as the engine last decided
-    them, if everything that decided them is as it was; None when the engine must answer."""
-    if remembered(prompt) is not None:
-        return None  # a write goes through the one write path, always
-    root = find_root(start)
+@dataclass(frozen=True)
+class Kept:
+    """The engine's last answer, every workspace and code key of which still holds: which
+    memories there are and what they refer to are as they were then (`references`, and
+    `declaring`: those that declare `supersedes:`), and so is the judge. Per memory, a
+    verdict is used only while its own files' keys hold too (`answer`)."""
+
+    root: Path
+    workspace: Keys
+    code: Keys
+    references: dict[str, list[str]]
+    declaring: list[str]
+    memories: dict[str, object]
+
+    def answer(self, prompt: str) -> tuple[str, tuple[str, ...]] | None:
+        """The hook's context and the memories in it for `prompt`, as the engine decided
+        them; None when a matched memory has no verdict kept that its files vouch for."""
+        shown: list[Framed] = []
+        for path in matching(self.references, prompt_names(prompt)):
+            entry = self.memories.get(path)
+            if not isinstance(entry, dict) or not isinstance(entry.get("files"), dict):
+                return None
+            if not _vouched(self.root, entry["files"]):
+                return None
+            fields = entry.get("framed")
+            if fields is None:
+                continue  # the engine does not show it to a hook
+            item = _framed(fields)
+            if item is None:
+                return None
+            shown.append(item)
+        chosen = shown_first(shown)
+        if not chosen:
+            return "", ()
+        return frame(chosen), tuple(item.path for item in chosen)
+
+
+def vouched(root: Path) -> Kept | None:
+    """The kept answer of the workspace at `root` if its workspace and code keys all hold
+    (each was stored outside the racy window, so each holds as a key taken now would);
+    None when there is none, it is unreadable, or anything it rests on moved."""
     document = _read(root)
     if document is None:
         return None
     workspace, code = document.get("workspace"), document.get("code")
     references, memories = document.get("references"), document.get("memories")
+    declaring = document.get("declaring")
     if not (
         isinstance(workspace, dict)
         and isinstance(code, dict)
         and isinstance(references, dict)
+        and all(
+            isinstance(refs, list) and all(isinstance(ref, str) for ref in refs)
+            for refs in references.values()
+        )
+        and isinstance(declaring, list)
+        and all(isinstance(path, str) for path in declaring)
         and isinstance(memories, dict)
     ):
         return None
     if code != code_keys(None) or not _vouched(root, workspace):
         return None
-    shown: list[Framed] = []
-    for path in matching(references, prompt_names(prompt)):
-        entry = memories.get(path)
-        if not isinstance(entry, dict) or not isinstance(entry.get("files"), dict):
-            return None
-        if not _vouched(root, entry["files"]):
-            return None
-        fields = entry.get("framed")
-        if fields is None:
-            continue  # the engine does not show it to a hook
-        item = _framed(fields)
-        if item is None:
-            return None
-        shown.append(item)
-    chosen = shown_first(shown)
-    if not chosen:
-        return "", ()
-    return frame(chosen), tuple(item.path for item in chosen)
+    return Kept(root, workspace, code, references, declaring, memories)
+
+
+def lookup(start: Path, prompt: str) -> tuple[tuple[str, tuple[str, ...]] | None, Kept | None]:
+    """The kept answer to `prompt` (None: the engine must answer), and what was kept that
+    still holds (the engine starts from it: `agent_hooks.prompt`)."""
+    if remembered(prompt) is not None:
+        return None, None  # a write goes through the one write path, always
+    kept = vouched(find_root(start))
+    return (None if kept is None else kept.answer(prompt)), kept
+
+
+def cached_answer(start: Path, prompt: str) -> tuple[str, tuple[str, ...]] | None:
+    """The hook's context and the memories in it for `prompt`, as the engine last decided
+    them, if everything that decided them is as it was; None when the engine must answer."""
+    return lookup(start, prompt)[0]

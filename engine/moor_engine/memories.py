@@ -130,8 +130,11 @@ def _canonical_key(key: str) -> str:
 def parser_derivation() -> str:
     """Names the parser's own source: any change to it invalidates cached memories, so no
     version number has to be remembered by hand."""
+    memory_file = memory_module.__file__
     sources = (
-        memory_module.__file__,
+        memory_file,
+        # The YAML half of the parser, named without importing it (nor YAML).
+        memory_file and str(Path(memory_file).with_name("frontmatter.py")),
         reference_module.__file__,
         model_module.__file__,  # AXES and DEFAULT_WATCH shape what a memory means
         digest_module.__file__,  # content hashes

@@ -125,6 +125,9 @@ class FileView:
         self._sites: tuple[DefinitionSite, ...] | None = None
         self._by_name: dict[str, list[int]] | None = None
         self._facts: dict[int, Facts] = {}
+        # The cached facts as stored, made into `Facts` when first asked for: a warm check
+        # of one definition in a file of thousands builds one.
+        self._stored_facts: dict[str, list[object]] = {}
         self._keys: dict[int, str] = {}  # site index -> `ParsedFile.facts_key`
         self._reuse = reuse or {}  # facts_key -> facts, from an earlier version of the file
         self._earlier: ParsedFile | None = None  # a parse of that version, to re-parse from
@@ -148,8 +151,7 @@ class FileView:
             )
         facts = payload.get("facts")
         if isinstance(facts, dict):
-            for index, (kind, axes) in facts.items():
-                self._facts[int(index)] = Facts(kind=kind, axes=axes)
+            self._stored_facts = facts
         keys = payload.get("keys")
         if isinstance(keys, dict):
             self._keys = {int(index): str(key) for index, key in keys.items()}
@@ -176,7 +178,7 @@ class FileView:
                     [s.qname, s.kind, s.line, s.end_line, s.start_byte, s.end_byte, s.has_error]
                     for s in self._sites
                 ],
-                "facts": {str(i): [f.kind, dict(f.axes)] for i, f in self._facts.items()},
+                "facts": {str(i): [f.kind, dict(f.axes)] for i, f in self._every_fact().items()},
                 "keys": {str(i): key for i, key in self._keys.items()},
                 "file": None
                 if self._file_facts is None
@@ -241,8 +243,21 @@ class FileView:
                 self._by_name.setdefault(site.qname, []).append(index)
         return self._by_name.get(qname, [])
 
+    def _stored(self, index: int) -> Facts | None:
+        stored = self._stored_facts.pop(str(index), None)
+        if stored is None:
+            return None
+        kind, axes = stored
+        facts = self._facts[index] = Facts(kind=kind, axes=axes)  # type: ignore[arg-type]
+        return facts
+
+    def _every_fact(self) -> dict[int, Facts]:
+        for index in list(self._stored_facts):
+            self._stored(int(index))
+        return self._facts
+
     def facts_at(self, index: int) -> Facts:
-        cached = self._facts.get(index)
+        cached = self._facts.get(index) or self._stored(index)
         if cached is None:
             site = self.sites()[index]
             key = self.parsed().facts_key(site)
@@ -288,7 +303,8 @@ class FileView:
         """The facts computed so far, by `facts_key`: what a later version of this file may
         reuse for definitions that did not change."""
         known = dict(self._reuse)
-        known.update((key, self._facts[index]) for index, key in self._keys.items())
+        facts = self._every_fact()
+        known.update((key, facts[index]) for index, key in self._keys.items())
         return known
 
     def group(self, indexes: list[int]) -> Group:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import posixpath
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from moor_engine.config import BUILTIN_IGNORES, Config, ConfigError, load_config
 from moor_engine.git import git
@@ -20,6 +18,9 @@ from moor_engine.roots import JOURNAL_FILE as JOURNAL_FILE
 from moor_engine.roots import LOCK_FILE as LOCK_FILE
 from moor_engine.roots import STATE_DIR as STATE_DIR
 from moor_engine.roots import find_root as find_root
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 
 def shown_name(rel: str) -> str:
@@ -182,6 +183,8 @@ class Workspace:
         )
         parent = (self.root / memory_root).parent
         siblings = sorted(p.name for p in parent.iterdir() if p.is_dir()) if parent.is_dir() else []
+        import difflib  # only to name a near miss
+
         close = difflib.get_close_matches(posixpath.basename(memory_root), siblings, n=1)
         if close:
             message += (

@@ -18,7 +18,6 @@ import errno
 import functools
 import os
 import re
-import secrets
 import stat
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -231,7 +230,7 @@ def read_inside(root: Path, rel: str, *, limit: int | None = None) -> bytes:
 
 
 def _temporary_name(name: str) -> str:
-    return f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    return f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
 
 
 _TEMPORARY: Final = re.compile(r"\.(?P<name>.+)\.\d+\.[0-9a-f]{8}\.tmp")

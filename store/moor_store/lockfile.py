@@ -48,6 +48,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Final
 
@@ -370,15 +371,21 @@ _ANCHOR_BLOCK: Final = re.compile(
     rf"\[memory\.{_STR}\.anchor\.{_STR}\]\n"
     rf"address = {_STR}\nderivation = {_STR}\nkind = {_STR}\naxes = \{{([^\n]*)\}}\n"
 )
-_RETIRED_BLOCK: Final = re.compile(
-    rf"\[retired\.{_STR}\]\nby = {_STR}\nreason = {_STR}\nat = {_STR}\n"
-)
-_RESTORED_BLOCK: Final = re.compile(
-    rf"\[restored\.{_STR}\]\npath = {_STR}\nreason = {_STR}\nat = {_STR}\n"
-)
-_TOMBSTONE_BLOCK: Final = re.compile(
-    rf"\[\[tombstone\]\]\ncontent = {_STR}\npath = {_STR}\nreason = {_STR}\nat = {_STR}\n"
-)
+
+
+# The latch and tombstone blocks are compiled when a lock first has one: most have none,
+# and compiling a pattern of four strings costs ~1 ms at every start.
+@cache
+def _latch_block(kind: str) -> re.Pattern[str]:
+    if kind == "retired":
+        return re.compile(rf"\[retired\.{_STR}\]\nby = {_STR}\nreason = {_STR}\nat = {_STR}\n")
+    if kind == "restored":
+        return re.compile(rf"\[restored\.{_STR}\]\npath = {_STR}\nreason = {_STR}\nat = {_STR}\n")
+    return re.compile(
+        rf"\[\[tombstone\]\]\ncontent = {_STR}\npath = {_STR}\nreason = {_STR}\nat = {_STR}\n"
+    )
+
+
 _AXIS_ITEM: Final = rf"(?:([A-Za-z0-9_-]+)|{_STR}) = {_STR}"
 _AXES_INNER: Final = re.compile(rf" {_AXIS_ITEM}(?:, {_AXIS_ITEM})* |")
 _AXIS_ITEMS: Final = re.compile(_AXIS_ITEM)
@@ -461,7 +468,7 @@ def _read_canonical(text: str) -> dict[str, object]:
                     last_memory = (memory_path, anchors)
         elif text.startswith("[retired.", pos) or text.startswith("[restored.", pos):
             retired = text.startswith("[retired.", pos)
-            m = (_RETIRED_BLOCK if retired else _RESTORED_BLOCK).match(text, pos)
+            m = _latch_block("retired" if retired else "restored").match(text, pos)
             if m is not None:
                 table = latches["retired" if retired else "restored"]
                 key = u(m.group(1))
@@ -471,7 +478,7 @@ def _read_canonical(text: str) -> dict[str, object]:
                 table[key] = {first: u(m.group(2)), "reason": u(m.group(3)), "at": u(m.group(4))}
                 last_memory = None
         elif text.startswith("[[tombstone]]", pos):
-            m = _TOMBSTONE_BLOCK.match(text, pos)
+            m = _latch_block("tombstone").match(text, pos)
             if m is not None:
                 tombstones.append(
                     {

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from moor_engine import agent_hooks
-from moor_engine.hook_answers import FILE, cached_answer
+from moor_engine.hook_answers import FILE, cached_answer, lookup
 from moor_engine.session import Session
 
 from tests.conftest import Workspace
@@ -184,11 +184,12 @@ def test_whenever_a_kept_answer_is_used_it_is_what_the_engine_answers_now(
     hooked: Workspace, seed: int
 ) -> None:
     """Random edits of code, memories and moor.lock; after each, the kept answer (when it
-    is used at all) must equal the engine's fresh one. Some steps must use it (control)."""
+    is used at all), and the engine's answer when it starts from the kept references, must
+    equal the engine's fresh one. Some steps must use each (control)."""
     chance = random.Random(seed)
     bodies: dict[int, str] = {}
     prompts = [PROMPT, "what does func_1 do?", "func_3 and src/many.py"]
-    used = 0
+    used = started_from_kept = 0
     for _step in range(18):
         action = chance.choice(["code", "restore", "memory", "add", "bind", "nothing", "nothing"])
         i = chance.randrange(FUNCTIONS)
@@ -207,10 +208,16 @@ def test_whenever_a_kept_answer_is_used_it_is_what_the_engine_answers_now(
             hooked.moor("bind")
         backdate(hooked.root)
         prompt = chance.choice(prompts)
-        before = kept(hooked, prompt)
+        before, still = lookup(hooked.root, prompt)
+        if still is not None:  # the engine starting from what was kept, as a hook does
+            with Session.open(hooked.root) as session:
+                started = agent_hooks.prompt(session, prompt, still).context
         with Session.open(hooked.root) as session:
             fresh = agent_hooks.prompt(session, prompt).context
         if before is not None:
             used += 1
-            assert before == fresh, f"step {_step} ({action}): a stale kept answer"
-    assert used > 0
+            assert before[0] == fresh, f"step {_step} ({action}): a stale kept answer"
+        if still is not None:
+            started_from_kept += 1
+            assert started == fresh, f"step {_step} ({action}): kept references went stale"
+    assert used > 0 and started_from_kept > 0
