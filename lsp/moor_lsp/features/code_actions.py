@@ -8,7 +8,9 @@
   own inserts a reason line in the open memory (`buffer_text.py`); the code action
   "Reaffirm with the reason written here" then runs `[memory, reason]` and removes the
   line. A dismissed question or Cancel answers `{"done": [], "refused": [], "cancelled":
-  true}` and changes nothing.
+  true}` and changes nothing. Forget, supersede and restore (`retire_actions.py`) ask
+  through the same `_ask_reason` and `_write_own`, with their own `Question`
+  (`questions.py`); their reason line names the action, and its action runs that one.
 * `moor.follow [memory]` — rewrite moved/renamed references in the memory, re-bind them
   (an open memory is edited through `workspace/applyEdit` first: `memory_buffers.py`);
   `moor.follow [memory, to, from]` re-points the reference `from` (as written) to `to`, a
