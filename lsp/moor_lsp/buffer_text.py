@@ -1,16 +1,20 @@
-"""Plain text work on an open memory buffer: the reaffirm reason line, and the smallest
-whole-line edit turning one text into another. No protocol types, no server: testable alone.
+"""Plain text work on an open memory buffer: the reason line, and the smallest whole-line
+edit turning one text into another. No protocol types, no server: testable alone.
 
-The reason line is how a person types a reaffirm's reason in a client with no input box
-(memories/lsp-reaffirm-asks-for-its-reason.md): the server inserts
+The reason line is how a person types the reason of an action that needs one (reaffirm,
+forget, supersede, restore) in a client with no input box
+(memories/lsp-reaffirm-asks-for-its-reason.md): the server inserts one of
 
     <!-- moor reaffirm because:  -->
+    <!-- moor forget because:  -->
+    <!-- moor supersede by memories/new.md because:  -->
+    <!-- moor restore because:  -->
 
 under the memory's frontmatter in the open buffer (an HTML comment: invisible when the
 Markdown is rendered, outside the frontmatter moor parses), the person writes the reason
-after `because:`, and the code action on that line reaffirms with it and removes the line.
-It lives in the buffer only: a memory saved with it is refused (it would become part of
-the memory's text and of its content hash).
+after `because:`, and the code action offered then runs the action the line names with it
+and removes the line. It lives in the buffer only: a memory saved with it is refused (it
+would become part of the memory's text and of its content hash).
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ from dataclasses import dataclass
 
 from moor_lsp.positions import code_units
 
-REASON_TEMPLATE = "<!-- moor reaffirm because:  -->"
-REASON_PREFIX = "<!-- moor reaffirm because:"
+REASONED = ("reaffirm", "forget", "supersede", "restore")  # the actions a reason line names
 # The closing `-->` is optional: a reason typed over it still counts.
-_REASON = re.compile(r"^<!-- moor reaffirm because:(?P<why>.*?)(?:-->)?[ \t]*$")
+_REASON = re.compile(
+    r"^<!-- moor (?P<action>reaffirm|forget|restore|supersede by (?P<by>\S(?:.*?\S)?))"
+    r" because:(?P<why>.*?)(?:-->)?[ \t]*$"
+)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _FRONTMATTER = re.compile(r"---[ \t]*")
 
@@ -37,20 +43,40 @@ def _bare(line: str) -> str:
     return line.rstrip("\r\n")
 
 
+def reason_head(action: str, by: str | None = None) -> str:
+    """The reason line up to where the reason goes (`by`: supersede's replacing memory)."""
+    assert action in REASONED and (by is None) == (action != "supersede"), (action, by)
+    named = f"supersede by {by}" if by is not None else action
+    return f"<!-- moor {named} because:"
+
+
+def reason_template(action: str, by: str | None = None) -> str:
+    """The reason line as inserted, the reason not written yet."""
+    return reason_head(action, by) + "  -->"
+
+
+REASON_TEMPLATE = reason_template("reaffirm")
+
+
 @dataclass(frozen=True)
 class ReasonLine:
     line: int  # 0-based
     reason: str  # as written, stripped; "" while not written yet
+    action: str = "reaffirm"  # one of REASONED
+    by: str | None = None  # supersede's replacing memory, as written
+
+    @property
+    def head(self) -> str:
+        return reason_head(self.action, self.by)
 
 
 def find_reason(text: str) -> ReasonLine | None:
     """The first reason line in the text, if any."""
     for number, line in enumerate(lines_with_ends(text)):
-        bare = _bare(line).lstrip("\ufeff")
-        if bare.startswith(REASON_PREFIX):
-            match = _REASON.match(bare)
-            why = match.group("why").strip() if match else ""
-            return ReasonLine(number, why)
+        match = _REASON.match(_bare(line).lstrip("\ufeff"))
+        if match is not None:
+            action = match.group("action").split(" ", 1)[0]
+            return ReasonLine(number, match.group("why").strip(), action, match.group("by"))
     return None
 
 
@@ -59,9 +85,9 @@ def without_line(text: str, line: int) -> str:
     return "".join(lines[:line] + lines[line + 1 :])
 
 
-def with_reason_line(text: str) -> tuple[str, int]:
-    """The text with an empty reason line under its frontmatter (at the end when there is
-    none), and that line's 0-based number."""
+def with_reason_line(text: str, template: str = REASON_TEMPLATE) -> tuple[str, int]:
+    """The text with an empty reason line (`template`) under its frontmatter (at the end
+    when there is none), and that line's 0-based number."""
     lines = lines_with_ends(text)
     at = len(lines)
     if lines and _FRONTMATTER.fullmatch(_bare(lines[0]).lstrip("\ufeff")):
@@ -74,7 +100,7 @@ def with_reason_line(text: str) -> tuple[str, int]:
         ending = "\r\n"
     if at == len(lines) and lines and not lines[-1].endswith(("\n", "\r")):
         lines[-1] += ending
-    lines.insert(at, REASON_TEMPLATE + ending)
+    lines.insert(at, template + ending)
     return "".join(lines), at
 
 

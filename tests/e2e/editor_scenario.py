@@ -20,7 +20,12 @@ The scenario, in the order the scripts run it:
 5. ask for the code actions on `late.md`'s and `moved.md`'s diagnostics and execute every
    one: reading ones first, then the reaffirm quick fix (answering the server's question
    with its first choice), then follow; record each answer, the question, and the
-   `moved.md` buffer and file right after follow answered.
+   `moved.md` buffer and file right after follow answered;
+6. open `wrong.md` (current) and run the code action "Forget memories/wrong.md: it never
+   held…" on its first line: answer the server's question with Cancel (the file stays),
+   run it again and answer "Write my own reason…", write the reason on the line the server
+   puts in the buffer, and run "Forget with the reason written here" on that line: the
+   file is gone, tombstoned with that reason, and the line gone from the buffer.
 """
 
 from __future__ import annotations
@@ -35,9 +40,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from moor_store.lockfile import parse_lock
+
 REPO = Path(__file__).resolve().parents[2]
 MOOR = REPO / ".venv" / "bin" / "moor"
 REASON = "still holds: checked by the editor end-to-end test"
+FORGET_REASON = "never held: forgotten by the editor end-to-end test"
 
 # Größe before the drifted reference on its line: a column the editor must convert
 # (UTF-8 bytes in Neovim, characters in Emacs, UTF-16 on the wire).
@@ -83,8 +91,14 @@ MEMORIES = {
     "moved": '["src/app.py#helper"]',
     "external": '["src/app.py#Server.start"]',
     "late": '["src/app.py#Client.close"]',
+    "wrong": '["src/app.py#Größe.version"]',
 }
 OPENED_AT_START = ["drifted", "moved", "external"]
+
+
+# What each memory says; wrong.md says something of its own, since forgetting it refuses
+# its text everywhere.
+SAYS = {"wrong": "Größe.version returns a number."}
 
 
 def memory_text(name: str, about: str) -> str:
@@ -95,7 +109,7 @@ def memory_text(name: str, about: str) -> str:
         ---
         # {name}
 
-        A decision about this code.
+        {SAYS.get(name, "A decision about this code.")}
 
         ## When this changes, ask
         - Does it still hold?
@@ -146,7 +160,13 @@ def build(root: Path) -> Path:
     (root / "src" / "app.py").write_text(APP_CHANGED, encoding="utf-8")
     (root / "src" / "util.py").write_text(UTIL, encoding="utf-8")
     states = check_states(root)
-    expected = {"drifted": "drifted", "moved": "moved", "external": "current", "late": "drifted"}
+    expected = {
+        "drifted": "drifted",
+        "moved": "moved",
+        "external": "current",
+        "late": "drifted",
+        "wrong": "current",
+    }
     assert states == expected, f"the workspace is not in its starting state: {states}"
     scenario = {
         "root": str(root),
@@ -156,6 +176,12 @@ def build(root: Path) -> Path:
         "app": str(root / "src" / "app.py"),
         "app_external": APP_EXTERNAL,
         "reason": REASON,
+        "forget": {
+            "title": "Forget memories/wrong.md: it never held…",
+            "write_own": "Write my own reason…",
+            "written": "Forget with the reason written here",
+            "reason": FORGET_REASON,
+        },
         "results": str(root.parent / "results.json"),
         "timeout": 30,  # seconds per wait: generous for a loaded 2-core machine
     }
@@ -316,9 +342,9 @@ def check_reaffirm_quick_fix(run: EditorRun) -> None:
     reaffirm = [a for a in actions(run) if a["command"] == "moor.reaffirm"]
     assert reaffirm, f"the reaffirm quick fix was not offered: {actions(run)}"
     assert not reaffirm[0].get("error"), f"the reaffirm quick fix failed: {reaffirm[0]}"
-    question = run.results.get("question")
-    assert question, "the server asked no question (window/showMessageRequest)"
-    assert "late.md" in question["message"], question
+    asked = [q for q in run.results.get("questions") or [] if "late.md" in q["message"]]
+    assert asked, f"the server asked no question (window/showMessageRequest): {run.results}"
+    question = asked[0]
     titles = question["titles"]
     assert len(titles) >= 4, titles  # prepared reasons, then write my own, then cancel
     assert titles[-2].startswith("Write my own reason"), titles
@@ -334,3 +360,25 @@ def check_follow_buffer(run: EditorRun) -> None:
     disk = memory_path(run.root, "moved").read_text(encoding="utf-8")
     assert '"src/util.py#helper"' in buffer, f"the open buffer still shows the old text:\n{buffer}"
     assert buffer == disk, f"buffer and file disagree:\n{buffer}\n---\n{disk}"
+
+
+def check_forget(run: EditorRun) -> None:
+    forget = run.get("forget")
+    assert not forget.get("error"), f"the forget with the written reason failed: {forget}"
+    # Cancel changed nothing …
+    assert forget["cancelled"]["cancelled"] is True, forget
+    assert forget["kept"] is True, forget
+    # … the question offered only the person's own reason …
+    [question, *_] = [q for q in run.get("questions") if "wrong.md" in q["message"]]
+    assert "Forget memories/wrong.md" in question["message"], question
+    assert question["titles"] == ["Write my own reason…", "Cancel"], question
+    assert "line 4" in forget["asked"]["next"], forget  # under the three-line frontmatter
+    assert forget["line"] == "<!-- moor forget because:  -->", forget
+    # … and the reason written in the buffer forgot it, with that reason.
+    assert forget["done"]["done"], forget
+    assert forget["exists"] is False and not memory_path(run.root, "wrong").exists()
+    # The control: only that memory went; the others' text is not refused.
+    assert check_states(run.root)["late"] == "current"
+    [tombstone] = parse_lock((run.root / "moor.lock").read_text(encoding="utf-8")).tombstones
+    assert tombstone.path == "memories/wrong.md" and tombstone.reason == FORGET_REASON
+    assert forget["after"] == forget["before"], "the reason line stayed in the buffer"

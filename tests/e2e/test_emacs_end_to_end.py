@@ -82,3 +82,9 @@ def test_the_reaffirm_quick_fix_asks_for_a_reason_and_reaffirms_with_the_first_c
 
 def test_follow_updates_the_open_buffer(emacs: EditorRun) -> None:
     scenario.check_follow_buffer(emacs)
+
+
+def test_forget_through_the_code_action_takes_the_reason_written_in_the_buffer(
+    emacs: EditorRun,
+) -> None:
+    scenario.check_forget(emacs)

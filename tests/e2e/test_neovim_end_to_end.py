@@ -109,6 +109,12 @@ def test_follow_updates_the_open_buffer(neovim: EditorRun) -> None:
     scenario.check_follow_buffer(neovim)
 
 
+def test_forget_through_the_code_action_takes_the_reason_written_in_the_buffer(
+    neovim: EditorRun,
+) -> None:
+    scenario.check_forget(neovim)
+
+
 def test_the_neovim_09_set_up_shows_updates_and_reaffirms(neovim_09: EditorRun) -> None:
     scenario.check_positions(neovim_09)
     scenario.check_external_change(neovim_09)

@@ -8,8 +8,11 @@ from hypothesis import strategies as st
 from lsprotocol import types
 from moor_lsp.buffer_text import (
     REASON_TEMPLATE,
+    ReasonLine,
     find_reason,
     line_edit,
+    reason_head,
+    reason_template,
     with_reason_line,
     without_line,
 )
@@ -73,3 +76,13 @@ def test_a_reason_line_keeps_the_files_line_endings() -> None:
     no_frontmatter = "just text"
     text, line = with_reason_line(no_frontmatter)
     assert (text, line) == ("just text\n" + REASON_TEMPLATE + "\n", 1)
+
+
+def test_a_reason_line_names_its_action_and_supersedes_replacing_memory() -> None:
+    for action, by in [("forget", None), ("restore", None), ("supersede", "memories/a b.md")]:
+        text, line = with_reason_line(MEMORY, reason_template(action, by))
+        assert text.splitlines()[line] == reason_head(action, by) + "  -->"
+        written = text.replace("because:  -->", "because: it never held -->")
+        assert find_reason(written) == ReasonLine(4, "it never held", action, by)
+    # The control: a comment that names no action moor knows is no reason line.
+    assert find_reason(MEMORY + "<!-- moor delete because: x -->\n") is None

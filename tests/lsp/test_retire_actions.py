@@ -1,5 +1,7 @@
-"""Forget, supersede and restore as code actions on a memory, through the protocol: each
-runs the engine's latch action with a reason, and is offered only where it applies."""
+"""Forget, supersede and restore as code actions on a memory, through the protocol, in a
+client that asks for the reason itself (VS Code): each runs the engine's latch action with
+a reason, and is offered only where it applies. How every other client gives the reason:
+test_retire_reasons.py."""
 
 from __future__ import annotations
 
@@ -106,22 +108,6 @@ async def test_forget_removes_the_memory_and_its_text_is_flagged_when_written_ag
     assert (editor.ws.root / "memories/new.md").exists()  # control: the other one stays
 
 
-@pytest.mark.parametrize("command", ["moor.forget", "moor.restore"])
-async def test_a_retire_action_without_a_reason_is_invalid_params_and_changes_nothing(
-    editor: Editor, command: str
-) -> None:
-    two_about_g(editor)
-    await editor.start(ASKS)
-    await offered_forget(editor)
-    memory = str(editor.ws.root / "memories/old.md")
-
-    with pytest.raises(Exception, match="needs a reason"):
-        await editor.execute(command, memory)
-    with pytest.raises(Exception, match="needs a reason"):
-        await editor.execute(command, memory, "   ")
-    assert (editor.ws.root / "memories/old.md").exists()
-
-
 async def test_no_retire_action_is_offered_on_a_memory_with_unsaved_edits(editor: Editor) -> None:
     two_about_g(editor)
     await editor.start(ASKS)
@@ -148,21 +134,3 @@ async def test_no_retire_action_is_offered_on_a_memory_with_unsaved_edits(editor
     result = await editor.execute("moor.forget", str(editor.ws.root / "memories/old.md"), "x")
     assert result["done"] == [] and result["refused"], result
     assert (editor.ws.root / "memories/old.md").exists()
-
-
-async def test_no_retire_action_is_offered_to_a_client_that_does_not_ask_for_reasons(
-    editor: Editor,
-) -> None:
-    two_about_g(editor)
-    await editor.start()
-    # Control: the server has checked the memory and offers reaffirm, which gets its reason
-    # in every client (it asks itself).
-    editor.ws.write("src/a.py", G2.replace("return 2", "return 20"))
-    drifted = await editor.one("memories/old.md", "drifted")
-    fixes = [a.title for a in await editor.actions("memories/old.md", drifted)]
-    assert any(t.startswith("Reaffirm") for t in fixes), fixes
-    offered = await titles(editor, "memories/old.md")
-    assert not any(t.startswith(("Forget", "Supersede", "Restore")) for t in offered), offered
-    memory = str(editor.ws.root / "memories/old.md")
-    result = await editor.execute("moor.forget", memory, "it never held")
-    assert result["refused"] == [] and result["done"], result  # the command itself works

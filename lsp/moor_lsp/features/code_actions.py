@@ -8,7 +8,9 @@
   own inserts a reason line in the open memory (`buffer_text.py`); the code action
   "Reaffirm with the reason written here" then runs `[memory, reason]` and removes the
   line. A dismissed question or Cancel answers `{"done": [], "refused": [], "cancelled":
-  true}` and changes nothing.
+  true}` and changes nothing. Forget, supersede and restore (`retire_actions.py`) ask
+  through the same `_ask_reason` and `_write_own`, with their own `Question`
+  (`questions.py`); their reason line names the action, and its action runs that one.
 * `moor.follow [memory]` — rewrite moved/renamed references in the memory, re-bind them
   (an open memory is edited through `workspace/applyEdit` first: `memory_buffers.py`);
   `moor.follow [memory, to, from]` re-points the reference `from` (as written) to `to`, a
@@ -58,11 +60,20 @@ from pygls.exceptions import (
 )
 
 from moor_lsp import diffs, engine
-from moor_lsp.buffer_text import REASON_PREFIX, find_reason, with_reason_line, without_line
+from moor_lsp.buffer_text import (
+    REASONED,
+    find_reason,
+    reason_head,
+    reason_template,
+    with_reason_line,
+    without_line,
+)
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import SOURCE, Diagnostics
+from moor_lsp.features.retire_actions import RetireActions, retirable
 from moor_lsp.memory_buffers import MemoryBuffers
 from moor_lsp.positions import code_units, from_client_character
+from moor_lsp.questions import CANCEL, WRITE_OWN, Question, written_title
 
 if TYPE_CHECKING:
     from moor_lsp.folder import Folder
@@ -78,9 +89,7 @@ SHOW_DIFF = "moor.showDiff"
 REAFFIRM_STATES = frozenset({"drifted", "rewritten"})
 DIFF_STATES = frozenset({"drifted", "moved"})
 WRITING = frozenset({REAFFIRM, FOLLOW, BIND})
-WRITE_OWN = "Write my own reason…"
-CANCEL = "Cancel"
-WRITTEN = "Reaffirm with the reason written here"
+WRITTEN = written_title("reaffirm")
 
 
 def overlaps(a: types.Range, b: types.Range) -> bool:
@@ -167,35 +176,40 @@ class CodeActions(Feature):
         return [a.command for a in actions if a.command is not None]
 
     def _written_reason(self, uri: str) -> types.CodeAction | None:
-        """The action `WRITTEN`, when the buffer has a written reason line that the
-        reaffirmation would remove (it applies to the buffer, so it is offered although the
-        buffer differs from the file)."""
+        """The action running what the buffer's reason line names (`WRITTEN` for a
+        reaffirm, "Forget with the reason written here", …) once a reason is written there;
+        it removes the line (it applies to the buffer, so it is offered although the buffer
+        differs from the file)."""
         folder = self.server.folder_for(uri)
         if folder is None or folder.snapshot is None or not self.server.settings.trusted:
             return None
         rel = folder.relative(uri)
         view = folder.snapshot.memories.get(rel) if rel is not None else None
-        if rel is None or view is None or not view.reaffirmable:
-            return None
-        buffer = self.buffers.buffer_text(folder, rel)
+        buffer = self.buffers.buffer_text(folder, rel) if rel is not None else None
         found = find_reason(buffer) if buffer is not None else None
-        if found is None or not found.reason or self.buffers.unsaved(folder, rel, reason_line=True):
+        if rel is None or view is None or found is None or not found.reason:
+            return None
+        if not (view.reaffirmable if found.action == "reaffirm" else retirable(found.action, view)):
+            return None
+        if self.buffers.unsaved(folder, rel, reason_line=True):
             return None
         disk = self.buffers.disk_text(folder, rel)
         if disk is None or find_reason(disk) is not None:
             return None  # saved with the line in it: refused when run (see `_unsaved`)
+        by = [argument(folder, found.by)] if found.by is not None else []
+        title = written_title(found.action, found.by)
         return types.CodeAction(
-            title=WRITTEN,
+            title=title,
             kind=types.CodeActionKind.QuickFix,
             is_preferred=True,
             command=types.Command(
-                title=WRITTEN, command=REAFFIRM, arguments=[argument(folder, rel), found.reason]
+                title=title,
+                command=f"moor.{found.action}",
+                arguments=[argument(folder, rel), *by, found.reason],
             ),
         )
 
     def _retiring(self, uri: str, wanted: types.Range) -> list[types.CodeAction]:
-        from moor_lsp.features.retire_actions import RetireActions
-
         for feature in self.server.features:
             if isinstance(feature, RetireActions):
                 return feature.offers(uri, wanted)
@@ -359,15 +373,16 @@ class CodeActions(Feature):
         """Why `action` may not run on the memory now because of its open buffer, if it
         may not."""
         folder, path = where
-        if action == "reaffirm":
+        if action in REASONED:
             disk = self.buffers.disk_text(folder, path)
-            if disk is not None and find_reason(disk) is not None:
+            saved = find_reason(disk) if disk is not None else None
+            if saved is not None:
                 return (
-                    f"{path} was saved with the reason line ({REASON_PREFIX} …) in it: "
-                    "delete that line and save, then reaffirm again (it would otherwise "
+                    f"{path} was saved with the reason line ({saved.head} …) in it: "
+                    f"delete that line and save, then {action} again (it would otherwise "
                     "become part of the memory's text)"
                 )
-        if self.buffers.unsaved(folder, path, reason_line=action == "reaffirm"):
+        if self.buffers.unsaved(folder, path, reason_line=action in REASONED):
             return (
                 f"{path} has unsaved changes: save it first (moor {action} judges and "
                 "writes the file on disk, not the editor's buffer)"
@@ -396,7 +411,6 @@ class CodeActions(Feature):
     async def reaffirm(self, memory: object = None, reason: object = None) -> object:
         self._writable(REAFFIRM)
         where = self._memory(memory)
-        folder, path = where
         if reason is not None and (not isinstance(reason, str) or not reason.strip()):
             raise JsonRpcInvalidParams(
                 f"{REAFFIRM} needs a reason: arguments [memory, reason] (why the memory "
@@ -406,20 +420,28 @@ class CodeActions(Feature):
         if refusal is not None:
             return self._refuse("reaffirm", refusal)
         if reason is None:
-            return await self._ask_reason(where)
+            return await self._ask_reaffirm_reason(where)
         assert isinstance(reason, str)
-        result = await self._act("reaffirm", where, [reason.strip()])
+        return await self._act_with_reason("reaffirm", where, [reason.strip()])
+
+    async def _act_with_reason(
+        self, action: str, where: tuple[Folder, str], args: list[str]
+    ) -> dict[str, Any]:
+        """Run `action`, whose last argument is its reason; once done, the buffer's reason
+        line has served and is removed, so the buffer reads as the file (as it was, for a
+        forgotten memory) again."""
+        folder, path = where
+        result = await self._act(action, where, args)
         buffer = self.buffers.buffer_text(folder, path)
         found = find_reason(buffer) if buffer is not None else None
         if result["done"] and buffer is not None and found is not None:
-            # Reaffirmed: the reason line has served; the buffer reads as the file again.
             removed = await self.buffers.apply(
-                folder, path, without_line(buffer, found.line), f"moor: reaffirmed {path}"
+                folder, path, without_line(buffer, found.line), f"moor: {action} {path}"
             )
             if not removed.ok:
                 self._warn(
-                    f"reaffirmed, but the editor kept the reason line ({removed.why}): "
-                    "delete it without saving it"
+                    f"moor {action} done, but the editor kept the reason line "
+                    f"({removed.why}): delete it without saving it"
                 )
         return result
 
@@ -427,8 +449,9 @@ class CodeActions(Feature):
         logger.info("%s", message)
         self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
-    async def _ask_reason(self, where: tuple[Folder, str]) -> object:
-        """Ask the person why the memory still holds (`window/showMessageRequest`)."""
+    async def _ask_reaffirm_reason(self, where: tuple[Folder, str]) -> object:
+        """Ask the person why the memory still holds, with the reasons the engine prepares
+        from what changed, unless it cannot be reaffirmed."""
         folder, path = where
         snapshot = await folder.ready()
         view = snapshot.memories.get(path) if snapshot is not None else None
@@ -440,68 +463,91 @@ class CodeActions(Feature):
             )
             return self._refuse("reaffirm", f"{path}: cannot reaffirm: {why}")
         prompt = reaffirm_prompt(view.report)
-        choices = [*prompt.reasons]
+        question = Question(
+            "reaffirm",
+            f"Reaffirm {path}: {prompt.changed}. Why does it still hold?",
+            f"{path} still holds",
+            tuple(prompt.reasons),
+        )
+        return await self._ask_reason(where, question)
+
+    def _needs_reason(self, action: str) -> JsonRpcInvalidParams:
+        return JsonRpcInvalidParams(
+            f"moor.{action} needs a reason: give it as the command's last argument (this "
+            "client could not be asked for one)"
+        )
+
+    async def _ask_reason(self, where: tuple[Folder, str], question: Question) -> object:
+        """Ask the person for the reason of `question.action` (`window/showMessageRequest`):
+        a prepared reason runs it, "Write my own reason…" puts the reason line in the
+        buffer, "Cancel" or a dismissed question changes nothing."""
+        folder, path = where
+        action = question.action
+        choices = [*question.reasons]
         if self.buffers.can_apply:
             choices.append(WRITE_OWN)
+        if not choices:  # no reason to pick and nowhere to write one
+            raise self._needs_reason(action)
         choices.append(CANCEL)
         try:
             answer = await self.server.window_show_message_request_async(
                 types.ShowMessageRequestParams(
                     type=types.MessageType.Info,
-                    message=f"Reaffirm {path}: {prompt.changed}. Why does it still hold?",
+                    message=question.message,
                     actions=[types.MessageActionItem(title=choice) for choice in choices],
                 )
             )
         except JsonRpcMethodNotFound:  # the client cannot ask
             logger.info("the client cannot ask for a reason (no window/showMessageRequest)")
             if self.buffers.can_apply:
-                return await self._write_own(where)  # it can still take a reason line
-            raise JsonRpcInvalidParams(
-                f"{REAFFIRM} needs a reason: arguments [memory, reason] (this client could "
-                "not be asked for one)"
-            ) from None
+                return await self._write_own(where, question)  # it can take a reason line
+            raise self._needs_reason(action) from None
         except Exception as error:  # e.g. the person quit the question (Emacs: C-g)
             logger.info("the question for a reason was answered with an error: %s", error)
             answer = None
         title = answer.title if isinstance(answer, types.MessageActionItem) else None
-        if title in prompt.reasons:
-            assert title is not None
-            return await self._act("reaffirm", where, [title])
+        if title is not None and title in question.reasons:
+            by = [argument(folder, question.by)] if question.by is not None else []
+            return await self._act_with_reason(action, where, [*by, title])
         if title == WRITE_OWN:
-            return await self._write_own(where)
-        logger.info("reaffirm %s: cancelled (%s)", path, title or "dismissed")
+            return await self._write_own(where, question)
+        logger.info("%s %s: cancelled (%s)", action, path, title or "dismissed")
         return {"done": [], "refused": [], "cancelled": True}
 
-    async def _write_own(self, where: tuple[Folder, str]) -> object:
-        """Insert the reason line into the memory's buffer, for the person to complete."""
+    async def _write_own(self, where: tuple[Folder, str], question: Question) -> object:
+        """Insert the reason line for `question.action` into the memory's buffer, for the
+        person to complete (in place of another action's line left there)."""
         folder, path = where
+        action, by = question.action, question.by
         current = self.buffers.buffer_text(folder, path)
         if current is None:
             current = self.buffers.disk_text(folder, path)
         if current is None:
-            return self._refuse("reaffirm", f"{path} cannot be read")
+            return self._refuse(action, f"{path} cannot be read")
         found = find_reason(current)
-        if found is not None:
+        if found is not None and (found.action, found.by) == (action, by):
             line = found.line
         else:
-            text, line = with_reason_line(current)
-            applied = await self.buffers.apply(
-                folder, path, text, f"moor: why does {path} still hold?"
-            )
+            if found is not None:
+                current = without_line(current, found.line)
+            text, line = with_reason_line(current, reason_template(action, by))
+            applied = await self.buffers.apply(folder, path, text, f"moor: why {question.why}?")
             if not applied.ok:
                 return self._refuse(
-                    "reaffirm",
+                    action,
                     f"the editor did not insert the reason line into {path} ({applied.why}): "
-                    f'run `moor reaffirm {path} --why "..."` instead',
+                    f'run `moor {action} {path}{" --by " + by if by else ""} --why "..."` '
+                    "instead",
                 )
         told = (
-            f"Write why {path} still holds after “because:” on line {line + 1}, then run "
-            f"the code action “{WRITTEN}” there (do not save the line)."
+            f"Write why {question.why} after “because:” on line {line + 1}, then run the "
+            f"code action “{written_title(action, by)}” there (do not save the line)."
         )
         self._warn(told, types.MessageType.Info)
         if self.server.capability("window.show_document.support"):
             at = types.Position(
-                line=line, character=code_units(REASON_PREFIX + " ", self.server.position_encoding)
+                line=line,
+                character=code_units(reason_head(action, by) + " ", self.server.position_encoding),
             )
             try:
                 await self.server.window_show_document_async(

@@ -9,12 +9,20 @@ They run the engine's latch actions (`moor_engine.latch_actions`, what `moor for
 answer `{"done": [...], "refused": [...]}` like the other actions (`code_actions.py`).
 
 Each needs a reason. The code actions carry the command without it (`[memory]`,
-`[memory, by]`): a client asks the person and appends it (VS Code's input box, as for
-reaffirm); a command run without one answers InvalidParams naming the missing reason. So
-they are offered only to a client that says it asks (`initializationOptions`
-`{"asksReasons": true}`, which the VS Code client sends): in any other client an offered
-action would only fail. There, `moor forget|supersede|restore` or the command with its
-reason (`workspace/executeCommand`) does it.
+`[memory, by]`). A client that says it asks (`initializationOptions`
+`{"asksReasons": true}`, which the VS Code client sends) asks the person in its own input
+box and appends it. Any other gets the question reaffirm asks, from the same place
+(`CodeActions._ask_reason`, memories/lsp-reaffirm-asks-for-its-reason.md): the server asks
+with `window/showMessageRequest` — forget and restore with no prepared reason, only "Write
+my own reason…" and "Cancel" (a reason to forget a memory, or to bring one back, is the
+person's own: it is what `moor log` shows for good); supersede also with one prepared
+reason stating the code both memories are about — and "Write my own reason…" inserts
+`<!-- moor forget because:  -->` (`supersede by <by>`, `restore`) in the memory's buffer,
+whose code action "Forget with the reason written here" (…) runs it and removes the line.
+Cancel or a dismissed question changes nothing. So they are offered to a client that asks
+itself, or that can take the reason line (`workspace.applyEdit`), and supersede also to
+one that says it can be asked (`window.showMessage`): never where the action could only
+fail for want of a reason. A reason given but blank is InvalidParams.
 
 Offered on the first line of an open memory (the frontmatter's opening `---`; elsewhere
 only a diagnostic's own actions are), whatever its diagnostics
@@ -35,10 +43,12 @@ from moor_engine.trust import State
 from pygls.exceptions import JsonRpcInvalidParams
 
 from moor_lsp.features import Feature
+from moor_lsp.questions import Question
 
 if TYPE_CHECKING:
     from moor_lsp.engine import MemoryView, Snapshot
     from moor_lsp.features.code_actions import CodeActions
+    from moor_lsp.folder import Folder
 
 FORGET = "moor.forget"
 SUPERSEDE = "moor.supersede"
@@ -60,6 +70,13 @@ def _anchors(view: MemoryView) -> set[str]:
 
 def _superseded(view: MemoryView) -> bool:
     return view.report.state == State.RETIRED and view.report.code != "tombstoned"
+
+
+def retirable(action: str, view: MemoryView) -> bool:
+    """Whether `action` (forget, supersede, restore) is offered on the memory of `view`."""
+    if action == "restore":
+        return _superseded(view)
+    return view.report.state != State.RETIRED
 
 
 def replacements(snapshot: Snapshot, path: str) -> list[str]:
@@ -94,15 +111,20 @@ class RetireActions(Feature):
     def offers(self, uri: str, wanted: types.Range) -> list[types.CodeAction]:
         """The latch actions for the memory open at `uri` when `wanted` touches its first
         line (none when it is not a memory)."""
-        if wanted.start.line > HEAD_LINE or not asks_reasons(self.server.initialization_options):
+        if wanted.start.line > HEAD_LINE:
             return []
         folder = self.server.folder_for(uri)
         if folder is None or folder.snapshot is None or not self.server.settings.trusted:
             return []
         rel = folder.relative(uri)
         view = folder.snapshot.memories.get(rel) if rel is not None else None
-        if rel is None or view is None or self._actions().buffers.unsaved(folder, rel):
+        buffers = self._actions().buffers
+        if rel is None or view is None or buffers.unsaved(folder, rel):
             return []
+        # Where the person can give a reason: the client's own input box, or the reason
+        # line; a prepared reason (supersede's) also where the server can only ask.
+        writes = asks_reasons(self.server.initialization_options) or buffers.can_apply
+        picks = writes or self.server.capability("window.show_message") is not None
         memory = str(folder.root / rel)
         offered: list[types.CodeAction] = []
 
@@ -115,44 +137,87 @@ class RetireActions(Feature):
                 )
             )
 
-        if _superseded(view):
+        if retirable("restore", view) and writes:
             offer(f"Restore {rel}: it holds after all…", RESTORE, [memory])
-        elif view.report.state != State.RETIRED:
-            for by in replacements(folder.snapshot, rel):
+        elif retirable("forget", view):
+            for by in replacements(folder.snapshot, rel) if picks else []:
                 offer(f"Supersede {rel} by {by}…", SUPERSEDE, [memory, str(folder.root / by)])
-            offer(f"Forget {rel}: it never held…", FORGET, [memory])
+            if writes:
+                offer(f"Forget {rel}: it never held…", FORGET, [memory])
         return offered
 
-    @staticmethod
-    def _reason(command: str, reason: object, shape: str) -> str:
-        if not isinstance(reason, str) or not reason.strip():
-            raise JsonRpcInvalidParams(f"{command} needs a reason: arguments {shape}")
-        return reason.strip()
+    async def _question(
+        self, action: str, where: tuple[Folder, str], by: str | None
+    ) -> Question | None:
+        """What to ask for `action`'s reason (None: the memory is not one moor checked)."""
+        folder, path = where
+        snapshot = await folder.ready()
+        view = snapshot.memories.get(path) if snapshot is not None else None
+        if snapshot is None or view is None:
+            return None
+        if action == "forget":
+            return Question(
+                action,
+                f"Forget {path}: the file is removed and its text refused from now on. "
+                "Why did it never hold?",
+                f"{path} never held",
+            )
+        if action == "restore":
+            return Question(
+                action, f"Restore {path}: why does it hold after all?", f"{path} holds after all"
+            )
+        assert by is not None
+        other = snapshot.memories.get(by)
+        shared = sorted(_anchors(view) & _anchors(other)) if other is not None else []
+        # The one fact a reason can be prepared from: the code both are about.
+        prepared = (f"{by} says it better, about the same code ({', '.join(shared[:2])})",)
+        return Question(
+            action,
+            f"Supersede {path} by {by}: {path} is retired. Why does {by} say it better?",
+            f"{by} says it better",
+            prepared if shared else (),
+            by,
+        )
 
-    async def _run(self, action: str, memory: object, args: list[str]) -> object:
+    async def _run(self, action: str, memory: object, reason: object, by: object = None) -> object:
         actions = self._actions()
-        actions._writable(f"moor.{action}")
+        command = f"moor.{action}"
+        actions._writable(command)
         where = actions._memory(memory)
+        if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+            raise JsonRpcInvalidParams(
+                f"{command} needs a reason: a non-empty text as its last argument, or none "
+                "to be asked"
+            )
+        replacing: list[str] = []
+        named: str | None = None
+        if action == "supersede":
+            if not isinstance(by, str) or not by.strip():
+                raise JsonRpcInvalidParams(
+                    f"{SUPERSEDE} needs the replacing memory: arguments [memory, by, reason]"
+                )
+            by_folder, by_path = actions._memory(by)
+            replacing = [str(by_folder.root / by_path)]
+            # The reason line names it as the person reads it: relative to the root.
+            named = by_path if by_folder.root == where[0].root else replacing[0]
         refusal = actions._unsaved(action, where)
         if refusal is not None:
             return actions._refuse(action, refusal)
-        return await actions._act(action, where, args)
+        if reason is None:
+            question = await self._question(action, where, named)
+            if question is None:
+                return actions._refuse(action, f"{where[1]} is not a memory moor has checked")
+            return await actions._ask_reason(where, question)
+        assert isinstance(reason, str)
+        return await actions._act_with_reason(action, where, [*replacing, reason.strip()])
 
     async def forget(self, memory: object = None, reason: object = None) -> object:
-        why = self._reason(FORGET, reason, "[memory, reason] (why it never held)")
-        return await self._run("forget", memory, [why])
+        return await self._run("forget", memory, reason)
 
     async def supersede(
         self, memory: object = None, by: object = None, reason: object = None
     ) -> object:
-        if not isinstance(by, str) or not by.strip():
-            raise JsonRpcInvalidParams(
-                f"{SUPERSEDE} needs the replacing memory: arguments [memory, by, reason]"
-            )
-        why = self._reason(SUPERSEDE, reason, "[memory, by, reason] (why by says it better)")
-        by_folder, by_path = self._actions()._memory(by)
-        return await self._run("supersede", memory, [str(by_folder.root / by_path), why])
+        return await self._run("supersede", memory, reason, by)
 
     async def restore(self, memory: object = None, reason: object = None) -> object:
-        why = self._reason(RESTORE, reason, "[memory, reason] (why it holds after all)")
-        return await self._run("restore", memory, [why])
+        return await self._run("restore", memory, reason)

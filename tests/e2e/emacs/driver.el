@@ -24,6 +24,7 @@
 (defvar moor-e2e-results (make-hash-table :test 'equal))
 (defvar moor-e2e-started (float-time))
 (defvar moor-e2e-action nil "The title of the code action to pick next.")
+(defvar moor-e2e-pick nil "The title answering the server's next question (nil: the first).")
 
 (defun moor-e2e-spec (key) (gethash key moor-e2e-spec))
 (defun moor-e2e-memory (name) (gethash name (moor-e2e-spec "memories")))
@@ -57,12 +58,12 @@
   (let ((titles (mapcar (lambda (item) (if (consp item) (car item) item)) collection)))
     (cond
      ((string-prefix-p "[eglot] Pick an action" prompt) moor-e2e-action)
-     (t (moor-e2e-put "question"
-                      (let ((question (make-hash-table :test 'equal)))
-                        (puthash "message" prompt question)
-                        (puthash "titles" (vconcat titles) question)
-                        question))
-        (car titles)))))
+     (t (let ((question (make-hash-table :test 'equal)))
+          (puthash "message" prompt question)
+          (puthash "titles" (vconcat titles) question)
+          (moor-e2e-put "questions"
+                        (vconcat (gethash "questions" moor-e2e-results) (list question))))
+        (if (member moor-e2e-pick titles) moor-e2e-pick (car titles))))))
 (advice-add 'completing-read :override #'moor-e2e-completing-read)
 (advice-add 'y-or-n-p :override (lambda (&rest _) t))
 
@@ -172,10 +173,75 @@
       (let ((moor-e2e-action title)
             (last-nonmenu-event ?\r))   ; chosen with the keyboard, not a mouse menu
         (condition-case err
-            (moor-e2e-command #'eglot-code-actions beg end nil t)
+            (puthash "result" (moor-e2e-command #'eglot-code-actions beg end nil t) entry)
           (error (puthash "error" (moor-e2e-error err) entry)))))
     (moor-e2e-put "actions" (vconcat (gethash "actions" moor-e2e-results) (list entry)))
     entry))
+
+(defun moor-e2e-line-start (name line)
+  "The position where LINE (0-based) of NAME's buffer starts."
+  (with-current-buffer (moor-e2e-buffer name)
+    (save-excursion (goto-char (point-min)) (forward-line line) (point))))
+
+(defun moor-e2e-offered (name line title)
+  "The code action TITLE on LINE of NAME, once the server offers it: (TITLE COMMAND BEG END)."
+  (let ((pos (moor-e2e-line-start name line))
+        (found nil))
+    (moor-e2e-wait (format "the code action %s on line %s of %s" title line name)
+                   (lambda ()
+                     (with-current-buffer (moor-e2e-buffer name)
+                       (setq found (cl-find title (eglot-code-actions pos pos nil nil)
+                                            :key (lambda (a) (plist-get a :title))
+                                            :test #'equal)))))
+    (let ((command (plist-get found :command)))
+      (list title (if (stringp command) command (plist-get command :command)) pos pos))))
+
+(defun moor-e2e-text (name)
+  (with-current-buffer (moor-e2e-buffer name)
+    (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun moor-e2e-reason-line (name)
+  "The 0-based line where the server put a reason line in NAME's buffer, or nil."
+  (with-current-buffer (moor-e2e-buffer name)
+    (save-excursion
+      (goto-char (point-min))
+      (when (re-search-forward "^<!-- moor " nil t)
+        (1- (line-number-at-pos (point) t))))))
+
+(defun moor-e2e-json-bool (value) (if value t :json-false))
+
+(defun moor-e2e-forget ()
+  "Forget wrong.md through its code action, the reason written in the buffer: answered
+Cancel first (nothing changes), then \"Write my own reason…\"."
+  (moor-e2e-open "wrong")
+  (let* ((spec (moor-e2e-spec "forget"))
+         (forget (make-hash-table :test 'equal))
+         (action (moor-e2e-offered "wrong" 0 (gethash "title" spec))))
+    (moor-e2e-put "forget" forget)
+    (puthash "offered" (car action) forget)
+    (puthash "before" (moor-e2e-text "wrong") forget)
+    (let ((moor-e2e-pick "Cancel"))
+      (puthash "cancelled" (gethash "result" (apply #'moor-e2e-run-action "wrong" action)) forget))
+    (puthash "kept" (moor-e2e-json-bool (file-exists-p (moor-e2e-memory "wrong"))) forget)
+    (let ((moor-e2e-pick (gethash "write_own" spec)))
+      (puthash "asked" (gethash "result" (apply #'moor-e2e-run-action "wrong" action)) forget))
+    (moor-e2e-wait "the reason line in wrong.md" (lambda () (moor-e2e-reason-line "wrong")))
+    (let ((line (moor-e2e-reason-line "wrong")))
+      (with-current-buffer (moor-e2e-buffer "wrong")
+        (goto-char (moor-e2e-line-start "wrong" line))
+        (puthash "line" (buffer-substring-no-properties (point) (line-end-position)) forget)
+        ;; The person writes the reason after "because:" (the buffer is not saved).
+        (search-forward "because:" (line-end-position))
+        (delete-horizontal-space)
+        (insert " " (gethash "reason" spec) " "))
+      (let ((done (apply #'moor-e2e-run-action "wrong"
+                         (moor-e2e-offered "wrong" line (gethash "written" spec)))))
+        (puthash "done" (gethash "result" done) forget)
+        (puthash "error" (gethash "error" done) forget)))
+    (moor-e2e-wait "the reason line to leave wrong.md's buffer"
+                   (lambda () (not (moor-e2e-reason-line "wrong"))))
+    (puthash "after" (moor-e2e-text "wrong") forget)
+    (puthash "exists" (moor-e2e-json-bool (file-exists-p (moor-e2e-memory "wrong"))) forget)))
 
 (defun moor-e2e-scenario ()
   (dolist (name (moor-e2e-spec "open_at_start"))
@@ -258,7 +324,8 @@
            (ignore-errors
              (moor-e2e-wait "moved.md's diagnostics to go after follow"
                             (lambda () (moor-e2e-none "moved"))))
-           (moor-e2e-record "followed" '("moved"))))))))
+           (moor-e2e-record "followed" '("moved")))))))
+  (moor-e2e-forget))
 
 (defun moor-e2e-main ()
   (condition-case err

@@ -41,13 +41,21 @@ config = config:gsub(vim.pesc(placeholder), function()
   return string.format("%q", spec.moor)
 end)
 
--- The person's part: the first choice of every question (vim.ui.select), recorded.
+-- The person's part: every question (vim.ui.select) recorded, answered with the choice
+-- titled `pick` when the scenario set one, else with the first.
+local pick = nil
+results.questions = {}
 vim.ui.select = function(items, opts, on_choice)
   local titles = {}
   for _, item in ipairs(items) do
     table.insert(titles, opts.format_item and opts.format_item(item) or tostring(item))
   end
-  results.question = { message = opts.prompt, titles = titles }
+  table.insert(results.questions, { message = opts.prompt, titles = titles })
+  for i, title in ipairs(titles) do
+    if title == pick then
+      return on_choice(items[i], i)
+    end
+  end
   on_choice(items[1], 1)
 end
 
@@ -173,6 +181,65 @@ local function code_actions(name)
   return offered
 end
 
+--- The code actions offered on one line of a memory, without a diagnostic there.
+local function code_actions_at(name, line)
+  local bufnr = bufnr_of(name)
+  local at = { line = line, character = 0 }
+  local err, actions = request("textDocument/codeAction", {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    range = { start = at, ["end"] = at },
+    context = { diagnostics = {} },
+  }, bufnr)
+  if err then
+    fail("textDocument/codeAction on " .. name .. " answered " .. vim.inspect(err))
+  end
+  local offered = {}
+  for _, action in ipairs(actions or {}) do
+    local command = type(action.command) == "table" and action.command or action
+    table.insert(offered, { title = action.title, command = command })
+  end
+  return offered
+end
+
+--- The action titled `title` on `line` of a memory, once the server offers it (it may
+--- not have seen the buffer's latest change yet).
+local function offered_action(name, line, title)
+  local found = nil
+  local deadline = vim.uv.now() + spec.timeout * 1000
+  while not found do
+    for _, action in ipairs(code_actions_at(name, line)) do
+      if action.title == title then
+        found = action
+      end
+    end
+    if not found and vim.uv.now() > deadline then
+      fail("no code action " .. title .. " on line " .. line .. " of " .. name)
+    end
+    if not found then
+      vim.wait(100, function()
+        return false
+      end)
+    end
+  end
+  return found
+end
+
+local function buffer_text(name)
+  local bufnr = bufnr_of(name)
+  return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
+    .. (vim.bo[bufnr].eol and "\n" or "")
+end
+
+--- The line of the buffer where the server put a reason line, or nil.
+local function reason_line(name)
+  for number, text in ipairs(vim.api.nvim_buf_get_lines(bufnr_of(name), 0, -1, false)) do
+    if text:find("<!-- moor ", 1, true) == 1 then
+      return number - 1, text
+    end
+  end
+  return nil
+end
+
 local function run_action(name, action)
   local bufnr = bufnr_of(name)
   local entry = { memory = name, title = action.title, command = action.command.command }
@@ -279,6 +346,38 @@ local function scenario()
       record("followed", { "moved" })
     end
   end
+
+  -- Forget a memory through its code action, with the reason written in the buffer:
+  -- first answered Cancel (nothing changes), then "Write my own reason…".
+  open("wrong")
+  wait_for("the moor client on wrong.md", function()
+    return vim.lsp.get_clients({ name = "moor", bufnr = bufnr_of("wrong") })[1] ~= nil
+  end)
+  local forget = offered_action("wrong", 0, spec.forget.title)
+  results.forget = { offered = forget.title, before = buffer_text("wrong") }
+  pick = "Cancel"
+  local cancelled = run_action("wrong", forget)
+  results.forget.cancelled = cancelled.result
+  results.forget.kept = vim.uv.fs_stat(spec.memories.wrong) ~= nil
+  pick = spec.forget.write_own
+  local asked = run_action("wrong", forget)
+  results.forget.asked = asked.result
+  wait_for("the reason line in wrong.md", function()
+    return reason_line("wrong") ~= nil
+  end)
+  local line, text = reason_line("wrong")
+  results.forget.line = text
+  -- The person writes the reason after "because:" (the buffer is not saved).
+  local written = text:gsub("because:%s*", "because: " .. spec.forget.reason .. " ", 1)
+  vim.api.nvim_buf_set_lines(bufnr_of("wrong"), line, line + 1, false, { written })
+  local done = run_action("wrong", offered_action("wrong", line, spec.forget.written))
+  results.forget.done = done.result
+  results.forget.error = done.error
+  wait_for("the reason line to leave wrong.md's buffer", function()
+    return reason_line("wrong") == nil
+  end)
+  results.forget.after = buffer_text("wrong")
+  results.forget.exists = vim.uv.fs_stat(spec.memories.wrong) ~= nil
 end
 
 local function main()
