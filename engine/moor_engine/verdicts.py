@@ -7,6 +7,7 @@ offers code actions by them, so no surface can allow what another refuses.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from moor_engine.trust import AnchorReport, MemoryReport, State
@@ -150,3 +151,38 @@ def reaffirm_prompt(memory: MemoryReport) -> ReaffirmPrompt:
             "Wording only: the memory says the same",
         )
     return ReaffirmPrompt("; ".join(changes), reasons)
+
+
+@dataclass(frozen=True)
+class RetirePrompt:
+    """What to ask a person for the reason to forget, supersede or restore a memory."""
+
+    question: str
+    why: str  # what the reason tells ("memories/x.md never held")
+    reasons: tuple[str, ...]  # prepared reasons a person may pick, in order
+
+
+def retire_prompt(
+    action: str, path: str, by: str | None = None, shared: Sequence[str] = ()
+) -> RetirePrompt:
+    """The question for `action` (forget, supersede, restore) on the memory `path`. Forget
+    and restore prepare no reason: why a memory never held, or holds after all, is the
+    person's own, and `moor log` shows it for good. Supersede prepares the one fact both
+    memories share, the code they are about (`shared`), when there is one."""
+    if action == "forget":
+        return RetirePrompt(
+            f"Forget {path}: the file is removed and its text refused from now on. "
+            "Why did it never hold?",
+            f"{path} never held",
+            (),
+        )
+    if action == "restore":
+        return RetirePrompt(
+            f"Restore {path}: why does it hold after all?", f"{path} holds after all", ()
+        )
+    prepared = (f"{by} says it better, about the same code ({', '.join(shared[:2])})",)
+    return RetirePrompt(
+        f"Supersede {path} by {by}: {path} is retired. Why does {by} say it better?",
+        f"{by} says it better",
+        prepared if shared else (),
+    )

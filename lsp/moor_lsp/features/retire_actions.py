@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from moor_engine.trust import State
+from moor_engine.verdicts import retire_prompt
 from pygls.exceptions import JsonRpcInvalidParams
 
 from moor_lsp.features import Feature
@@ -155,29 +156,10 @@ class RetireActions(Feature):
         view = snapshot.memories.get(path) if snapshot is not None else None
         if snapshot is None or view is None:
             return None
-        if action == "forget":
-            return Question(
-                action,
-                f"Forget {path}: the file is removed and its text refused from now on. "
-                "Why did it never hold?",
-                f"{path} never held",
-            )
-        if action == "restore":
-            return Question(
-                action, f"Restore {path}: why does it hold after all?", f"{path} holds after all"
-            )
-        assert by is not None
-        other = snapshot.memories.get(by)
+        other = snapshot.memories.get(by) if by is not None else None
         shared = sorted(_anchors(view) & _anchors(other)) if other is not None else []
-        # The one fact a reason can be prepared from: the code both are about.
-        prepared = (f"{by} says it better, about the same code ({', '.join(shared[:2])})",)
-        return Question(
-            action,
-            f"Supersede {path} by {by}: {path} is retired. Why does {by} say it better?",
-            f"{by} says it better",
-            prepared if shared else (),
-            by,
-        )
+        prompt = retire_prompt(action, path, by, shared)
+        return Question(action, prompt.question, prompt.why, prompt.reasons, by)
 
     async def _run(self, action: str, memory: object, reason: object, by: object = None) -> object:
         actions = self._actions()
