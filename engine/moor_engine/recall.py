@@ -133,6 +133,9 @@ class RecallResult:
     retired: int = 0  # candidates removed before scoring
     cut: int = 0  # hits below the relative cut
     threshold: float = 0.0
+    # The candidates are exactly the best by bm25 of every match; False when the index's
+    # budget of postings was spent first (`recall_postings`: each score is still exact).
+    exact: bool = True
 
     def as_json(self, *, explain: bool = False) -> dict[str, object]:
         return {
@@ -144,15 +147,8 @@ class RecallResult:
             "retired_removed": self.retired,
             "cut": self.cut,
             "threshold": self.threshold,
+            "exact": self.exact,
         }
-
-
-def _phrase(term: str) -> str:
-    return f'"{term}"'  # terms are word characters only: nothing to escape
-
-
-def expression(terms: Sequence[str]) -> str:
-    return " OR ".join(_phrase(t) for t in terms)
 
 
 def recall(
@@ -169,19 +165,26 @@ def recall(
         result.weak = True
         return result
     # Joined runs widen what matches (and its BM25), never the terms a hit is judged by.
-    match = expression([*terms, *joined_terms(query)])
-    weights = [WEIGHTS[name] for name in ("title", "questions", "refs", "body")]
+    phrases = [*terms, *joined_terms(query)]
     pool = max(_POOL_MIN, 4 * limit)
     # What the reader is told beyond its hits (recency's reference date, how many memories
     # use a word, nearby words) comes from the memories it may see only.
     owners = visible_owners(index, agent)
     newest = _day(index.newest_created(owners))
     scored: list[tuple[Hit, Match]] = []
+    taken: set[str] = set()
     offset = 0
     while True:
-        found = index.search(match, weights, pool, offset)
-        # Another agent's memories are not candidates at all: not scored, not counted.
-        matches = [m for m in found if namespaces.visible(_owner(m.meta), agent)]
+        ranking = index.ranked(phrases, offset + pool)
+        result.exact = result.exact and ranking.exact
+        found = ranking.matches[offset:]
+        # Another agent's memories are not candidates at all: not scored, not counted. A
+        # ranking cut by its budget may differ from the last one's beyond its prefix: a
+        # memory already taken is not taken twice.
+        matches = [
+            m for m in found if namespaces.visible(_owner(m.meta), agent) and m.path not in taken
+        ]
+        taken.update(m.path for m in matches)
         states = verdicts([m.path for m in matches])
         for candidate in matches:
             report = states.get(candidate.path)
@@ -309,12 +312,8 @@ def _matched(
     index: RecallIndex, terms: Sequence[str], matches: Sequence[Match]
 ) -> dict[str, tuple[str, ...]]:
     """Per hit, the query terms it contains (stemmed as the index stems them)."""
-    found: dict[int, list[str]] = {m.rowid: [] for m in matches}
-    rowids = [m.rowid for m in matches]
-    for term in terms:
-        for rowid in index.matching(_phrase(term), rowids):
-            found[rowid].append(term)
-    return {m.path: tuple(found[m.rowid]) for m in matches}
+    held = index.containing(terms, [m.rowid for m in matches])
+    return {m.path: tuple(t for t in terms if t in held[m.rowid]) for m in matches}
 
 
 def _feedback(
@@ -325,7 +324,7 @@ def _feedback(
     missing = [t for t in terms if top is None or t not in top.matched]
     feedback: list[TermFeedback] = []
     for term in missing[:_FEEDBACK_TERMS]:
-        documents = index.count(_phrase(term), owners)
+        documents = index.count(term, owners)
         # Other spellings only for a word no memory uses: one that some use is spelt right.
         close = tuple(nearby(index, term, owners)) if documents == 0 else ()
         feedback.append(TermFeedback(term, documents, close))

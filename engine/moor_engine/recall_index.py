@@ -20,23 +20,26 @@ from pathlib import Path
 from moor_extractors.digest import digest_bytes
 from moor_extractors.memory import Memory
 from moor_store import recall_index as store
+from moor_store import recall_postings as store_postings
 from moor_store.inside import NotInside
 from moor_store.recall_index import Document, IndexBroken, IndexBusy, RecallIndex, stat_text
 
 from moor_engine import namespaces, recall_tokens
 from moor_engine.filestat import StatKey, stat_key, stored
 from moor_engine.memories import load_memories
-from moor_engine.recall import RecallResult, Verdicts, recall, visible_owners
+from moor_engine.recall import WEIGHTS, RecallResult, Verdicts, recall, visible_owners
 from moor_engine.session import Session
 from moor_engine.trust import MemoryReport
 from moor_engine.workspace import STATE_DIR
+
+FIELD_WEIGHTS = tuple(WEIGHTS[name] for name in store.FIELDS)
 
 
 @cache
 def derivation() -> str:
     """Names the code that decides what a document holds: a change to it rebuilds every
     index, so no version number has to be bumped by hand."""
-    sources = (__file__, recall_tokens.__file__, store.__file__)
+    sources = (__file__, recall_tokens.__file__, store.__file__, store_postings.__file__)
     return "recall/" + digest_bytes(b"".join(Path(s).read_bytes() for s in sources if s))
 
 
@@ -104,21 +107,21 @@ def open_index(session: Session, status: IndexStatus) -> RecallIndex:
             f"the recall index was not opened ({error}); this run used one built in memory"
         )
         status.in_memory = True
-        return RecallIndex(None, derivation())
+        return RecallIndex(None, derivation(), FIELD_WEIGHTS)
     path = index_path(session)
     try:
-        index = RecallIndex(path, derivation())
+        index = RecallIndex(path, derivation(), FIELD_WEIGHTS)
     except IndexBroken as error:
         store.remove_files(path)
         status.warnings.append(
             f"the recall index {STATE_DIR}/{store.INDEX_FILE} was unusable ({error}) and was "
             "rebuilt from the memories (it holds nothing else)"
         )
-        index = RecallIndex(path, derivation())
+        index = RecallIndex(path, derivation(), FIELD_WEIGHTS)
     except IndexBusy:
         status.warnings.append(_busy_warning())
         status.in_memory = True
-        return RecallIndex(None, derivation())
+        return RecallIndex(None, derivation(), FIELD_WEIGHTS)
     status.rebuilt = index.rebuilt
     return index
 
@@ -188,7 +191,7 @@ def ready_index(session: Session) -> tuple[RecallIndex, IndexStatus]:
         index.close()
         status.warnings.append(_busy_warning())
         status.in_memory = True
-        index = RecallIndex(None, derivation())
+        index = RecallIndex(None, derivation(), FIELD_WEIGHTS)
         sync(session, index, status)
     except IndexBroken as error:
         index.close()
@@ -206,11 +209,11 @@ def rebuild(session: Session, status: IndexStatus, why: str) -> RecallIndex:
         "rebuilt from the memories (it holds nothing else)"
     )
     try:
-        index = RecallIndex(path, derivation())
+        index = RecallIndex(path, derivation(), FIELD_WEIGHTS)
         sync(session, index, status)
     except (IndexBroken, IndexBusy):
         status.in_memory = True
-        index = RecallIndex(None, derivation())
+        index = RecallIndex(None, derivation(), FIELD_WEIGHTS)
         sync(session, index, status)
     status.rebuilt = True
     return index

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from moor_store import recall_postings as postings
 from moor_store.inside import SQLITE_SIDE_FILES, sqlite_files_inside
 
 INDEX_FILE: Final = "recall.sqlite"
@@ -28,21 +29,23 @@ SCHEMA_VERSION: Final = 1
 APPLICATION_ID: Final = 0x6D6F6F73
 FIELDS: Final = ("title", "questions", "refs", "body")
 _BUSY_TIMEOUT_S: Final = 2.0
+_BATCH: Final = 256  # documents tokenised at once
 _SIDE_FILES: Final = SQLITE_SIDE_FILES
 
 _SCHEMA: Final = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE docs (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, "
     "hash TEXT NOT NULL, stat TEXT, declares INTEGER NOT NULL, meta TEXT NOT NULL, "
-    "words TEXT NOT NULL, owner TEXT NOT NULL)",
+    "words TEXT NOT NULL, owner TEXT NOT NULL, terms TEXT NOT NULL, length INTEGER NOT NULL)",
     "CREATE INDEX docs_owner ON docs (owner)",
     "CREATE VIRTUAL TABLE fts USING fts5("
     + ", ".join(FIELDS)
-    + ", tokenize = 'porter unicode61 remove_diacritics 2')",
+    + f", tokenize = '{postings.TOKENIZE}')",
     # Per owner, so that what a reader is told of the vocabulary comes from the documents
     # it may see only (the engine decides which owners those are).
     "CREATE TABLE vocab (word TEXT NOT NULL, owner TEXT NOT NULL, docs INTEGER NOT NULL, "
     "PRIMARY KEY (word, owner)) WITHOUT ROWID",
+    *postings.SCHEMA,
 )
 
 
@@ -83,6 +86,16 @@ class Match:
     rowid: int = 0
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """A query's best documents, and whether they are exactly those every match scored by
+    bm25 would give (`recall_postings`: else a budget of postings was spent first)."""
+
+    matches: list[Match]
+    exact: bool
+    postings_read: int
+
+
 def _is_busy(error: sqlite3.Error) -> bool:
     code = getattr(error, "sqlite_errorcode", None)
     if code is not None:
@@ -114,12 +127,16 @@ def remove_files(path: Path) -> None:
 class RecallIndex:
     """One open index. `path` None: a private index in memory (when the file is busy)."""
 
-    def __init__(self, path: Path | None, derivation: str) -> None:
+    def __init__(self, path: Path | None, derivation: str, weights: Sequence[float]) -> None:
         self.path = path
-        self.derivation = derivation
+        # Each field's weight is in every posting (`recall_postings`): other weights are
+        # another index.
+        self.weights = tuple(float(w) for w in weights)
+        self.derivation = f"{derivation} weights {json.dumps(self.weights)}"
         self.rebuilt = False  # the schema was (re)created by this open
         self._newest: dict[tuple[str, ...], str] = {}
         self._size: int | None = None
+        self._tokens: int | None = None
         target = ":memory:" if path is None else str(path)
         try:
             self._db = sqlite3.connect(target, isolation_level=None, timeout=_busy_timeout())
@@ -135,6 +152,7 @@ class RecallIndex:
         except IndexBroken:
             self._db.close()
             raise
+        self._stems = postings.Stems(self._db, FIELDS)
 
     def _open(self) -> None:
         db = self._db
@@ -151,13 +169,17 @@ class RecallIndex:
         with self._transaction():
             if self._tables() and self._meta("derivation") == self.derivation:
                 return  # another process built it meanwhile
-            for name in ("fts", "docs", "vocab", "meta"):
+            for name in ("fts", "docs", "vocab", *postings.TABLES, "meta"):
                 db.execute(f"DROP TABLE IF EXISTS {name}")
             for statement in _SCHEMA:
                 db.execute(statement)
             db.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?)",
-                [("schema_version", str(SCHEMA_VERSION)), ("derivation", self.derivation)],
+                [
+                    ("schema_version", str(SCHEMA_VERSION)),
+                    ("derivation", self.derivation),
+                    ("tokens", "0"),
+                ],
             )
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             self.rebuilt = True
@@ -221,15 +243,19 @@ class RecallIndex:
         gone = [*removed, *(d.path for d in documents)]
         self._newest = {}
         self._size = None
+        self._tokens = None
         with self._guard("write"), self._transaction() as db:
+            tokens = int(self._meta("tokens") or 0)
             for path in gone:
                 row = db.execute(
-                    "SELECT id, words, owner FROM docs WHERE path = ?", (path,)
+                    "SELECT id, words, owner, terms, length FROM docs WHERE path = ?", (path,)
                 ).fetchone()
                 if row is None:
                     continue
                 db.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
                 db.execute("DELETE FROM docs WHERE id = ?", (row[0],))
+                postings.remove(db, row[0], (int(t) for t in row[3].split()))
+                tokens -= int(row[4])
                 words = row[1].split()
                 db.executemany(
                     "UPDATE vocab SET docs = docs - 1 WHERE word = ? AND owner = ?",
@@ -237,93 +263,161 @@ class RecallIndex:
                 )
             if gone:
                 db.execute("DELETE FROM vocab WHERE docs <= 0")
-            for document in documents:
-                words = " ".join(sorted(document.words))
-                owner = _owner_text(document.owner)
-                cursor = db.execute(
-                    "INSERT INTO docs (path, hash, stat, declares, meta, words, owner) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        document.path,
-                        document.content_hash,
-                        stat_text(document.stat),
-                        int(document.declares),
-                        json.dumps(document.meta, sort_keys=True),
-                        words,
-                        owner,
-                    ),
-                )
-                db.execute(
-                    "INSERT INTO fts (rowid, title, questions, refs, body) VALUES (?, ?, ?, ?, ?)",
-                    (cursor.lastrowid, *document.fields),
-                )
-                db.executemany(
-                    "INSERT INTO vocab (word, owner, docs) VALUES (?, ?, 1) "
-                    "ON CONFLICT (word, owner) DO UPDATE SET docs = docs + 1",
-                    ((w, owner) for w in document.words),
-                )
+                postings.prune(db)
+            for start in range(0, len(documents), _BATCH):
+                batch = documents[start : start + _BATCH]
+                counts = self._stems.documents([d.fields for d in batch])
+                for document, stems in zip(batch, counts, strict=True):
+                    tokens += self._insert(db, document, stems)
+            db.execute("UPDATE meta SET value = ? WHERE key = 'tokens'", (str(tokens),))
+
+    def _insert(self, db: sqlite3.Connection, document: Document, stems: postings.Counts) -> int:
+        """One document's rows; its length in tokens."""
+        words = " ".join(sorted(document.words))
+        owner = _owner_text(document.owner)
+        cursor = db.execute(
+            "INSERT INTO docs (path, hash, stat, declares, meta, words, owner, terms, length) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, '', 0)",
+            (
+                document.path,
+                document.content_hash,
+                stat_text(document.stat),
+                int(document.declares),
+                json.dumps(document.meta, sort_keys=True),
+                words,
+                owner,
+            ),
+        )
+        rowid = int(cursor.lastrowid or 0)
+        db.execute(
+            "INSERT INTO fts (rowid, title, questions, refs, body) VALUES (?, ?, ?, ?, ?)",
+            (rowid, *document.fields),
+        )
+        term_ids, length = postings.add(db, rowid, stems, self.weights)
+        db.execute(
+            "UPDATE docs SET terms = ?, length = ? WHERE id = ?",
+            (" ".join(map(str, term_ids)), length, rowid),
+        )
+        db.executemany(
+            "INSERT INTO vocab (word, owner, docs) VALUES (?, ?, 1) "
+            "ON CONFLICT (word, owner) DO UPDATE SET docs = docs + 1",
+            ((w, owner) for w in document.words),
+        )
+        return length
 
     # -- searching ---------------------------------------------------------------------------
 
-    def search(
-        self, expression: str, weights: Sequence[float], limit: int, offset: int = 0
-    ) -> list[Match]:
-        """Documents matching an FTS5 expression, best bm25 first (then path). Ranked on the
-        FTS table alone, documents fetched for the page only: joining every match to its
-        row before sorting cost three times as much."""
-        columns = ", ".join(f"{w:g}" for w in weights)
+    def ranked(
+        self,
+        terms: Sequence[str],
+        count: int,
+        *,
+        budget: int = postings.POSTINGS_BUDGET,
+    ) -> Ranking:
+        """The `count` documents with the best bm25 for `terms` (each a phrase, OR-ed), best
+        first, ties by row: one order, of which a smaller `count` gives a prefix. From the
+        postings (`recall_postings.best`) when every term is one stem; else (a term FTS5
+        splits into several tokens) from FTS5 scoring every match, which is exact too."""
         with self._guard("search"):
-            ranked = self._db.execute(
-                f"SELECT rowid, bm25(fts, {columns}) AS score FROM fts WHERE fts MATCH ? "
-                "ORDER BY score, rowid LIMIT ? OFFSET ?",
-                (expression, limit, offset),
-            ).fetchall()
-            if not ranked:
-                return []
-            marks = ", ".join("?" * len(ranked))
-            rows = self._db.execute(
-                f"SELECT id, path, meta FROM docs WHERE id IN ({marks})",
-                [rowid for rowid, _score in ranked],
-            ).fetchall()
+            stems = self._stems.of_terms(terms)
+            if terms and all(len(s) == 1 for s in stems):
+                found = postings.best(
+                    self._db,
+                    [s[0] for s in stems],
+                    count,
+                    self.size(),
+                    self._total(),
+                    budget=budget,
+                )
+                scored, exact, read = found.scores, found.exact, found.postings_read
+            else:
+                scored, exact, read = self._bm25_every_match(terms, count), True, 0
+            matches = self._matches(scored)
+        return Ranking(matches, exact, read)
+
+    def _bm25_every_match(self, terms: Sequence[str], count: int) -> list[tuple[int, float]]:
+        if not terms:
+            return []
+        columns = ", ".join(repr(w) for w in self.weights)
+        rows = self._db.execute(
+            f"SELECT rowid, bm25(fts, {columns}) AS score FROM fts WHERE fts MATCH ? "
+            "ORDER BY score, rowid LIMIT ?",
+            (phrases(terms), count),
+        ).fetchall()
+        return [(int(rowid), -float(score)) for rowid, score in rows]
+
+    def _matches(self, scored: Sequence[tuple[int, float]]) -> list[Match]:
+        if not scored:
+            return []
+        marks = ", ".join("?" * len(scored))
+        rows = self._db.execute(
+            f"SELECT id, path, meta FROM docs WHERE id IN ({marks})",
+            [rowid for rowid, _score in scored],
+        ).fetchall()
         documents = {rowid: (path, meta) for rowid, path, meta in rows}
         matches = [
-            Match(documents[rowid][0], float(score), json.loads(documents[rowid][1]), rowid)
-            for rowid, score in ranked
+            Match(documents[rowid][0], -score, json.loads(documents[rowid][1]), rowid)
+            for rowid, score in scored
             if rowid in documents
         ]
-        matches.sort(key=lambda m: (m.bm25, m.path))
         return matches
 
-    def matching(self, expression: str, rowids: Sequence[int]) -> set[int]:
-        """Which of the documents `rowids` match `expression`."""
-        if not rowids:
-            return set()
-        marks = ", ".join("?" * len(rowids))
+    def _total(self) -> int:
+        """How many tokens all documents hold (FTS5's column total, -1)."""
+        if self._tokens is None:
+            self._tokens = int(self._meta("tokens") or 0)
+        return self._tokens
+
+    def containing(self, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, set[str]]:
+        """Which of `terms` each of the documents `rowids` matches (as its phrase would)."""
+        found: dict[int, set[str]] = {rowid: set() for rowid in rowids}
+        if not rowids or not terms:
+            return found
         with self._guard("search"):
-            rows = self._db.execute(
-                f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN ({marks})",
-                (expression, *rowids),
-            ).fetchall()
-        return {int(row[0]) for row in rows}
+            stems = self._stems.of_terms(terms)
+            single = {term: s[0] for term, s in zip(terms, stems, strict=True) if len(s) == 1}
+            held = postings.containing(self._db, list(single.values()), rowids)
+            marks = ", ".join("?" * len(rowids))
+            for term in terms:
+                if term in single:
+                    for rowid in rowids:
+                        if single[term] in held[rowid]:
+                            found[rowid].add(term)
+                    continue
+                rows = self._db.execute(
+                    f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN ({marks})",
+                    (phrases([term]), *rowids),
+                )
+                for (rowid,) in rows:
+                    found[int(rowid)].add(term)
+        return found
 
     def owners(self) -> list[str | None]:
         """Every owner some document has (None: shared)."""
         with self._guard("read"):
-            rows = self._db.execute("SELECT DISTINCT owner FROM docs ORDER BY owner").fetchall()
+            # One index probe per owner, not a walk of every document's entry.
+            rows = self._db.execute(
+                "WITH RECURSIVE o (owner) AS (SELECT min(owner) FROM docs UNION ALL "
+                "SELECT (SELECT min(owner) FROM docs WHERE owner > o.owner) FROM o "
+                "WHERE o.owner IS NOT NULL) SELECT owner FROM o WHERE owner IS NOT NULL"
+            ).fetchall()
         return [_owner_of(str(row[0])) for row in rows]
 
-    def count(self, expression: str, owners: Sequence[str | None]) -> int:
-        """How many documents of these owners match `expression`."""
+    def count(self, term: str, owners: Sequence[str | None]) -> int:
+        """How many documents of these owners match the phrase `term`."""
         marks, texts = _owned(owners)
         if not texts:
             return 0
         with self._guard("search"):
+            stems = self._stems.of_terms([term])[0]
+            if len(stems) == 1 and set(texts) >= set(map(_owner_text, self.owners())):
+                return postings.documents_holding(self._db, stems[0])
             # CROSS JOIN keeps the matches as the outer loop: left to itself the planner walks
             # the owner index and runs the full-text query once per document (5 ms at 1,000).
             row = self._db.execute(
                 "SELECT count(*) FROM fts CROSS JOIN docs ON docs.id = fts.rowid "
                 f"WHERE fts MATCH ? AND docs.owner IN ({marks})",
-                (expression, *texts),
+                (phrases([term]), *texts),
             ).fetchone()
         return int(row[0])
 
@@ -384,6 +478,11 @@ class RecallIndex:
             rows = self._db.execute("SELECT path, json_extract(meta, '$.refs') FROM docs")
             found = rows.fetchall()
         return {path: [str(r) for r in json.loads(refs or "[]")] for path, refs in found}
+
+
+def phrases(terms: Sequence[str]) -> str:
+    """An FTS5 expression matching any of `terms`, each a phrase (quotes doubled)."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 def _owner_text(owner: str | None) -> str:
