@@ -33,7 +33,7 @@ IDF_FLOOR: Final = 1e-6  # FTS5's: a stem in more than half the documents still 
 POSTINGS_BUDGET: Final = 3500
 # Documents fully scored after the rarest stems were read (at least; more when asked for
 # more): a document outside them can only win through the stems not read.
-CANDIDATES: Final = 200
+CANDIDATES: Final = 100
 
 SCHEMA: Final = (
     "CREATE TABLE terms (id INTEGER PRIMARY KEY, stem TEXT NOT NULL UNIQUE, docs INTEGER NOT NULL)",

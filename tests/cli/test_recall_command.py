@@ -47,7 +47,9 @@ def test_a_drifted_hit_is_flagged_in_text_and_json(ws: Workspace) -> None:
 
 def test_explain_shows_the_signals_of_the_very_score_it_ranks_by(ws: Workspace) -> None:
     setup(ws)
-    plain = ws.moor("recall", "--json", "send retry").json()["hits"]
+    answer = ws.moor("recall", "--json", "send retry").json()
+    assert answer["exact"] is True  # two memories: every posting was read
+    plain = answer["hits"]
     explained = ws.moor("recall", "--json", "--explain", "send retry").json()["hits"]
     assert [h["score"] for h in plain] == [h["score"] for h in explained]
     signals = explained[0]["signals"]
