@@ -14,6 +14,11 @@ from typing import Any
 
 import pytest
 
+# A hook run by a test answers in its own process: a hook server it started (`moor hooks
+# serve`, in the background) would outlive the test's workspace by its idle time. The
+# server's own tests (tests/cli/test_hook_server.py) turn it on, and stop what they start.
+os.environ.setdefault("MOOR_HOOK_SERVER", "0")
+
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "t",
     "GIT_AUTHOR_EMAIL": "t@example.invalid",

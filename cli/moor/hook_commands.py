@@ -14,10 +14,13 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+# Not `typing.TYPE_CHECKING`: every prompt hook imports this module, and `typing` alone costs
+# a few milliseconds of it (mypy reads any name TYPE_CHECKING as true).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 EXIT_OK, EXIT_USAGE = 0, 2
 LOG = ".moor/hooks.log"
@@ -33,12 +36,39 @@ def add_parsers(commands: Any) -> None:
         action.add_argument("agent", choices=("claude",))
     run = actions.add_parser("run", help="run a hook (Claude Code calls this, JSON on stdin)")
     run.add_argument("event", choices=tuple(_EVENTS))
+    actions.add_parser("status", help="whether this workspace's hook server runs, and since when")
+    actions.add_parser("stop", help="stop this workspace's hook server")
+    actions.add_parser("serve", help="serve the hooks of this workspace (a hook starts it)")
 
 
 def cmd_hooks(args: argparse.Namespace, start: Path) -> int:
     if args.hooks_action == "run":
         return run_hook(args.event, start)
+    if args.hooks_action == "serve":
+        from moor.hook_server import main_serve
+
+        return main_serve(start)
+    if args.hooks_action in ("status", "stop"):
+        return _server(args.hooks_action, start)
     return _settings(args.hooks_action, start)
+
+
+def _server(action: str, start: Path) -> int:
+    from moor_engine.workspace import Workspace
+
+    from moor import hook_client
+
+    root = Workspace.open(start).root
+    account = hook_client.status(root) if action == "status" else hook_client.stop(root)
+    if account is None:
+        print(f"{root}: no hook server runs")
+        return EXIT_OK
+    verb = "stopped" if action == "stop" else "runs"
+    print(
+        f"{root}: the hook server {verb}: pid {account.get('pid')}, since "
+        f"{account.get('since')}, {account.get('answered')} hook(s) answered"
+    )
+    return EXIT_OK
 
 
 def _settings(action: str, start: Path) -> int:
@@ -51,6 +81,9 @@ def _settings(action: str, start: Path) -> int:
             change = claude_settings.install(root)
         else:
             change = claude_settings.uninstall(root)
+            from moor import hook_client
+
+            hook_client.stop(root)  # nothing is left serving hooks that are gone
     except claude_settings.SettingsError as error:
         print(f"moor: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -64,16 +97,27 @@ def _settings(action: str, start: Path) -> int:
 
 
 def run_hook(event: str, start: Path) -> int:
+    """Answer one hook: a prompt by the workspace's hook server when one answers
+    (`hook_server`), else in this process; a hook answered here then starts the server
+    for the hooks after it (`hook_client.start`, in the background)."""
     where = start
+    unserved = False
     try:
+        from moor import hook_client
+
         payload = _payload(sys.stdin.read())
         cwd = payload.get("cwd")
         if isinstance(cwd, str) and cwd and Path(cwd).is_dir():
             where = Path(cwd)
-        context = _answer(event, where, payload)
+        context = None
+        if event == "prompt" and hook_client.enabled():
+            context = hook_client.served(where, event, payload)
+        if context is None:
+            unserved = True
+            context = _answer(event, where, payload)
     except BaseException as error:  # fail-silent: a hook must never block the agent
         _log(where, f"{event}: {type(error).__name__}: {error}")
-        return EXIT_OK
+        return EXIT_OK  # nothing to serve here, so no server is started either
     if context:
         output = {
             "hookSpecificOutput": {"hookEventName": _EVENTS[event], "additionalContext": context}
@@ -81,6 +125,8 @@ def run_hook(event: str, start: Path) -> int:
         with contextlib.suppress(OSError):  # the agent stopped reading: nothing to tell it
             sys.stdout.write(json.dumps(output) + "\n")
             sys.stdout.flush()
+    if unserved:
+        hook_client.start(where)
     return EXIT_OK
 
 

@@ -66,13 +66,6 @@ def _key(path: Path, now_ns: int | None) -> list[int] | None:
     return list(key if now_ns is None else stored(key, now_ns))
 
 
-def _still(path: Path, key: Sequence[int]) -> bool:
-    try:
-        return list(stat_key(os.stat(path))) == list(key)
-    except OSError:
-        return False
-
-
 def _code_files() -> list[Path]:
     """moor's own modules: the judge whose verdicts are kept."""
     found: list[Path] = []
@@ -119,12 +112,14 @@ def file_keys(root: Path, files: Iterable[str], now_ns: int) -> Keys | None:
 
 
 def _vouched(base: Path | None, keys: Mapping[str, Sequence[int]]) -> bool:
+    # Joined as text, not `Path / name`: a thousand memory files are stat-ed per prompt.
+    prefix = "" if base is None else f"{os.fspath(base)}/"
     for name, key in keys.items():
-        path = Path(name) if base is None else base / name
-        if not key:  # recorded as absent: it must still be absent
-            if path.exists():
-                return False
-        elif not _still(path, key):
+        try:
+            now: list[int] | None = list(stat_key(os.stat(prefix + name)))
+        except OSError:
+            now = None
+        if now != (list(key) if key else None):  # recorded as absent: it must still be absent
             return False
     return True
 
@@ -167,7 +162,9 @@ def keep(
         "declaring": list(declaring),
         "memories": memories,
     }
-    write_inside(root, FILE, json.dumps(document, sort_keys=True).encode("utf-8"))
+    # A cache: lost in a crash it costs one engine answer, and a torn one is not JSON (not
+    # used), so it is not synced to disk on every prompt.
+    write_inside(root, FILE, json.dumps(document, sort_keys=True).encode("utf-8"), durable=False)
 
 
 def _read(root: Path) -> dict[str, object] | None:

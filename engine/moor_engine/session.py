@@ -241,9 +241,24 @@ def read_lock_bytes(workspace: Workspace) -> bytes | None:
         raise LockError(f"cannot read moor.lock: {error}", path=workspace.lock_path) from error
 
 
+# The last moor.lock parsed, by its bytes: a process that opens many sessions (a hook
+# server, an editor) reads an unchanged lock once. A `Lock` is immutable, so sharing it is safe.
+_last_parsed: tuple[bytes, Path, Lock] | None = None
+
+
 def _parse_lock(workspace: Workspace, data: bytes | None) -> Lock:
+    global _last_parsed
     if data is None:
         return Lock()
+    last = _last_parsed
+    if last is not None and last[1] == workspace.lock_path and last[0] == data:
+        return last[2]
+    lock = _parse_new_lock(workspace, data)
+    _last_parsed = (data, workspace.lock_path, lock)
+    return lock
+
+
+def _parse_new_lock(workspace: Workspace, data: bytes) -> Lock:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

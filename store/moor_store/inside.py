@@ -270,7 +270,13 @@ def _what(info: os.stat_result) -> str:
 
 
 def write_inside(
-    root: Path, rel: str, data: bytes, *, exclusive: bool = False, own: bool = False
+    root: Path,
+    rel: str,
+    data: bytes,
+    *,
+    exclusive: bool = False,
+    own: bool = False,
+    durable: bool = True,
 ) -> None:
     """Replace the file `rel` names inside the root with `data`, atomically.
 
@@ -278,7 +284,9 @@ def write_inside(
     over it in the same folder descriptor; missing folders are created inside the root. A
     failure removes the temporary file and leaves the target as it was. `exclusive`: refuse
     (FileExistsError) when the target exists. `own`: the file is moor's own (a saved diff):
-    a link in its place is replaced by the file, never followed.
+    a link in its place is replaced by the file, never followed. `durable=False`: neither
+    the file nor its folder is synced — for a cache whose loss in a crash costs only time
+    (a reader must then refuse a torn one), where a sync would cost every write a disk flush.
     """
     with _walk(root, rel, create_dirs=True, follow_last=not own) as walked:
         if walked.info is not None and stat.S_ISDIR(walked.info.st_mode):
@@ -298,7 +306,8 @@ def write_inside(
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
-                os.fsync(fd)
+                if durable:
+                    os.fsync(fd)
                 if walked.info is not None and stat.S_ISREG(walked.info.st_mode):
                     os.fchmod(fd, stat.S_IMODE(walked.info.st_mode))
             finally:
@@ -312,8 +321,9 @@ def write_inside(
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=parent)
             raise
-        with contextlib.suppress(OSError):
-            os.fsync(parent)
+        if durable:
+            with contextlib.suppress(OSError):
+                os.fsync(parent)
 
 
 def remove_inside(root: Path, rel: str) -> bool:

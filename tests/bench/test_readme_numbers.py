@@ -190,14 +190,19 @@ def test_hook_latency_ratios_match_readme_within_tolerance() -> None:
 
     text = publish.README.read_text(encoding="utf-8")
     row = re.search(
-        r"^\| 1,000 \| .*\| ([0-9.]+)x \| ([0-9.]+)x \|$", text.split("### Hooks", 1)[1], re.M
+        r"^\| 1,000 \| .*\| ([0-9.]+)x \| ([0-9.]+)x \| ([0-9.]+)x \|$",
+        text.split("### Hooks", 1)[1],
+        re.M,
     )
     assert row is not None, "README.md's ### Hooks publishes no 1,000 row"
-    first, again = float(row.group(1)), float(row.group(2))
+    unserved, served, served_again = (float(row.group(i)) for i in (1, 2, 3))
     measured = hook_latency.measure(1000, 8)
     # Ratios to start-ups measured in the same run survive a busy machine.
-    assert measured["hook_over_moor_version"] <= first * 2, measured
-    assert measured["again_over_python"] <= again * 2, measured
+    assert measured["hook_over_moor_version"] <= unserved * 2, measured
+    assert measured["served_over_python"] <= served * 2, measured
+    assert measured["served_again_over_python"] <= served_again * 2, measured
+    # What the server is for: a first mention served costs well under one answered alone.
+    assert measured["served_p50_ms"] * 1.5 <= measured["hook_p50_ms"], measured
 
 
 def test_write_throughput_ratio_matches_readme_within_tolerance() -> None:

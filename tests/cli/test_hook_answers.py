@@ -43,8 +43,9 @@ def backdate(root: Path) -> None:
                 os.utime(path, (now - 60, now - 60))
 
 
-@pytest.fixture
-def hooked(ws: Workspace) -> Workspace:
+def with_functions(ws: Workspace) -> Workspace:
+    """`ws` as a committed git workspace of FUNCTIONS functions, each with a bound memory,
+    every file outside the racy window."""
     ws.write("src/many.py", code({}))
     for i in range(FUNCTIONS):
         ws.memory(f"m{i}", f"src/many.py#func_{i}", body=f"func_{i} adds {i}.")
@@ -56,15 +57,23 @@ def hooked(ws: Workspace) -> Workspace:
     return ws
 
 
-def hook(ws: Workspace, prompt: str = PROMPT) -> str:
+@pytest.fixture
+def hooked(ws: Workspace) -> Workspace:
+    return with_functions(ws)
+
+
+def hook(
+    ws: Workspace, prompt: str = PROMPT, event: str = "prompt", env: dict[str, str] | None = None
+) -> str:
+    """The context a real `moor hooks run EVENT` process gives for `prompt`."""
     result = subprocess.run(
-        [sys.executable, "-m", "moor", "hooks", "run", "prompt"],
+        [sys.executable, "-m", "moor", "hooks", "run", event],
         cwd=ws.root,
         input=json.dumps({"prompt": prompt, "cwd": str(ws.root)}),
         capture_output=True,
         text=True,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=60,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        timeout=120,
         check=True,
     )
     if not result.stdout:
@@ -179,6 +188,26 @@ def test_a_kept_answer_that_is_not_valid_json_or_not_ours_is_not_used(hooked: Wo
     assert kept(hooked) is None
 
 
+def random_edit(ws: Workspace, chance: random.Random, bodies: dict[int, str], step: int) -> str:
+    """One random edit of the code, a memory or moor.lock (or none); its name."""
+    action = chance.choice(["code", "restore", "memory", "add", "bind", "nothing", "nothing"])
+    i = chance.randrange(FUNCTIONS)
+    if action == "code":
+        bodies[i] = f"{chance.randrange(100)} * value"
+        ws.write("src/many.py", code(bodies))
+    elif action == "restore":
+        bodies.pop(i, None)
+        ws.write("src/many.py", code(bodies))
+    elif action == "memory":
+        ws.memory(f"m{i}", f"src/many.py#func_{i}", body=f"func_{i}: {chance.random()}")
+    elif action == "add":
+        ws.memory(f"x{step}", f"src/many.py#func_{i}", body=f"func_{i} note {step}")
+        ws.moor("bind", f"memories/x{step}.md")
+    elif action == "bind":
+        ws.moor("bind")
+    return action
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_whenever_a_kept_answer_is_used_it_is_what_the_engine_answers_now(
     hooked: Workspace, seed: int
@@ -191,21 +220,7 @@ def test_whenever_a_kept_answer_is_used_it_is_what_the_engine_answers_now(
     prompts = [PROMPT, "what does func_1 do?", "func_3 and src/many.py"]
     used = started_from_kept = 0
     for _step in range(18):
-        action = chance.choice(["code", "restore", "memory", "add", "bind", "nothing", "nothing"])
-        i = chance.randrange(FUNCTIONS)
-        if action == "code":
-            bodies[i] = f"{chance.randrange(100)} * value"
-            hooked.write("src/many.py", code(bodies))
-        elif action == "restore":
-            bodies.pop(i, None)
-            hooked.write("src/many.py", code(bodies))
-        elif action == "memory":
-            hooked.memory(f"m{i}", f"src/many.py#func_{i}", body=f"func_{i}: {chance.random()}")
-        elif action == "add":
-            hooked.memory(f"x{_step}", f"src/many.py#func_{i}", body=f"func_{i} note {_step}")
-            hooked.moor("bind", f"memories/x{_step}.md")
-        elif action == "bind":
-            hooked.moor("bind")
+        action = random_edit(hooked, chance, bodies, _step)
         backdate(hooked.root)
         prompt = chance.choice(prompts)
         before, still = lookup(hooked.root, prompt)
