@@ -452,10 +452,19 @@ def _recall_goal(results: list[recall_quality.SizeResult]) -> str:
     largest = max(results, key=lambda r: r.size, default=None)
     if largest is None or largest.size < 30_000:
         return "not measured in this run"
-    moor = largest.systems["moor"]["all"]
-    met = moor.p50_ms <= RECALL_GOAL_MS[0] and moor.p95_ms <= RECALL_GOAL_MS[1]
-    verdict = "met" if met else "**not met**"
-    return f"{verdict} ({moor.p50_ms:.2f} / {moor.p95_ms:.2f} ms at {largest.size:,})"
+
+    def verdict(system: str) -> str:
+        timed = largest.systems[system]["all"]
+        met = timed.p50_ms <= RECALL_GOAL_MS[0] and timed.p95_ms <= RECALL_GOAL_MS[1]
+        figures = f"{timed.p50_ms:.2f} / {timed.p95_ms:.2f} ms at {largest.size:,}"
+        return f"{'met' if met else '**not met**'} ({figures})"
+
+    # The ranking is what BM25 and grep are timed doing; `moor recall` also checks the trust
+    # state of its candidates, and both are said, so neither hides the other.
+    return (
+        f"for the ranking {verdict('moor')}; with each query's candidates checked as "
+        f"`moor recall` does, {verdict('moor+check')}"
+    )
 
 
 _RECALL_ROW = re.compile(
