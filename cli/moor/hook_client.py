@@ -20,7 +20,7 @@ import struct
 import sys
 from pathlib import Path
 
-from moor_engine.roots import STATE_DIR, find_root
+from moor_engine.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR, find_root
 
 # Not `typing`: a prompt hook imports this module first of all (see `hook_commands`).
 TYPE_CHECKING = False
@@ -171,6 +171,8 @@ def start(where: Path) -> None:
         return
     with contextlib.suppress(Exception):
         root = find_root(where)
+        if not any((root / name).exists() for name in (CONFIG_FILE, LOCK_FILE)):
+            return  # not a workspace moor was set up in: no memories a server could serve
         folder = state_folder(root)
         if folder is None:
             return  # no `.moor/` of its own (or a link): a server could not be asked

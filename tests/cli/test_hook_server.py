@@ -316,3 +316,25 @@ def test_uninstalling_the_hooks_stops_the_server(served: Workspace) -> None:
     pid = server_pid(served)
     served.moor("hooks", "uninstall", "claude", check=True)
     until(lambda: not alive(pid), "the server to stop with the hooks")
+
+
+def test_no_server_is_started_where_moor_was_never_set_up(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in SERVED.items():
+        monkeypatch.setenv(name, value)
+    (ws.root / "moor.toml").unlink()
+    ws.write("src/app.py", "def main():\n    return 1\n")
+    ws.git("init", "-q")  # a repository, but no moor.toml and no moor.lock
+    try:
+        assert run_hook(ws, "prompt", "what does main do?") == ""
+        assert servers_in(ws.root) == []
+        ws.write("moor.toml", 'memory_roots = ["memories"]\n')
+        run_hook(ws, "prompt", "what does main do?")
+        assert servers_in(ws.root) != []  # control: once set up, the hook starts one
+    finally:
+        hook_client.stop(ws.root)
+        for pid in servers_in(ws.root):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        until(lambda: not servers_in(ws.root), "every hook server of the test to stop")
