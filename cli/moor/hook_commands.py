@@ -114,9 +114,9 @@ def run_hook(event: str, start: Path) -> int:
             context = hook_client.served(where, event, payload)
         if context is None:
             unserved = True
-            context = _answer(event, where, payload)
+            context = hook_answer(event, where, payload)
     except BaseException as error:  # fail-silent: a hook must never block the agent
-        _log(where, f"{event}: {type(error).__name__}: {error}")
+        log_line(where, f"{event}: {type(error).__name__}: {error}")
         return EXIT_OK  # nothing to serve here, so no server is started either
     if context:
         output = {
@@ -139,7 +139,7 @@ def _payload(text: str) -> dict[str, object]:
     return value
 
 
-def _answer(event: str, where: Path, payload: dict[str, object]) -> str:
+def hook_answer(event: str, where: Path, payload: dict[str, object]) -> str:
     prompt = payload.get("prompt")
     kept = None
     if event == "prompt":
@@ -160,7 +160,7 @@ def _answer(event: str, where: Path, payload: dict[str, object]) -> str:
         return agent_hooks.prompt(session, prompt, kept).context
 
 
-def _log(where: Path, line: str) -> None:
+def log_line(where: Path, line: str) -> None:
     """One line in `.moor/hooks.log` of the workspace (if there is one); never raises."""
     try:
         from moor_engine.workspace import find_root

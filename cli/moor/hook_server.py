@@ -3,7 +3,7 @@
 A prompt hook is a new process on every prompt, and one that has to ask the engine pays
 for importing it and reading moor.lock before anything is matched (~250 ms at 1,000
 memories). The server pays that once: it keeps the engine imported and answers each hook
-with `hook_commands._answer` — the function an unserved hook runs in its own process, on a
+with `hook_commands.hook_answer` — the function an unserved hook runs in its own process, on a
 new `Session` every time, so what is shown is decided exactly as it is without a server
 (the engine's caches are the ones a long-running editor session uses). It answers one
 request at a time.
@@ -39,7 +39,7 @@ from moor_engine.roots import STATE_DIR, find_root
 from moor_store.inside import open_inside_dir
 
 from moor import hook_client
-from moor.hook_commands import _answer, _log
+from moor.hook_commands import hook_answer, log_line
 
 GUARD: Final = "hooks-server.lock"
 IDLE_VARIABLE: Final = "MOOR_HOOK_SERVER_IDLE"
@@ -140,9 +140,9 @@ class Server:
         if find_root(where) != self.root:
             return {"refused": "another workspace"}
         try:
-            context = _answer("prompt", where, payload)
+            context = hook_answer("prompt", where, payload)
         except Exception as error:  # fail-silent, as an unserved hook is: one log line
-            _log(where, f"prompt (served): {type(error).__name__}: {error}")
+            log_line(where, f"prompt (served): {type(error).__name__}: {error}")
             return {"context": ""}
         self.answered += 1
         return {"context": context}
@@ -200,7 +200,7 @@ def _listen(root: Path, folder: int) -> socket.socket | None:
     with contextlib.suppress(FileNotFoundError):
         info = os.stat(hook_client.SOCKET, dir_fd=folder, follow_symlinks=False)
         if not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.getuid():
-            _log(
+            log_line(
                 root,
                 f"hook server: {STATE_DIR}/{hook_client.SOCKET} is not a socket of "
                 "this user's; not serving",
@@ -240,6 +240,6 @@ def main_serve(start: Path) -> int:
         return serve(start)
     except OSError as error:
         # Started by a hook, its stderr goes nowhere: the hooks' log is where a person looks.
-        _log(start, f"hook server: could not start: {error}")
+        log_line(start, f"hook server: could not start: {error}")
         print(f"moor: the hook server could not start: {error}", file=sys.stderr)
         return EXIT_USAGE
