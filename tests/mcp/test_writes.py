@@ -182,6 +182,43 @@ def test_forget_then_the_same_text_is_refused_citing_why_until_restored(ws: Work
     assert ws.state(path) == "current"
 
 
+def test_an_edit_that_would_write_the_forgotten_text_is_refused_citing_the_tombstone(
+    ws: Workspace,
+) -> None:
+    code(ws)
+    wrong = structured(write(ws))["path"]
+    other = structured(write(ws, "Send returns what it was given.", title="Send echoes"))
+    structured(call(ws.root, "memory_forget", {"path": wrong, "why": "it never held"}))
+    before = ws.read(other["path"])
+
+    async def edit_twice(session: ClientSession) -> tuple[CallToolResult, CallToolResult]:
+        args = {"path": other["path"], "section": "Send echoes", "based_on": other["content_hash"]}
+        # The forgotten text, spelt another way: the tombstone is keyed on the value.
+        refused = await session.call_tool("memory_edit", {**args, "text": TEXT.upper() + "!"})
+        accepted = await session.call_tool(
+            "memory_edit", {**args, "text": "Send returns its payload unchanged."}
+        )
+        return refused, accepted
+
+    refused, accepted = run(ws.root, edit_twice)
+    text = error_text(refused)
+    assert "moor refused memory_edit" in text
+    assert "forgotten on 20" in text and "it never held" in text and wrong in text
+    assert refused.structured_content is not None
+    [refusal] = refused.structured_content["refused"]
+    assert refusal["code"] == "forgotten" and refusal["path"] == wrong
+    assert refusal["instead"].startswith(f'memory_restore(path="{wrong}"')
+    assert not (ws.root / wrong).exists()
+    # The control: the same edit of the same section with another text is written (the
+    # refusal wrote nothing, so the hash it was based on still holds).
+    landed = structured(accepted)
+    assert landed["ok"] and landed["path"] == other["path"]
+    after = ws.read(other["path"])
+    assert after != before and "Send returns its payload unchanged." in after
+    assert "idempotency" not in after.lower()
+    assert ws.state(other["path"]) == "current"
+
+
 def test_reaffirm_makes_a_drifted_memory_current(ws: Workspace) -> None:
     code(ws)
     path = structured(write(ws))["path"]
