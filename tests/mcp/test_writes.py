@@ -143,6 +143,34 @@ def test_an_edit_based_on_what_was_read_lands_and_a_stale_one_is_a_conflict(
     assert "Something else" not in ws.read(path)
 
 
+def test_an_edit_lists_the_live_memories_already_bound_to_the_same_code(ws: Workspace) -> None:
+    ws.write("net/client.py", CODE + "\n    def close(self):\n        return None\n")
+    close = "net/client.py#Client.close"
+    edited_send = structured(write(ws, "Send is edited.", title="Edited send"))
+    about_send = structured(write(ws, "Send returns its payload.", title="About send"))
+    edited_close = structured(write(ws, "Close is edited.", title="Edited close", about=[close]))
+    about_close = structured(
+        write(ws, "Close returns nothing.", title="About close", about=[close])
+    )
+
+    async def edit_both(session: ClientSession) -> tuple[CallToolResult, CallToolResult]:
+        results = []
+        for written, title in ((edited_send, "Edited send"), (edited_close, "Edited close")):
+            args = {"path": written["path"], "section": title, "based_on": written["content_hash"]}
+            results.append(await session.call_tool("memory_edit", {**args, "text": "Edited."}))
+        return results[0], results[1]
+
+    send, closing = run(ws.root, edit_both)
+    # By anchor only: the memories about close are not listed, nor the edited one itself.
+    assert [(k["path"], k["state"], k["anchors"]) for k in structured(send)["known_here"]] == [
+        (about_send["path"], "current", [SEND])
+    ]
+    # The control: an edit of a memory about close lists the one about close (and only it).
+    assert [(k["path"], k["anchors"]) for k in structured(closing)["known_here"]] == [
+        (about_close["path"], [close])
+    ]
+
+
 def test_supersede_retires_a_memory_from_search(ws: Workspace) -> None:
     code(ws)
     old = structured(write(ws))["path"]
