@@ -1,14 +1,18 @@
 """Forgetting is keyed on the value (issue 11.3): `moor forget` removes the file and
 tombstones what it said; the same text — whatever its case, spacing or punctuation — cannot
-come back by any write path (add, edit, a file written by hand is flagged) until `moor
-restore --why`. Each refusal has its positive control: a different text is accepted."""
+come back by any write path (add, edit, `remember:` in a prompt, a note bound again by `moor
+source bind`; the MCP tools' in tests/mcp/test_writes.py; a file written by hand is flagged)
+until `moor restore --why`. Each refusal has its positive control: a different text is
+accepted."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 from moor_store.lockfile import parse_lock
@@ -98,6 +102,81 @@ def test_an_edit_that_writes_the_forgotten_text_is_refused(ws: Workspace) -> Non
         str(base),
     )
     assert ok.code == 0, ok.err  # control: another text is written
+
+
+def _prompt_hook(ws: Workspace, prompt: str) -> str:
+    """Claude Code's prompt hook, fed its JSON on stdin; the context it answers with."""
+    result = subprocess.run(
+        [sys.executable, "-m", "moor", "hooks", "run", "prompt"],
+        cwd=ws.root,
+        input=json.dumps({"prompt": prompt, "cwd": str(ws.root)}),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=60,
+    )
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    answer = json.loads(result.stdout)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "UserPromptSubmit"
+    text = answer["additionalContext"]
+    assert isinstance(text, str)
+    return text
+
+
+def test_remember_in_a_prompt_of_the_forgotten_text_is_refused_citing_the_tombstone(
+    ws: Workspace,
+) -> None:
+    _forgotten(ws)
+    before = sorted(p.name for p in (ws.root / "memories").iterdir())
+
+    refused = _prompt_hook(ws, f"remember: {VARIANTS[3]}")
+
+    assert refused.startswith("moor: not remembered: refused: this text was forgotten on 20")
+    assert f"({WRONG}): it never held" in refused
+    assert sorted(p.name for p in (ws.root / "memories").iterdir()) == before
+    assert ws.moor("check").code == 0  # nothing came back, not even flagged
+    # Positive control: the same hook remembers another claim with most of the same words.
+    other = VARIANTS[3].replace("idempotency-key", "request id")
+    remembered = _prompt_hook(ws, f"remember: {other}")
+    assert remembered.startswith("moor: remembered as memories/"), remembered
+    [written] = set(p.name for p in (ws.root / "memories").iterdir()) - set(before)
+    assert "request id" in ws.read(f"memories/{written}")
+
+
+SERENA = '[[sources]]\nkind = "serena"\n'
+NOTE = ".serena/memories/retries.md"
+SIDECAR = "memories/sources/serena/retries.md"
+
+
+def test_binding_a_note_whose_sidecar_was_forgotten_is_refused_until_the_note_says_otherwise(
+    ws: Workspace,
+) -> None:
+    # `moor source bind` writes the sidecar's text itself (the note quoted, in a fixed
+    # frame): the one text it can carry back is a forgotten sidecar's, by binding its note.
+    ws.write("moor.toml", 'memory_roots = ["memories"]\n' + SERENA)
+    ws.write(NOTE, f"# Retries\n\n{TEXT}\n")
+    ws.write("src/a.py", CODE)
+    bind = ("source", "bind", "serena", "retries", "--about", "src/a.py#send", "--format", "json")
+    assert ws.moor(*bind).json()["path"] == SIDECAR
+    ws.moor("forget", SIDECAR, "--why", "the note was wrong", check=True)
+    assert not (ws.root / SIDECAR).exists()
+
+    run = ws.moor(*bind)
+
+    assert run.code == 1
+    answer = run.json()
+    assert answer["action"] == "source bind" and not answer["ok"]
+    [refusal] = answer["refused"]
+    assert refusal["code"] == "forgotten" and refusal["path"] == SIDECAR
+    assert f"({SIDECAR}): the note was wrong" in refusal["message"]
+    assert refusal["instead"].startswith(f"moor restore {SIDECAR}")
+    assert not (ws.root / SIDECAR).exists()
+    # Positive control: once the note says something else, the same bind writes it.
+    ws.write(NOTE, "# Retries\n\nRetries are safe: the server dedupes by request id.\n")
+    again = ws.moor(*bind)
+    assert again.code == 0, again.err
+    assert "dedupes by request id" in ws.read(SIDECAR)
+    assert ws.state(SIDECAR) == "current"
 
 
 def test_a_hand_written_file_with_the_forgotten_text_is_flagged_by_check(ws: Workspace) -> None:

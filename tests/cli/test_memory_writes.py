@@ -141,6 +141,43 @@ def test_every_write_lists_the_live_memories_already_bound_to_the_same_code(
     assert (ws.root / "memories/about-send.md").exists()
 
 
+def test_an_edit_lists_the_live_memories_already_bound_to_the_same_code(ws: Workspace) -> None:
+    ws.write("src/client.py", CLIENT)
+    ws.memory("about-send", "src/client.py#Client.send")
+    ws.memory("about-post", "src/client.py#Client.post")
+    ws.memory("edited-send", "src/client.py#Client.send")
+    ws.memory("edited-post", "src/client.py#Client.post")
+    ws.moor("bind", check=True)
+
+    def edit(name: str, *output: str) -> str:
+        path = f"memories/{name}.md"
+        base = ws.moor("edit", path, "--format", "json").json()["content_hash"]
+        run = ws.moor(
+            "edit",
+            path,
+            "--section",
+            name,
+            "--text",
+            f"Edited {name}.",
+            "--base-hash",
+            base,
+            *output,
+        )
+        assert run.code == 0, run.err
+        return run.out
+
+    send = json.loads(edit("edited-send", "--format", "json"))
+    # By anchor only: the memory about post is not listed, nor the edited memory itself.
+    assert [(k["path"], k["state"], k["anchors"]) for k in send["known_here"]] == [
+        ("memories/about-send.md", "current", ["src/client.py#Client.send"])
+    ]
+    # Control: an edit of a memory about post lists the memory about post (and only it).
+    text = edit("edited-post")
+    assert "already known here (live memories bound to the same code):" in text
+    assert "  memories/about-post.md: current  about-post  (src/client.py#Client.post)" in text
+    assert "about-send" not in text and "edited-send" not in text
+
+
 def test_edit_replaces_one_section_and_carries_the_hash_it_was_based_on(ws: Workspace) -> None:
     ws.write("src/client.py", CLIENT)
     result = _added(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from moor_engine.recall import CUT
 
 from tests.conftest import Workspace
 
@@ -68,6 +69,61 @@ def test_limit_caps_the_hits(ws: Workspace) -> None:
         ws.memory(f"more{n}", "src/net/client.py#Client.close", body="Closing is harmless.")
     assert len(ws.moor("recall", "--json", "closing harmless").json()["hits"]) == 7
     assert len(ws.moor("recall", "--json", "--limit", "2", "closing harmless").json()["hits"]) == 2
+
+
+KEYS = (
+    "def derive_idempotency_key(payload):\n    return hash(payload)\n\n\n"
+    "def flush(buffer):\n    return buffer\n"
+)
+WIRE_WORDS = (
+    "sockets timeouts queues retries backoff batching compression framing headers trailers "
+    "chunking pooling keepalive handshakes certificates proxies redirects cookies caching "
+    "logging metrics tracing sampling deadlines quotas"
+)
+# One mention of the query's word, drowned in a long note: it matches, but scores far below
+# a memory about that word (at about half of the cut: `recall.CUT` of the top score).
+LONG_NOTE = (
+    "Flushing writes the buffer out. "
+    + "".join(
+        f"The {word} are all handled before the buffer is flushed to the wire. "
+        for word in WIRE_WORDS.split(" ")
+    )
+    + "The idempotency of a flush is not guaranteed."
+)
+
+
+def test_a_matching_memory_far_below_the_top_hit_is_cut_and_the_answer_counts_it(
+    ws: Workspace,
+) -> None:
+    ws.write("src/keys.py", KEYS)
+    ws.memory(
+        "idempotency-keys",
+        "src/keys.py#derive_idempotency_key",
+        body="The idempotency key is derived from the payload: one idempotency key per request.",
+    )
+    ws.memory("buffers", "src/keys.py#flush", body=LONG_NOTE)
+    for n in range(24):  # short memories that never say the word
+        ws.memory(f"note{n}", "src/keys.py#flush", body="Short.")
+
+    cut = ws.moor("recall", "--json", "idempotency")
+
+    assert cut.code == 0, cut.err
+    answer = cut.json()
+    assert [h["path"] for h in answer["hits"]] == ["memories/idempotency-keys.md"]
+    assert answer["cut"] == 1 and answer["retired_removed"] == 0
+    assert math.isclose(answer["threshold"], answer["hits"][0]["score"] * CUT) and CUT > 0
+    text = ws.moor("recall", "idempotency").out
+    assert "memories/buffers.md" not in text
+    assert f"(1 weaker matches below {answer['threshold']:.3f} left out)" in text
+    # Positive controls: the cut memory does match the word. Where it is the best match it
+    # is the top hit, the word among its matched terms; and alone, the same query finds it.
+    best = ws.moor("recall", "--json", "wire idempotency").json()
+    assert best["hits"][0]["path"] == "memories/buffers.md"
+    assert best["hits"][0]["matched"] == ["wire", "idempotency"]
+    (ws.root / "memories/idempotency-keys.md").unlink()
+    alone = ws.moor("recall", "--json", "idempotency").json()
+    assert [h["path"] for h in alone["hits"]] == ["memories/buffers.md"]
+    assert alone["hits"][0]["matched"] == ["idempotency"] and alone["cut"] == 0
 
 
 def test_no_match_exits_1_and_names_nearby_words(ws: Workspace) -> None:

@@ -4,6 +4,7 @@ Each test has its positive control: the same setup without the latch does resurr
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -90,33 +91,86 @@ def test_a_later_write_or_reload_from_a_stale_lock_cannot_un_retire(ws: Workspac
     assert ws.state(OLD) == "current"
 
 
-def test_a_write_running_at_the_same_time_as_supersede_keeps_the_retirement(
+# Holds the workspace write lock; on a line, runs `moor supersede` in this process (the lock
+# is re-entrant for its holder), prints its JSON answer and exit status; on a second line,
+# lets go.
+SUPERSEDE_HOLDING_THE_LOCK = """
+import sys
+from pathlib import Path
+from moor_store.writelock import write_lock
+from moor.main import main
+with write_lock(Path.cwd(), "moor test-holder"):
+    print("held", flush=True)
+    sys.stdin.readline()
+    args = ["supersede", sys.argv[1], "--by", sys.argv[2], "--why", "concurrent"]
+    code = main([*args, "--format", "json"])
+    print(f"exit {code}", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_writes_that_read_moor_lock_before_a_supersede_and_write_after_it_keep_the_retirement(
     ws: Workspace,
 ) -> None:
     _two_bound(ws)
     for i in range(4):
         ws.memory(f"extra{i}", "src/a.py#post")
-    env = {**os.environ, "NO_COLOR": "1"}
+    env = {**os.environ, "NO_COLOR": "1", "MOOR_WRITE_WAIT": "60"}
 
     def start(*args: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, "-m", "moor", *args],
+            [sys.executable, *args],
             cwd=ws.root,
             env=env,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
 
-    procs = [start("supersede", OLD, "--by", NEW, "--why", "concurrent")]
-    procs += [start("bind", f"memories/extra{i}.md") for i in range(4)]
-    results = [(p.wait(timeout=120), p.communicate()[1]) for p in procs]
+    holder = start("-c", SUPERSEDE_HOLDING_THE_LOCK, OLD, NEW)
+    binds: list[subprocess.Popen[str]] = []
+    try:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert holder.stdout.readline().strip() == "held"
+        stale = ws.read("moor.lock")
+        binds = [start("-m", "moor", "bind", f"memories/extra{i}.md") for i in range(4)]
+        for bind in binds:
+            # Each has opened its session, reading moor.lock as it is before the retirement,
+            # and waits for the lock.
+            assert bind.stderr is not None
+            waiting = bind.stderr.readline()
+            assert f"waiting for another moor process (pid {holder.pid}" in waiting, waiting
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        answer = holder.stdout.readline()
+        assert holder.stdout.readline().strip() == "exit 0", answer
+        assert json.loads(answer)["ok"] is True
+        # Positive control: the race is real. The retirement is written while every bind
+        # that read the lock without it has still to write, and that lock, written back,
+        # would un-retire the memory (the journal aside, as a clone without it reads it).
+        assert OLD in parse_lock(ws.read("moor.lock")).retired
+        assert OLD not in parse_lock(stale).retired
+        assert [bind.poll() for bind in binds] == [None] * 4
+        holder.stdin.write("\n")
+        holder.stdin.close()
+        assert holder.wait(timeout=60) == 0
+        results = [(bind.wait(timeout=120), bind.communicate()[1]) for bind in binds]
+    finally:
+        for process in [holder, *binds]:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
-    assert [code for code, _err in results] == [0] * 5, results
+    assert [code for code, _err in results] == [0] * 4, results
     lock = parse_lock(ws.read("moor.lock"))
-    assert OLD in lock.retired  # no bind wrote back a lock it read before the retirement
+    assert OLD in lock.retired  # no bind wrote back the lock it read before the retirement
     assert all(f"memories/extra{i}.md" in lock.memories for i in range(4))
     assert ws.state(OLD) == "retired"
+    # Positive control, continued: the lock the binds read, alone, says current.
+    ws.write("moor.lock", stale)
+    shutil.rmtree(ws.root / ".moor")
+    assert ws.state(OLD) == "current"
 
 
 def test_only_restore_with_a_reason_un_retires_and_it_is_journalled(ws: Workspace) -> None:

@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 from moor_engine.actions import bind, reaffirm
-from moor_engine.recall import RecallResult
+from moor_engine.recall import CUT, RecallResult
 from moor_engine.recall_index import session_recall
 from moor_engine.session import Session
 
@@ -247,7 +247,7 @@ def test_a_weak_match_names_the_vocabulary_nearby(tmp_path: Path) -> None:
     assert not strong.weak and order(strong) == ["send"]
 
 
-def test_hits_far_below_the_top_are_cut(tmp_path: Path) -> None:
+def test_a_hit_that_matches_but_scores_far_below_the_top_is_cut(tmp_path: Path) -> None:
     root = workspace(tmp_path)
     memory(
         root,
@@ -256,17 +256,31 @@ def test_hits_far_below_the_top_are_cut(tmp_path: Path) -> None:
         "Idempotency keys",
         "The idempotency key is derived from the payload; keys are idempotency tokens.",
     )
+    # It says the word once, in a long note about something else: a match, far below.
+    filler = "".join(
+        f"The {word} are handled before the payload is posted. "
+        for word in ("sockets", "timeouts", "queues", "buffers", "headers", "proxies", "caches")
+    )
     memory(
         root,
         "faint",
-        "src/net/client.py#Client.send",
+        "src/net/client.py#Client.send_with_retry",
         "Transport",
-        "A long note about the transport, queues, sockets, timeouts, buffers and one key.",
+        f"{filler * 5} Retries rely on idempotency.",
     )
+    for index in range(24):  # short memories without the word: a note's length tells
+        memory(root, f"short-{index:02}", "src/net/client.py#Client.send", "Send", "Short.")
+
     cut = ask(root, "idempotency")
+
     assert order(cut) == ["strong"]
-    # Control: the faint one matches a query of its own words, so the cut removed it.
-    assert "faint" in order(ask(root, "key transport"))
+    assert cut.cut == 1 and cut.threshold == cut.hits[0].score * CUT > 0
+    # Control: the faint one matches the word. Without the strong one, the same query
+    # finds it, and says the word is what it matched.
+    (root / "memories/strong.md").unlink()
+    alone = ask(root, "idempotency")
+    assert order(alone) == ["faint"] and alone.hits[0].matched == ("idempotency",)
+    assert alone.cut == 0
 
 
 def test_words_that_make_a_name_find_the_memory_about_that_name(tmp_path: Path) -> None:

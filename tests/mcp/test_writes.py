@@ -143,6 +143,34 @@ def test_an_edit_based_on_what_was_read_lands_and_a_stale_one_is_a_conflict(
     assert "Something else" not in ws.read(path)
 
 
+def test_an_edit_lists_the_live_memories_already_bound_to_the_same_code(ws: Workspace) -> None:
+    ws.write("net/client.py", CODE + "\n    def close(self):\n        return None\n")
+    close = "net/client.py#Client.close"
+    edited_send = structured(write(ws, "Send is edited.", title="Edited send"))
+    about_send = structured(write(ws, "Send returns its payload.", title="About send"))
+    edited_close = structured(write(ws, "Close is edited.", title="Edited close", about=[close]))
+    about_close = structured(
+        write(ws, "Close returns nothing.", title="About close", about=[close])
+    )
+
+    async def edit_both(session: ClientSession) -> tuple[CallToolResult, CallToolResult]:
+        results = []
+        for written, title in ((edited_send, "Edited send"), (edited_close, "Edited close")):
+            args = {"path": written["path"], "section": title, "based_on": written["content_hash"]}
+            results.append(await session.call_tool("memory_edit", {**args, "text": "Edited."}))
+        return results[0], results[1]
+
+    send, closing = run(ws.root, edit_both)
+    # By anchor only: the memories about close are not listed, nor the edited one itself.
+    assert [(k["path"], k["state"], k["anchors"]) for k in structured(send)["known_here"]] == [
+        (about_send["path"], "current", [SEND])
+    ]
+    # The control: an edit of a memory about close lists the one about close (and only it).
+    assert [(k["path"], k["anchors"]) for k in structured(closing)["known_here"]] == [
+        (about_close["path"], [close])
+    ]
+
+
 def test_supersede_retires_a_memory_from_search(ws: Workspace) -> None:
     code(ws)
     old = structured(write(ws))["path"]
@@ -180,6 +208,43 @@ def test_forget_then_the_same_text_is_refused_citing_why_until_restored(ws: Work
     restored = call(ws.root, "memory_restore", {"path": path, "why": "it held after all"})
     assert structured(restored)["ok"] and (ws.root / path).exists()
     assert ws.state(path) == "current"
+
+
+def test_an_edit_that_would_write_the_forgotten_text_is_refused_citing_the_tombstone(
+    ws: Workspace,
+) -> None:
+    code(ws)
+    wrong = structured(write(ws))["path"]
+    other = structured(write(ws, "Send returns what it was given.", title="Send echoes"))
+    structured(call(ws.root, "memory_forget", {"path": wrong, "why": "it never held"}))
+    before = ws.read(other["path"])
+
+    async def edit_twice(session: ClientSession) -> tuple[CallToolResult, CallToolResult]:
+        args = {"path": other["path"], "section": "Send echoes", "based_on": other["content_hash"]}
+        # The forgotten text, spelt another way: the tombstone is keyed on the value.
+        refused = await session.call_tool("memory_edit", {**args, "text": TEXT.upper() + "!"})
+        accepted = await session.call_tool(
+            "memory_edit", {**args, "text": "Send returns its payload unchanged."}
+        )
+        return refused, accepted
+
+    refused, accepted = run(ws.root, edit_twice)
+    text = error_text(refused)
+    assert "moor refused memory_edit" in text
+    assert "forgotten on 20" in text and "it never held" in text and wrong in text
+    assert refused.structured_content is not None
+    [refusal] = refused.structured_content["refused"]
+    assert refusal["code"] == "forgotten" and refusal["path"] == wrong
+    assert refusal["instead"].startswith(f'memory_restore(path="{wrong}"')
+    assert not (ws.root / wrong).exists()
+    # The control: the same edit of the same section with another text is written (the
+    # refusal wrote nothing, so the hash it was based on still holds).
+    landed = structured(accepted)
+    assert landed["ok"] and landed["path"] == other["path"]
+    after = ws.read(other["path"])
+    assert after != before and "Send returns its payload unchanged." in after
+    assert "idempotency" not in after.lower()
+    assert ws.state(other["path"]) == "current"
 
 
 def test_reaffirm_makes_a_drifted_memory_current(ws: Workspace) -> None:
