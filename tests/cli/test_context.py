@@ -74,6 +74,24 @@ def test_a_fresh_clone_computes_the_same_block(ws: Workspace, tmp_path: Path) ->
     assert Workspace(clone).moor("context", "--check", "AGENTS.md").code == 1
 
 
+def test_the_journal_dates_nothing_in_the_block_so_a_clone_without_one_writes_the_same(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    bound(ws)
+    ws.write("net/client.py", CODE.replace("return payload", "return [payload]"))
+    ws.moor("check")  # journals the transition: this clone could date the drift
+    (seen,) = ws.journalled("memories/send.md", "transition")
+    # The control: a surface that hands the memory to a model now dates it.
+    assert f"> drifted since {seen[:10]}: body changed" in ws.prompt_hook("net/client.py#send")
+    block = ws.moor("context", check=True).out
+    assert "> drifted: body changed" in block and " since 20" not in block
+    ws.moor("context", "--write", "AGENTS.md", check=True)
+    clone = tmp_path / "clone"
+    shutil.copytree(ws.root, clone, ignore=shutil.ignore_patterns(".moor"))
+    assert Workspace(clone).moor("context", check=True).out == block
+    assert Workspace(clone).moor("context", "--check", "AGENTS.md").code == 0
+
+
 def test_a_delimiter_written_inside_a_memory_is_broken_visibly(ws: Workspace) -> None:
     bound(ws, body=FORGED)
     assert "</memory>" in ws.read("memories/send.md")  # the control: the memory forges it

@@ -65,6 +65,25 @@ def test_a_memory_about_two_folders_is_in_both_and_the_root_has_its_own_file(
     assert "Both places." in ws.read("AGENTS.md")
 
 
+def test_the_journal_dates_nothing_in_rule_files_so_a_clone_without_one_checks_them_up_to_date(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    bound(ws)
+    ws.write("net/client.py", CODE.replace("return payload", "return [payload]"))
+    ws.moor("check")  # journals the transition: this clone could date the drift
+    (seen,) = ws.journalled("memories/send.md", "transition")
+    # The control: a surface that hands the memory to a model now dates it.
+    assert f"> drifted since {seen[:10]}: body changed" in ws.prompt_hook("net/client.py#send")
+    ws.moor("rules", "--write", check=True)
+    for path in (CLAUDE, CURSOR, NESTED):
+        text = ws.read(path)
+        assert "> drifted: body changed" in text and " since 20" not in text, path
+    clone = tmp_path / "clone"
+    shutil.copytree(ws.root, clone, ignore=shutil.ignore_patterns(".moor"))
+    run = Workspace(clone).moor("rules", "--check")
+    assert run.code == 0, run.out
+
+
 def test_drifted_code_fails_the_check_naming_the_file_and_writing_fixes_it(
     ws: Workspace,
 ) -> None:
