@@ -235,6 +235,29 @@ def test_memories_over_the_budget_are_counted_and_the_file_says_how_to_reach_the
     assert ws.read(CLAUDE).count("<memory path=") == 7 and "did not fit" not in ws.read(CLAUDE)
 
 
+def test_pinned_memories_are_in_every_rule_file_of_their_code_whatever_the_budget(
+    ws: Workspace,
+) -> None:
+    bound(ws)
+    for name in ("pinned", "plain"):  # the same size each
+        ws.memory(name, "net/client.py#send", body="A decision. " * 200)
+    path = ws.root / "memories/pinned.md"
+    path.write_text(path.read_text().replace("---\n#", "pinned: true\n---\n#", 1))
+    ws.moor("bind", check=True)
+    run = ws.moor("rules", "--budget", "300", "--only", "claude", "--format", "json")
+    (entry,) = run.json()["files"]
+    # Pinned, it is in though it alone is over the budget, and that is said; the plain one
+    # of the same size is left out under the same budget (the control).
+    assert entry["memories"] == ["memories/pinned.md"]
+    assert sorted(entry["left_out"]) == ["memories/plain.md", "memories/send.md"]
+    assert entry["pinned_over_budget"] is True and entry["tokens"] > 300
+    text = ws.moor("rules", "--budget", "300", "--only", "claude", check=True).out
+    assert "its pinned memories alone over the budget" in text
+    # The control: with room for all, all are in and nothing is over.
+    (entry,) = ws.moor("rules", "--only", "claude", "--format", "json").json()["files"]
+    assert len(entry["memories"]) == 3 and entry["pinned_over_budget"] is False
+
+
 def test_json_lists_each_file_its_status_and_size(ws: Workspace) -> None:
     bound(ws)
     data = ws.moor("rules", "--format", "json", check=True).json()
