@@ -127,6 +127,31 @@ class Workspace:
     def state(self, memory: str) -> str:
         return str(self.states()[memory]["state"])
 
+    def journalled(self, memory: str, kind: str) -> list[str]:
+        """The times of `memory`'s journal entries of `kind`, oldest first, as `moor log`
+        prints them (`#SEQ  AT  KIND ...`)."""
+        out = self.moor("log", memory, check=True).out
+        rows = [line.split("  ") for line in out.splitlines() if line.startswith("#")]
+        return [row[1] for row in rows if row[2] == kind]
+
+    def prompt_hook(self, prompt: str) -> str:
+        """The context a real `moor hooks run prompt` gives for `prompt` ("" for none)."""
+        result = subprocess.run(
+            [sys.executable, "-m", "moor", "hooks", "run", "prompt"],
+            cwd=self.root,
+            input=json.dumps({"prompt": prompt, "cwd": str(self.root)}),
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1"},
+            timeout=120,
+            check=True,
+        )
+        if not result.stdout:
+            return ""
+        text = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert isinstance(text, str)
+        return text
+
     def anchor(self, memory: str, index: int = 0) -> dict[str, Any]:
         anchors = self.states()[memory]["anchors"]
         assert isinstance(anchors, list)

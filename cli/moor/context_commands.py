@@ -41,6 +41,13 @@ def cmd_context(args: argparse.Namespace, start: Path) -> int:
         summary = f"{len(block.included)} memories, {block.tokens:,} of {budget:,} tokens" + (
             f" ({len(block.left_out)} left out)" if block.left_out else ""
         )
+        if block.pinned_over_budget:
+            print(
+                f"moor: the pinned memories alone take {block.pinned_tokens:,} tokens, over "
+                f"the budget of {budget:,}: every pinned memory is in the block, no other "
+                "one is (raise --budget, or pin fewer)",
+                file=sys.stderr,
+            )
         if rel is None:
             print(block.text)
             print(f"moor: {summary}", file=sys.stderr)

@@ -86,7 +86,10 @@ def _sizes(planned: Planned) -> str:
     if rule is None:
         return "no memories here any more"
     left = f", {len(rule.left_out)} left out" if rule.left_out else ""
-    return f"{len(rule.included)} memories{left}, {rule.bytes:,} bytes, {rule.tokens:,} tokens"
+    over = ", its pinned memories alone over the budget" if rule.pinned_over_budget else ""
+    return (
+        f"{len(rule.included)} memories{left}, {rule.bytes:,} bytes, {rule.tokens:,} tokens" + over
+    )
 
 
 _DONE = {"missing": "wrote", "out of date": "wrote", "stale": "removed"}
@@ -141,6 +144,7 @@ def _as_json(rules: RulesPlan, mode: str) -> dict[str, Any]:
                 "paths": list(planned.rule.paths) if planned.rule else [],
                 "memories": list(planned.rule.included) if planned.rule else [],
                 "left_out": list(planned.rule.left_out) if planned.rule else [],
+                "pinned_over_budget": bool(planned.rule and planned.rule.pinned_over_budget),
                 "bytes": planned.rule.bytes if planned.rule else 0,
                 "tokens": planned.rule.tokens if planned.rule else 0,
             }

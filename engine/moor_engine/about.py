@@ -23,6 +23,7 @@ from moor_engine.memories import LoadedMemory, load_memories
 from moor_engine.observe import Found, NotFound
 from moor_engine.recall import state_reasons
 from moor_engine.session import Session, UsageError
+from moor_engine.since import since
 from moor_engine.trust import QUIET_STATES, AnchorReport, MemoryReport, State
 
 # Closest first: how a listed memory's code stands to the code asked about.
@@ -71,6 +72,7 @@ class AboutItem:
     why: tuple[str, ...]
     questions: tuple[str, ...]
     agent: str | None = None  # its namespace (None: shared)
+    since: str | None = None  # the journal's time the anchor has been as it is now since
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -84,6 +86,7 @@ class AboutItem:
             "detail": self.detail,
             "why": list(self.why),
             "questions": list(self.questions),
+            "since": self.since,
         }
 
 
@@ -133,6 +136,7 @@ def about(
     evaluation = session.last_evaluation
     observations = evaluation.observations if evaluation is not None else {}
     result = AboutResult(target)
+    dates = since(session.journal, (m for m in report.memories if m.path in wanted))
     for memory_report in report.memories:
         if memory_report.path not in wanted:
             continue
@@ -146,7 +150,9 @@ def about(
         if memory_report.state == State.RETIRED:
             result.retired += 1
             continue
-        result.items.append(_item(memory_report, RELATIONS[best[0]], best[1], loaded))
+        anchor = best[1]
+        dated = dates.get(anchor.canonical) if anchor.canonical is not None else None
+        result.items.append(_item(memory_report, RELATIONS[best[0]], anchor, loaded, dated))
     result.items.sort(key=lambda item: (RELATIONS.index(item.relation), item.path))
     return result
 
@@ -241,7 +247,11 @@ def _relation(
 
 
 def _item(
-    report: MemoryReport, relation: str, anchor: AnchorReport, loaded: dict[str, LoadedMemory]
+    report: MemoryReport,
+    relation: str,
+    anchor: AnchorReport,
+    loaded: dict[str, LoadedMemory],
+    dated: str | None,
 ) -> AboutItem:
     memory = loaded[report.path].memory if report.path in loaded else None
     questions = tuple(memory.questions) if memory is not None else ()
@@ -256,4 +266,5 @@ def _item(
         state_reasons(report) if report.state not in QUIET_STATES else (),
         questions,
         memory.agent if memory is not None else None,
+        dated,
     )

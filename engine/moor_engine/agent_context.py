@@ -9,8 +9,10 @@ dates, no clock), so a fresh clone in CI computes the same block as the author's
 
 Which memories: every memory that parses and is not retired — current ones as they are,
 the others with their warnings (a drifted memory an agent cannot see is worse than one
-flagged) — pinned first, then by path, until the budget is spent; the rest are counted,
-and the block says how to reach them.
+flagged) — pinned first, then by path. A pinned memory is always in (`pinned: true` means
+"always in `moor context`"), even when the pinned ones alone exceed the budget, which is
+then reported; the others until the budget is spent. The rest are counted, and the block
+says how to reach them.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ class ContextBlock:
     left_out: list[str] = field(default_factory=list)  # over the budget
     tokens: int = 0
     budget: int = DEFAULT_BUDGET
+    pinned_tokens: int = 0  # what the preamble and the pinned memories alone take
+    # The pinned memories alone exceed the budget: all are in, and nothing else is.
+    pinned_over_budget: bool = False
 
 
 def context_block(
@@ -52,10 +57,12 @@ def context_block(
 ) -> ContextBlock:
     agent = namespaces.reader(agent)
     block = ContextBlock("", budget=budget)
-    kept, left_out = fit((shown.framed for shown in shown_memories(session, agent)), budget)
-    block.included = [memory.path for memory in kept]
-    block.left_out = left_out
-    body = frame(kept)
+    fitted = fit(shown_memories(session, agent), budget)
+    block.included = [memory.path for memory in fitted.kept]
+    block.left_out = fitted.left_out
+    block.pinned_tokens = fitted.pinned_tokens
+    block.pinned_over_budget = fitted.pinned_over_budget
+    body = frame(fitted.kept)
     if block.left_out:
         body += (
             f"\n\n{len(block.left_out)} more memories did not fit the budget: ask "
@@ -66,23 +73,33 @@ def context_block(
     return block
 
 
-def fit(
-    memories: Iterable[Framed], budget: int, overhead: int = 0
-) -> tuple[list[Framed], list[str]]:
-    """The memories, in order, that fit `budget` tokens with the preamble and `overhead`
-    tokens spent first, and the paths of those that did not (a later, smaller one may still
-    fit). `moor context` and `moor rules` both budget this way."""
+@dataclass(frozen=True)
+class Fitted:
+    kept: list[Framed]  # in the order given
+    left_out: list[str]  # paths of the memories over the budget (never a pinned one)
+    pinned_tokens: int  # the preamble, the overhead and every pinned memory
+    pinned_over_budget: bool  # those alone exceed the budget: nothing else is kept
+
+
+def fit(memories: Iterable[Shown], budget: int, overhead: int = 0) -> Fitted:
+    """The memories, in order, that fit `budget` tokens: every pinned one, whatever it
+    costs, with the preamble and `overhead` tokens spent first, then the others while they
+    fit (a later, smaller one may still fit). `moor context` and `moor rules` both budget
+    this way."""
+    costed = [(shown, tokens(frame_one(shown.framed)) + 1) for shown in memories]
+    used = tokens(frame([])) + overhead + sum(cost for shown, cost in costed if shown.pinned)
+    pinned_tokens = used
     kept: list[Framed] = []
     left_out: list[str] = []
-    used = tokens(frame([])) + overhead
-    for memory in memories:
-        cost = tokens(frame_one(memory)) + 1
-        if used + cost > budget:
-            left_out.append(memory.path)
-            continue
-        kept.append(memory)
-        used += cost
-    return kept, left_out
+    for shown, cost in costed:
+        if shown.pinned:
+            kept.append(shown.framed)
+        elif used + cost > budget:
+            left_out.append(shown.framed.path)
+        else:
+            kept.append(shown.framed)
+            used += cost
+    return Fitted(kept, left_out, pinned_tokens, pinned_tokens > budget)
 
 
 def merged(

@@ -10,13 +10,15 @@
 
 Only the matched memories are checked (never the whole workspace), retired ones and
 other agents' (a hook reads as no agent: `namespaces.visible`) are left out, and the
-text is rendered by `framing` (untrusted data, delimited, trust beside it).
+text is rendered by `framing` (untrusted data, delimited, trust beside it, dated from the
+journal where it can be: `since.py`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from moor_extractors.reference import Reference, parse_reference
@@ -36,6 +38,7 @@ from moor_engine.prompt_names import (
     split_ref,
 )
 from moor_engine.session import Session
+from moor_engine.since import since
 from moor_engine.trust import MemoryReport, State
 
 RECENT_COMMITS = 5
@@ -97,6 +100,7 @@ def _framed(
         return HookAnswer(""), {}
     wanted = set(paths)
     evaluation = session.evaluate(list(dict.fromkeys([*paths, *declaring])))
+    dates = since(session.journal, (r for r in evaluation.report.memories if r.path in wanted))
     shown: list[Framed] = []
     verdicts: Verdicts = {}
     for report in evaluation.report.memories:
@@ -110,23 +114,27 @@ def _framed(
         if report.state is State.RETIRED or not visible(loaded.memory.agent, None):
             verdicts[report.path] = (None, ())
             continue
-        item = framed(report, loaded.memory)
+        item = framed(report, loaded.memory, dates)
         shown.append(item)
-        verdicts[report.path] = (item, _resting_on(report))
+        verdicts[report.path] = (item, _resting_on(report, dates))
     chosen = shown_first(shown)
     if not chosen:
         return HookAnswer(""), verdicts
     return HookAnswer(frame(chosen), tuple(item.path for item in chosen)), verdicts
 
 
-def _resting_on(report: MemoryReport) -> tuple[str, ...] | None:
+def _resting_on(report: MemoryReport, dates: Mapping[str, str]) -> tuple[str, ...] | None:
     """The files a current or drifted memory's verdict was read from; None for any other
-    verdict (a moved or gone anchor was searched for across the workspace)."""
+    verdict (a moved or gone anchor was searched for across the workspace), and for a
+    drifted anchor the journal does not date yet: a journalling check may date it without
+    touching a file, and the date stays only while the anchor's files do."""
     if report.state not in _KEPT_STATES:
         return None
     files: set[str] = set()
     for anchor in report.anchors:
         if anchor.state not in _KEPT_STATES or anchor.canonical is None:
+            return None
+        if anchor.state is State.DRIFTED and anchor.canonical not in dates:
             return None
         reference = parse_reference(anchor.canonical)
         if not isinstance(reference, Reference) or reference.path is None:

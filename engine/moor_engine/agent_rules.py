@@ -72,6 +72,8 @@ class RuleFile:
     included: tuple[str, ...]
     left_out: tuple[str, ...]  # over the budget
     paths: tuple[str, ...]  # the files of the folder its memories are about
+    # Its pinned memories alone exceed the budget: all are in, and nothing else is.
+    pinned_over_budget: bool = False
 
     @property
     def tokens(self) -> int:
@@ -194,20 +196,28 @@ def _rule_file(target: str, folder: str, path: str, shown: list[Shown], budget: 
         head = ""
     opening = MARKER if target != "agents" else START
     title = f"# Memories about the code in {where}\n"
-    # The note about memories left out is reserved for up front, so a file never exceeds
-    # its budget (the count is written with as many digits as memories there are).
+    # The note about memories left out is reserved for up front, so only pinned memories
+    # make a file exceed its budget (the count is written with as many digits as memories
+    # there are).
     closing = END if target == "agents" else ""
     overhead = tokens(head + opening + title + closing + _left_out_note(len(shown))) + 3
-    kept, left_out = fit((s.framed for s in shown), budget, overhead)
-    body = frame(kept)
-    if left_out:
-        body += _left_out_note(len(left_out))
+    fitted = fit(shown, budget, overhead)
+    body = frame(fitted.kept)
+    if fitted.left_out:
+        body += _left_out_note(len(fitted.left_out))
     if target == "agents":
         text = f"{START}\n{title}\n{body}\n{END}"
     else:
         text = f"{head}{MARKER}\n{title}\n{body}\n"
     return RuleFile(
-        target, folder, path, text, tuple(m.path for m in kept), tuple(left_out), tuple(files)
+        target,
+        folder,
+        path,
+        text,
+        tuple(m.path for m in fitted.kept),
+        tuple(fitted.left_out),
+        tuple(files),
+        fitted.pinned_over_budget,
     )
 
 

@@ -8,13 +8,14 @@ whole view (CI, a person) and filters nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from moor_extractors.memory import Memory
 
 from moor_engine import namespaces
 from moor_engine.memories import LoadedMemory
 from moor_engine.session import Session
+from moor_engine.since import since
 from moor_engine.trust import QUIET_STATES, MemoryReport
 
 
@@ -22,6 +23,9 @@ from moor_engine.trust import QUIET_STATES, MemoryReport
 class DriftView:
     memories: int  # the memories this reader sees
     needing_a_look: list[MemoryReport]
+    # Per canonical reference of their anchors, the journal's time since which it has been
+    # as it is now (`since.py`); anchors the journal cannot date are not in it.
+    since: dict[str, str] = field(default_factory=dict)
 
 
 def drift_report(session: Session, agent: str | None = None) -> DriftView:
@@ -35,7 +39,8 @@ def drift_report(session: Session, agent: str | None = None) -> DriftView:
         for memory in evaluation.report.memories
         if namespaces.sees(_parsed(evaluation.loaded.get(memory.path)), agent)
     ]
-    return DriftView(len(seen), [m for m in seen if m.state not in QUIET_STATES])
+    needing = [m for m in seen if m.state not in QUIET_STATES]
+    return DriftView(len(seen), needing, since(session.journal, needing))
 
 
 def _parsed(loaded: LoadedMemory | None) -> Memory | None:

@@ -3,7 +3,8 @@
 Every surface that hands memories to a model — `moor context`, `moor rules`, the MCP
 server and the hooks — renders them here, so one rule frames them all: a preamble that
 says what they are, each memory between delimiters that carry its path, the code it is
-about and its trust state, a warning beside every memory that is not current, and any
+about and its trust state, a warning beside every memory that is not current (dated,
+"drifted since 2026-…", where the surface passes the journal's dates: `since.py`), and any
 delimiter written inside a memory's own text broken visibly (never deleted, whatever its
 case or spacing), so a memory cannot close its frame and speak as the surface.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,15 +47,22 @@ class Framed:
     text: str  # its text after the frontmatter, as written (its title heading included)
 
 
-def framed(report: MemoryReport, memory: Memory) -> Framed:
-    """A memory and its verdict, with a warning for each anchor that is not current."""
+def framed(report: MemoryReport, memory: Memory, since: Mapping[str, str] | None = None) -> Framed:
+    """A memory and its verdict, with a warning for each anchor that is not current, dated
+    where `since` (per canonical reference, a journal time: `since.since`) has the anchor.
+    A surface whose text every clone must compute alike passes no `since`."""
+    dates = since or {}
     warnings = tuple(
-        f"{anchor.state.value}: {anchor.detail or anchor.ref} — verify before relying on it"
+        warning(
+            anchor.state.value,
+            anchor.detail or anchor.ref,
+            dates.get(anchor.canonical) if anchor.canonical is not None else None,
+        )
         for anchor in report.anchors
         if anchor.state is not State.CURRENT
     )
     if report.state is not State.CURRENT and not warnings:
-        warnings = (f"{report.state.value}: {'; '.join(report.notes) or 'see moor check'}",)
+        warnings = (warning(report.state.value, "; ".join(report.notes) or "see moor check"),)
     return Framed(
         path=report.path,
         title=memory.title,
@@ -63,6 +71,13 @@ def framed(report: MemoryReport, memory: Memory) -> Framed:
         warnings=warnings,
         text=memory.body.strip("\n"),
     )
+
+
+def warning(state: str, detail: str, since: str | None = None) -> str:
+    """The line beside a memory that is not current: its state, since when (the day, UTC,
+    of a journal time; left out when there is none), and why."""
+    when = f" since {since[:10]}" if since else ""
+    return f"{state}{when}: {detail} — verify before relying on it"
 
 
 def neutralise(text: str) -> str:

@@ -87,6 +87,8 @@ class Hit:
     questions: tuple[str, ...]
     confidence: str
     pinned: bool
+    # The verdict the hit was judged by (each anchor's state), for a surface that frames it.
+    report: MemoryReport = field(repr=False, compare=False)
 
     def as_json(self, *, explain: bool = False) -> dict[str, object]:
         value: dict[str, object] = {
@@ -234,6 +236,7 @@ def _with_matched(hit: Hit, matched: tuple[str, ...]) -> Hit:
         hit.questions,
         hit.confidence,
         hit.pinned,
+        hit.report,
     )
 
 
@@ -242,8 +245,10 @@ def _hit(match: Match, report: MemoryReport | None, newest: date | None) -> Hit:
     relevance = -match.bm25
     signals = [Signal("bm25", relevance, relevance, "text relevance (FTS5 bm25, fields weighted)")]
     score = relevance
-    state = report.state if report is not None else State.UNVERIFIED
-    why = state_reasons(report) if report is not None else ("no verdict for this memory",)
+    if report is None:
+        report = MemoryReport(match.path, State.UNVERIFIED, notes=["no verdict for this memory"])
+    state = report.state
+    why = state_reasons(report)
 
     def apply(name: str, factor: float, reason: str) -> None:
         nonlocal score
@@ -273,6 +278,7 @@ def _hit(match: Match, report: MemoryReport | None, newest: date | None) -> Hit:
         tuple(str(q) for q in _list(meta.get("questions"))),
         confidence,
         pinned,
+        report,
     )
 
 

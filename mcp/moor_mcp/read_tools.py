@@ -69,6 +69,7 @@ def register(server: MCPServer, root: Path) -> None:
                     about=item.ref,
                     why=list(item.why),
                     questions=list(item.questions),
+                    since=item.since,
                 )
                 for item in found.items
             ],
@@ -92,7 +93,13 @@ def register(server: MCPServer, root: Path) -> None:
                 title=memory.title,
                 state=memory.state.value,
                 anchors=[
-                    Anchor(ref=a.ref, state=a.state.value, detail=a.detail) for a in memory.anchors
+                    Anchor(
+                        ref=a.ref,
+                        state=a.state.value,
+                        detail=a.detail,
+                        since=found.since.get(a.canonical) if a.canonical else None,
+                    )
+                    for a in memory.anchors
                 ],
             )
             for memory in found.needing_a_look
@@ -108,7 +115,7 @@ def _search(session: Session, query: str, limit: int, agent: str | None) -> Sear
     )
     hits = []
     for hit in result.hits:
-        memory = shown(session, hit.path, hit.state.value, hit.refs, hit.why)
+        memory = shown(session, hit.report)
         hits.append(
             Hit(
                 path=hit.path,

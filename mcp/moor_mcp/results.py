@@ -49,6 +49,7 @@ class AboutMemory(BaseModel):
     about: Untrusted
     why: list[Untrusted]
     questions: list[Untrusted]
+    since: str | None = None  # journal time (UTC) its anchor has been as it is now since
 
 
 class AboutResult(BaseModel):
@@ -61,6 +62,7 @@ class Anchor(BaseModel):
     ref: Untrusted
     state: str
     detail: Untrusted | None
+    since: str | None = None  # journal time (UTC) it has been as it is now since; None: undated
 
 
 class Flagged(BaseModel):

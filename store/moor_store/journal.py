@@ -522,6 +522,21 @@ class Journal:
             ).fetchone()
         return None if row is None else str(row[0])
 
+    def first_seen(self, addresses: Mapping[str, str]) -> dict[str, str]:
+        """Per anchor, when the journal first recorded it at the given address in the run
+        that holds now: the time of the earliest entry with that address after the last
+        entry with another. An anchor whose latest recorded address is another one (or
+        that has none) is left out."""
+        found: dict[str, str] = {}
+        with self._guard("read the journal") as db:
+            for anchor, address in addresses.items():
+                key = text_key(anchor)
+                row = db.execute(_FIRST_SEEN, (key, anchor, address, key, anchor, address))
+                at = row.fetchone()
+                if at is not None:
+                    found[anchor] = str(at[0])
+        return found
+
     # -- sealed snapshots ------------------------------------------------------------------
 
     def has_intent(self, anchor: str, intent: str) -> bool:
@@ -624,6 +639,16 @@ def _latest_sql(columns: str, condition: str) -> str:
         "  ORDER BY seq DESC LIMIT 1)"
         " FROM json_each(?) AS w)"
     )
+
+
+# The earliest entry of an anchor at an address after its last entry at another address:
+# newest first on (anchor_key, seq) to the break, then forward from it.
+_FIRST_SEEN: Final = (
+    "SELECT at FROM journal WHERE anchor_key = ? AND anchor = ? AND address = ? AND seq > "
+    "coalesce((SELECT seq FROM journal WHERE anchor_key = ? AND anchor = ? "
+    "AND address IS NOT NULL AND address != ? ORDER BY seq DESC LIMIT 1), 0) "
+    "ORDER BY seq LIMIT 1"
+)
 
 
 def _split_sql(script: str) -> list[str]:

@@ -3,6 +3,7 @@ without touching the rest of the file, and checked in CI (issue 11.8, 11.9)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -74,6 +75,24 @@ def test_a_fresh_clone_computes_the_same_block(ws: Workspace, tmp_path: Path) ->
     assert Workspace(clone).moor("context", "--check", "AGENTS.md").code == 1
 
 
+def test_the_journal_dates_nothing_in_the_block_so_a_clone_without_one_writes_the_same(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    bound(ws)
+    ws.write("net/client.py", CODE.replace("return payload", "return [payload]"))
+    ws.moor("check")  # journals the transition: this clone could date the drift
+    (seen,) = ws.journalled("memories/send.md", "transition")
+    # The control: a surface that hands the memory to a model now dates it.
+    assert f"> drifted since {seen[:10]}: body changed" in ws.prompt_hook("net/client.py#send")
+    block = ws.moor("context", check=True).out
+    assert "> drifted: body changed" in block and " since 20" not in block
+    ws.moor("context", "--write", "AGENTS.md", check=True)
+    clone = tmp_path / "clone"
+    shutil.copytree(ws.root, clone, ignore=shutil.ignore_patterns(".moor"))
+    assert Workspace(clone).moor("context", check=True).out == block
+    assert Workspace(clone).moor("context", "--check", "AGENTS.md").code == 0
+
+
 def test_a_delimiter_written_inside_a_memory_is_broken_visibly(ws: Workspace) -> None:
     bound(ws, body=FORGED)
     assert "</memory>" in ws.read("memories/send.md")  # the control: the memory forges it
@@ -99,6 +118,40 @@ def test_memories_over_the_budget_are_counted_and_left_out(ws: Workspace) -> Non
     assert f"{included} memories" in run.err and f"({6 - included} left out)" in run.err
     # The control: a budget that fits them all leaves none out.
     assert ws.moor("context", "--budget", "10000", check=True).out.count("<memory path=") == 6
+
+
+def pin(ws: Workspace, name: str) -> None:
+    path = ws.root / f"memories/{name}.md"
+    path.write_text(path.read_text().replace("---\n#", "pinned: true\n---\n#", 1))
+
+
+def test_pinned_memories_are_always_in_and_the_budget_applies_to_the_rest(ws: Workspace) -> None:
+    ws.write("net/client.py", CODE)
+    for name in ("p1", "p2", "p3", "plain"):  # the same size each
+        ws.memory(name, "net/client.py#send", body="A decision. " * 40)
+    for name in ("p1", "p2", "p3"):
+        pin(ws, name)
+    ws.moor("bind", check=True)
+
+    def shown(budget: int) -> tuple[set[str], str]:
+        run = ws.moor("context", "--budget", str(budget), check=True)
+        return set(re.findall(r'<memory path="memories/(\w+)\.md"', run.out)), run.err
+
+    # The pinned ones alone are over this budget: all are in, said so; the plain one of the
+    # same size is left out under the same budget (the control).
+    names, err = shown(400)
+    assert names == {"p1", "p2", "p3"}
+    over = re.search(r"the pinned memories alone take ([\d,]+) tokens, over the budget of 400", err)
+    assert over is not None and "(1 left out)" in err
+    pinned_tokens = int(over.group(1).replace(",", ""))
+    # Room for the pinned ones only: the same, and nothing is over the budget.
+    names, err = shown(pinned_tokens)
+    assert names == {"p1", "p2", "p3"} and "over the budget" not in err
+    # Room for one more: the plain one is in.
+    names, err = shown(pinned_tokens + 400)
+    assert names == {"p1", "p2", "p3", "plain"} and "over the budget" not in err
+    run = ws.moor("context", "--budget", "400", "--write", "AGENTS.md", check=True)
+    assert "3 memories" in run.out and "over the budget of 400" in run.err
 
 
 def test_a_file_outside_the_workspace_is_refused_and_nothing_is_written(

@@ -135,6 +135,13 @@ def test_a_kept_answer_is_not_used_once_anything_it_rests_on_moved(
     if change == "memory text":  # edited since bound: not a verdict that rests on files alone
         assert 'path="memories/m2.md" state="rewritten"' in second
         assert kept(hooked) is None
+    elif change == "code body":
+        # Drifted, and no journal entry has seen the code as it is now: a check may date it
+        # without moving any file, so the undated verdict is not kept; a dated one is.
+        assert "> drifted: " in second and kept(hooked) is None
+        hooked.moor("check")
+        third = hook(hooked)
+        assert "> drifted since 20" in third and kept(hooked) == third
     else:
         assert kept(hooked) == second
 
@@ -189,8 +196,11 @@ def test_a_kept_answer_that_is_not_valid_json_or_not_ours_is_not_used(hooked: Wo
 
 
 def random_edit(ws: Workspace, chance: random.Random, bodies: dict[int, str], step: int) -> str:
-    """One random edit of the code, a memory or moor.lock (or none); its name."""
-    action = chance.choice(["code", "restore", "memory", "add", "bind", "nothing", "nothing"])
+    """One random edit of the code, a memory or moor.lock, or a journalling check (or
+    none); its name."""
+    action = chance.choice(
+        ["code", "restore", "memory", "add", "bind", "check", "nothing", "nothing"]
+    )
     i = chance.randrange(FUNCTIONS)
     if action == "code":
         bodies[i] = f"{chance.randrange(100)} * value"
@@ -205,10 +215,12 @@ def random_edit(ws: Workspace, chance: random.Random, bodies: dict[int, str], st
         ws.moor("bind", f"memories/x{step}.md")
     elif action == "bind":
         ws.moor("bind")
+    elif action == "check":  # journals: dates what drifted, moving no file
+        ws.moor("check")
     return action
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2, 4])
 def test_whenever_a_kept_answer_is_used_it_is_what_the_engine_answers_now(
     hooked: Workspace, seed: int
 ) -> None:

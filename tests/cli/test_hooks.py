@@ -110,6 +110,30 @@ def test_the_prompt_hook_flags_drifted_memories_beside_their_text(ws: Workspace)
     assert 'state="drifted"' in text and "verify before relying on it" in text
 
 
+def test_a_drifted_memory_is_dated_from_the_journal_entry_that_first_saw_its_code(
+    ws: Workspace,
+) -> None:
+    repository(ws)
+    ws.write("net/client.py", CODE.replace("return payload", "return payload * 2"))
+    prompt = {"prompt": "net/client.py#Client.send and util/other.py#helper"}
+    text = context(hook(ws, "prompt", prompt)[1], "UserPromptSubmit")
+    # Nothing has journalled the code as it is now: drifted, with no date made up.
+    assert "> drifted: body changed in Client.send" in text
+    assert " since 20" not in text
+    ws.moor("check")  # journals the transition
+    (seen,) = ws.journalled("memories/send.md", "transition")
+    for event, payload in (("prompt", prompt), ("session-start", {})):
+        text = context(hook(ws, event, payload)[1], hooked_event(event))
+        assert f"> drifted since {seen[:10]}: body changed in Client.send" in text
+        # The current memory beside it carries no warning, so no date either.
+        helper = text[text.index('<memory path="memories/helper.md" state="current"') :]
+        assert not helper.split("\n")[1].startswith(">")
+
+
+def hooked_event(event: str) -> str:
+    return {"prompt": "UserPromptSubmit", "session-start": "SessionStart"}[event]
+
+
 def test_session_start_shows_memories_about_changed_and_recently_committed_files(
     ws: Workspace,
 ) -> None:

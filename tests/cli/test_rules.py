@@ -65,6 +65,25 @@ def test_a_memory_about_two_folders_is_in_both_and_the_root_has_its_own_file(
     assert "Both places." in ws.read("AGENTS.md")
 
 
+def test_the_journal_dates_nothing_in_rule_files_so_a_clone_without_one_checks_them_up_to_date(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    bound(ws)
+    ws.write("net/client.py", CODE.replace("return payload", "return [payload]"))
+    ws.moor("check")  # journals the transition: this clone could date the drift
+    (seen,) = ws.journalled("memories/send.md", "transition")
+    # The control: a surface that hands the memory to a model now dates it.
+    assert f"> drifted since {seen[:10]}: body changed" in ws.prompt_hook("net/client.py#send")
+    ws.moor("rules", "--write", check=True)
+    for path in (CLAUDE, CURSOR, NESTED):
+        text = ws.read(path)
+        assert "> drifted: body changed" in text and " since 20" not in text, path
+    clone = tmp_path / "clone"
+    shutil.copytree(ws.root, clone, ignore=shutil.ignore_patterns(".moor"))
+    run = Workspace(clone).moor("rules", "--check")
+    assert run.code == 0, run.out
+
+
 def test_drifted_code_fails_the_check_naming_the_file_and_writing_fixes_it(
     ws: Workspace,
 ) -> None:
@@ -214,6 +233,29 @@ def test_memories_over_the_budget_are_counted_and_the_file_says_how_to_reach_the
     # The control: a budget that fits them all leaves none out.
     ws.moor("rules", "--write", "--budget", "20000", check=True)
     assert ws.read(CLAUDE).count("<memory path=") == 7 and "did not fit" not in ws.read(CLAUDE)
+
+
+def test_pinned_memories_are_in_every_rule_file_of_their_code_whatever_the_budget(
+    ws: Workspace,
+) -> None:
+    bound(ws)
+    for name in ("pinned", "plain"):  # the same size each
+        ws.memory(name, "net/client.py#send", body="A decision. " * 200)
+    path = ws.root / "memories/pinned.md"
+    path.write_text(path.read_text().replace("---\n#", "pinned: true\n---\n#", 1))
+    ws.moor("bind", check=True)
+    run = ws.moor("rules", "--budget", "300", "--only", "claude", "--format", "json")
+    (entry,) = run.json()["files"]
+    # Pinned, it is in though it alone is over the budget, and that is said; the plain one
+    # of the same size is left out under the same budget (the control).
+    assert entry["memories"] == ["memories/pinned.md"]
+    assert sorted(entry["left_out"]) == ["memories/plain.md", "memories/send.md"]
+    assert entry["pinned_over_budget"] is True and entry["tokens"] > 300
+    text = ws.moor("rules", "--budget", "300", "--only", "claude", check=True).out
+    assert "its pinned memories alone over the budget" in text
+    # The control: with room for all, all are in and nothing is over.
+    (entry,) = ws.moor("rules", "--only", "claude", "--format", "json").json()["files"]
+    assert len(entry["memories"]) == 3 and entry["pinned_over_budget"] is False
 
 
 def test_json_lists_each_file_its_status_and_size(ws: Workspace) -> None:

@@ -47,6 +47,29 @@ def test_a_missing_source_folder_is_said_not_a_crash(ws: Workspace) -> None:
     assert "unbound  a" in ws.moor("source", "list", check=True).out
 
 
+def test_a_claude_folder_linked_from_outside_is_refused_and_a_copy_is_listed(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """What the README tells a `claude` source's user: copy the folder in; a link leading
+    out of the workspace is refused, a link that stays inside is followed."""
+    configure(ws, '[[sources]]\nkind = "claude"\npath = "notes/claude"\n')
+    home = tmp_path / "home-memory"
+    home.mkdir()
+    (home / "MEMORY.md").write_text("Run make test.\n", encoding="utf-8")
+    (ws.root / "notes").mkdir()
+    (ws.root / "notes/claude").symlink_to(home)
+    run = ws.moor("source", "list", check=True)
+    assert "notes/claude is a link that leads outside the workspace" in run.out
+    assert "MEMORY" not in run.out
+    (ws.root / "notes/claude").unlink()
+    ws.write("kept/claude/MEMORY.md", "Run make test.\n")
+    (ws.root / "notes/claude").symlink_to(ws.root / "kept/claude")
+    assert "unbound  MEMORY" in ws.moor("source", "list", check=True).out  # inside: followed
+    (ws.root / "notes/claude").unlink()
+    ws.write("notes/claude/MEMORY.md", "Run make test.\n")  # the control: a copy is listed
+    assert "unbound  MEMORY" in ws.moor("source", "list", check=True).out
+
+
 def test_a_bad_sources_table_is_a_configuration_error_with_its_line(ws: Workspace) -> None:
     cases = {
         '[[sources]]\nkind = "notion"\n': "kind must be one of",

@@ -89,3 +89,42 @@ def test_the_drift_report_names_what_needs_a_look(ws: Workspace) -> None:
     flagged = run(ws.root, report).structured_content["needing_a_look"]
     assert {m["path"] for m in flagged} == {"memories/retries.md", "memories/other.md"}
     assert all(m["state"] == "drifted" for m in flagged)
+
+
+def test_a_drifted_memory_is_dated_from_the_journal_once_a_check_journalled_its_code(
+    ws: Workspace,
+) -> None:
+    workspace(ws)
+    ws.write("util/pure.py", "def pure():\n    return 1\n")
+    ws.memory("pure", "util/pure.py#pure", body="Retries never call pure.")
+    ws.moor("bind", check=True)
+    ws.write("net/client.py", CODE.replace("return payload", "return [payload]"))
+
+    async def ask(session: ClientSession) -> Any:
+        search = await session.call_tool("memory_search", {"query": "retries"})
+        about = await session.call_tool("memories_about", {"target": "net/client.py#Client.send"})
+        report = await session.call_tool("drift_report", {})
+        return [r.structured_content for r in (search, about, report)]
+
+    def dated(answers: list[dict[str, Any]]) -> tuple[str, str | None, list[str | None]]:
+        search, about, report = answers
+        hits = {hit["path"]: hit for hit in search["hits"]}
+        assert hits["memories/pure.md"]["state"] == "current"
+        assert "\n> " not in hits["memories/pure.md"]["text"]  # current: no warning, no date
+        about_since = {m["path"]: m["since"] for m in about["memories"]}["memories/retries.md"]
+        flagged = {m["path"]: m for m in report["needing_a_look"]}["memories/retries.md"]
+        return (
+            hits["memories/retries.md"]["text"],
+            about_since,
+            [a["since"] for a in flagged["anchors"]],
+        )
+
+    # Nothing journalled the code as it is now: drifted, undated.
+    text, about_since, report_since = dated(run(ws.root, ask))
+    assert "> drifted: body changed in Client.send" in text and " since 20" not in text
+    assert about_since is None and report_since == [None]
+    ws.moor("check")  # journals the transition
+    (seen,) = ws.journalled("memories/retries.md", "transition")
+    text, about_since, report_since = dated(run(ws.root, ask))
+    assert f"> drifted since {seen[:10]}: body changed in Client.send" in text
+    assert about_since == seen and report_since == [seen]

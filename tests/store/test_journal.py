@@ -226,6 +226,25 @@ def test_last_address_is_the_latest_recorded_address_of_the_anchor(journal: Jour
     assert journal.last_address("b.py#g") == "x"
 
 
+def test_first_seen_is_the_start_of_the_run_at_the_address_that_holds_now(path: Path) -> None:
+    times = (f"2026-01-{day:02}T00:00:00.000Z" for day in range(1, 30))
+    with Journal(path, clock=lambda: next(times)) as journal:
+        journal.append([NewEntry("open", "a.py#f", address="1", code="lock")])  # 1
+        journal.append([NewEntry("transition", "a.py#f", address="2", previous="1")])  # 2
+        journal.append([NewEntry("attempt", "a.py#f", reason="unusable", code="binary")])  # 3
+        journal.append([still("a.py#f", "2")])  # 4: the same run goes on
+        journal.append([NewEntry("transition", "a.py#f", address="1", previous="2")])  # 5
+        journal.append([NewEntry("transition", "a.py#f", address="2", previous="1")])  # 6
+        journal.append([still("a.py#f", "2"), still("b.py#g", "x")])  # 7, 8
+        at = {entry.seq: entry.at for entry in journal.entries()}
+        assert len(set(at.values())) == 7  # each batch its own time, so each is told apart
+        seen = journal.first_seen({"a.py#f": "2", "b.py#g": "y", "c.py#h": "z"})
+        # The run of "2" that holds began at seq 6 (the one at seq 2 was broken by "1");
+        # an address the anchor's latest entry does not hold, or no entry, gives nothing.
+        assert seen == {"a.py#f": at[6]}
+        assert journal.first_seen({"a.py#f": "1", "b.py#g": "x"}) == {"b.py#g": at[8]}
+
+
 def test_latest_and_last_addresses_answer_for_many_anchors_at_once(journal: Journal) -> None:
     journal.append(
         [
