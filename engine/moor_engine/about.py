@@ -118,7 +118,9 @@ def about(
     path_arg, symbol, line = _split(session, arg)
     rel = session.relative_arg(path_arg)
     if not (session.workspace.root / rel).is_file():
-        raise UsageError(f"{rel}: no such file in {session.workspace.root}")
+        raise UsageError(
+            f"{rel}: no such file in {session.workspace.root}", code="not_found", path=rel
+        )
     target, span = _target(session, rel, symbol, line)
     every = session.workspace.memory_paths()
     loaded = load_memories(session.workspace, every, session.journal)
@@ -181,7 +183,7 @@ def _target(
     if symbol is not None:
         ref = parse_reference(f"{rel}#{symbol}")
         if isinstance(ref, Failure):
-            raise UsageError(f"{rel}#{symbol}: {ref.detail}")
+            raise UsageError(f"{rel}#{symbol}: {ref.detail}", code=ref.code, path=rel)
         assert ref.symbol is not None
         observation = session.observer.observe(ref)
         if isinstance(observation, Found) and observation.site is not None:
@@ -201,12 +203,12 @@ def _target(
         return Target(rel, None, None), None
     view = session.observer.view(rel)
     if isinstance(view, Failure):
-        raise UsageError(f"{rel}: {view.detail}")
+        raise UsageError(f"{rel}: {view.detail}", code=view.code, path=rel)
     if view is None:
-        raise UsageError(f"{rel}: no such file")
+        raise UsageError(f"{rel}: no such file", code="not_found", path=rel)
     lines = view.source().count(b"\n") + (0 if view.source().endswith(b"\n") else 1)
     if line > max(lines, 1):
-        raise UsageError(f"{rel}:{line}: the file has {lines} lines")
+        raise UsageError(f"{rel}:{line}: the file has {lines} lines", path=rel, line=line)
     inner = _innermost(view.sites() if view.language is not None else (), line)
     if inner is None:
         return Target(rel, None, line), None

@@ -53,7 +53,9 @@ def _require_memory(session: Session, path: str) -> str:
     selected = session.select([path])
     if len(selected) != 1 or not session.workspace.is_memory_path(selected[0]):
         raise UsageError(
-            f"{path} is not a memory file under {session.workspace.config.memory_roots}"
+            f"{path} is not a memory file under {session.workspace.config.memory_roots}",
+            code="not_a_memory",
+            path=path,
         )
     return selected[0]
 

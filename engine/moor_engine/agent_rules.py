@@ -293,6 +293,7 @@ def _read(session: Session, path: str) -> str | None:
         raise NotInside(
             "not_a_file",
             f"{path}: {posixpath.dirname(path)} is not a folder (a file is in the way)",
+            path=path,
         ) from error
 
 

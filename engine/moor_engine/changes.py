@@ -66,7 +66,9 @@ def changes_since(
         raise UsageError(f"limit {limit}: between 1 and {MAX_LIMIT}")
     if session.journal is None:
         why = "; ".join(session.warnings) or "it is not open"
-        raise UsageError(f"the journal cannot be read now ({why}); ask again later")
+        raise UsageError(
+            f"the journal cannot be read now ({why}); ask again later", code="journal_unusable"
+        )
     head = session.journal.head()
     entries = session.journal.entries(since=cursor, limit=limit + 1)
     page, more = entries[:limit], len(entries) > limit

@@ -190,10 +190,10 @@ def _contained(root: Path, raw: str) -> str:
     it is not inside the workspace."""
     normal = normalise_path(raw)
     if isinstance(normal, Failure):
-        raise UsageError(f"file {raw}: {normal.detail}")
+        raise UsageError(f"file {raw}: {normal.detail}", code=normal.code, path=raw)
     contained = resolve_path(root, normal)
     if isinstance(contained, Failure):
-        raise UsageError(f"file {raw}: {contained.detail}")
+        raise UsageError(f"file {raw}: {contained.detail}", code=contained.code, path=raw)
     return normal
 
 

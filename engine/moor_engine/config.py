@@ -36,7 +36,15 @@ BUILTIN_IGNORES: tuple[str, ...] = (
 
 
 class ConfigError(Exception):
-    """The configuration cannot be used as written (the message names file, line, problem)."""
+    """The configuration cannot be used as written (the message names file, line, problem);
+    `path` is the file (workspace-relative) and `line` its 1-based line, when known."""
+
+    code = "config_invalid"  # stable, for a program reading the refusal
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
 
 
 @dataclass(frozen=True)
@@ -79,11 +87,11 @@ def _read(root: Path, name: str) -> bytes:
     except NotInside as error:
         if error.code == "too_large":
             raise ConfigError(
-                f"{name}: larger than {MAX_CONFIG_BYTES:,} bytes; not a configuration"
+                f"{name}: larger than {MAX_CONFIG_BYTES:,} bytes; not a configuration", path=name
             ) from error
-        raise ConfigError(f"{name}: not read: {error}") from error
+        raise ConfigError(f"{name}: not read: {error}", path=name) from error
     except OSError as error:
-        raise ConfigError(f"{name}: cannot be read: {error.strerror}") from error
+        raise ConfigError(f"{name}: cannot be read: {error.strerror}", path=name) from error
 
 
 def parse_config(data: bytes, name: str) -> Config:
@@ -96,58 +104,63 @@ def parse_config(data: bytes, name: str) -> Config:
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         raise ConfigError(
-            f"{name}:{line}: not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})"
+            f"{name}:{line}: not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})",
+            path=name,
+            line=line,
         ) from error
     try:
         table: dict[str, object] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         message = str(error)
         found = _POSITION.search(message)
+        at_line: int | None = None
         if found is None:
             where = name
         elif found.group(1) is None:
-            where = f"{name}:{text.count(chr(10)) + 1}"  # at the end of the document
+            at_line = text.count(chr(10)) + 1  # at the end of the document
+            where = f"{name}:{at_line}"
         else:
+            at_line = int(found.group(1))
             where = f"{name}:{found.group(1)}:{found.group(2)}"
         problem = message[: found.start()] if found else message
-        raise ConfigError(f"{where}: not valid TOML: {problem}") from error
+        raise ConfigError(f"{where}: not valid TOML: {problem}", path=name, line=at_line) from error
     if name != PYPROJECT:
-        return _from_table(table, _Source(name, text))
+        return _from_table(table, _Source(name, text, name))
     tool = table.get("tool")
     if not isinstance(tool, dict) or "moor" not in tool:
         return Config()
     moor = tool["moor"]
     if not isinstance(moor, dict):
-        raise ConfigError(_Source(PYPROJECT, text).at("moor", "tool.moor must be a table"))
-    return _from_table(moor, _Source(f"{PYPROJECT} [tool.moor]", text))
+        raise _Source(PYPROJECT, text, PYPROJECT).at("moor", "tool.moor must be a table")
+    return _from_table(moor, _Source(f"{PYPROJECT} [tool.moor]", text, PYPROJECT))
 
 
 @dataclass(frozen=True)
 class _Source:
     """Where settings came from, to say which line a problem is on."""
 
-    name: str
+    name: str  # as a message names it: `pyproject.toml [tool.moor]`
     text: str
+    file: str  # the file itself
 
-    def at(self, key: str, problem: str) -> str:
+    def at(self, key: str, problem: str) -> ConfigError:
+        """The problem with `key`, at the line that sets it (when one does)."""
         assignment = re.compile(rf"^[ \t]*(?:{re.escape(key)}|\"{re.escape(key)}\")[ \t]*=", re.M)
         found = assignment.search(self.text)
         if found is None:
-            return f"{self.name}: {problem}"
+            return ConfigError(f"{self.name}: {problem}", path=self.file)
         line = self.text.count("\n", 0, found.start()) + 1
-        return f"{self.name}:{line}: {problem}"
+        return ConfigError(f"{self.name}:{line}: {problem}", path=self.file, line=line)
 
 
 def _from_table(table: dict[str, object], source: _Source) -> Config:
     unknown = sorted(set(table) - _KNOWN_KEYS)
     if unknown:
         known = ", ".join(sorted(_KNOWN_KEYS))
-        raise ConfigError(
-            source.at(unknown[0], f"unknown key(s) {', '.join(unknown)}; known: {known}")
-        )
+        raise source.at(unknown[0], f"unknown key(s) {', '.join(unknown)}; known: {known}")
     roots = _string_list(table.get("memory_roots", list(DEFAULT_ROOTS)), source, "memory_roots")
     if not roots:
-        raise ConfigError(source.at("memory_roots", "memory_roots must name at least one folder"))
+        raise source.at("memory_roots", "memory_roots must name at least one folder")
     for root in roots:
         if (
             root.startswith("/")
@@ -155,20 +168,18 @@ def _from_table(table: dict[str, object], source: _Source) -> Config:
             or not root.strip()
             or _CONTROL.search(root)
         ):
-            raise ConfigError(
-                source.at("memory_roots", f"memory_roots entry {root!r} must be a workspace folder")
+            raise source.at(
+                "memory_roots", f"memory_roots entry {root!r} must be a workspace folder"
             )
     ignore = _string_list(table.get("ignore", []), source, "ignore")
     for pattern in ignore:
         if "\n" in pattern or "\r" in pattern or not ignore_pattern_compiles(pattern):
-            raise ConfigError(source.at("ignore", f"ignore pattern {pattern!r} cannot be used"))
+            raise source.at("ignore", f"ignore pattern {pattern!r} cannot be used")
     size = table.get("max_file_size", DEFAULT_MAX_FILE_SIZE)
     if isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= MAX_FILE_SIZE_LIMIT:
-        raise ConfigError(
-            source.at(
-                "max_file_size",
-                f"max_file_size must be a number of bytes from 1 to {MAX_FILE_SIZE_LIMIT}",
-            )
+        raise source.at(
+            "max_file_size",
+            f"max_file_size must be a number of bytes from 1 to {MAX_FILE_SIZE_LIMIT}",
         )
     return Config(
         memory_roots=tuple(r.strip("/") for r in roots),
@@ -186,7 +197,7 @@ def _string_list(value: object, source: _Source, key: str) -> list[str]:
         return [value]
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return list(value)
-    raise ConfigError(source.at(key, f"{key} must be a string or a list of strings"))
+    raise source.at(key, f"{key} must be a string or a list of strings")
 
 
 # Where each kind keeps its notes when `path` is not given; Claude Code's auto-memory lives
@@ -196,22 +207,20 @@ SOURCE_KINDS: dict[str, str | None] = {"serena": ".serena/memories", "claude": N
 
 def _sources(value: object, source: _Source) -> tuple[SourceConfig, ...]:
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
-        raise ConfigError(source.at("sources", "sources must be [[sources]] tables"))
+        raise source.at("sources", "sources must be [[sources]] tables")
     found: list[SourceConfig] = []
     for item in value:
         kind = item.get("kind")
         if kind not in SOURCE_KINDS:
             kinds = ", ".join(sorted(SOURCE_KINDS))
-            raise ConfigError(source.at("kind", f"[[sources]] kind must be one of: {kinds}"))
+            raise source.at("kind", f"[[sources]] kind must be one of: {kinds}")
         unknown = sorted(set(item) - {"kind", "path"})
         if unknown:
-            raise ConfigError(
-                source.at(unknown[0], f"[[sources]] unknown key(s) {', '.join(unknown)}")
-            )
+            raise source.at(unknown[0], f"[[sources]] unknown key(s) {', '.join(unknown)}")
         path = item.get("path", SOURCE_KINDS[kind])
         if path is None:
-            raise ConfigError(
-                source.at("kind", f"[[sources]] kind = {kind!r} needs a path inside the workspace")
+            raise source.at(
+                "kind", f"[[sources]] kind = {kind!r} needs a path inside the workspace"
             )
         if (
             not isinstance(path, str)
@@ -220,9 +229,7 @@ def _sources(value: object, source: _Source) -> tuple[SourceConfig, ...]:
             or not path.strip("/ ")
             or _CONTROL.search(path)
         ):
-            raise ConfigError(
-                source.at("path", f"[[sources]] path {path!r} must be a workspace folder")
-            )
+            raise source.at("path", f"[[sources]] path {path!r} must be a workspace folder")
         found.append(SourceConfig(str(kind), path.strip("/")))
     return tuple(found)
 

@@ -38,7 +38,7 @@ def _memory_anchors(session: Session, path: str) -> tuple[str, list[tuple[str, s
 def _memory_path(session: Session, path: str) -> str:
     selected = session.select([path])
     if len(selected) != 1 or not session.workspace.is_memory_path(selected[0]):
-        raise UsageError(f"{path} is not a memory file")
+        raise UsageError(f"{path} is not a memory file", code="not_a_memory", path=path)
     return selected[0]
 
 
@@ -172,5 +172,9 @@ def reader_log(session: Session, path: str, agent: str | None) -> tuple[str, lis
     agent = namespaces.reader(agent)
     rel = session.relative_arg(path)
     if not namespaces.sees(memories_of(session, [rel]).get(rel), agent):
-        raise UsageError(f"{rel}: no such memory, folder or file in {session.workspace.root}")
+        raise UsageError(
+            f"{rel}: no such memory, folder or file in {session.workspace.root}",
+            code="not_found",
+            path=rel,
+        )
     return memory_log(session, path)

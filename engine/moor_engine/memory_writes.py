@@ -579,7 +579,8 @@ def sections_of(session: Session, path: str) -> tuple[str, str | None, list[str]
     written = Written("edit")
     rel = memory_arg(session, path, "edit", written)
     if rel is None:
-        raise UsageError(written.refused[0].message)
+        refusal = written.refused[0]
+        raise UsageError(refusal.message, code=refusal.code, path=refusal.path)
     data = read_inside(session.workspace.root, rel, limit=session.workspace.config.max_file_size)
     parsed = parse_memory(rel, data)
     content_hash = parsed.memory.content_hash if parsed.memory is not None else None

@@ -34,7 +34,9 @@ def reader(agent: str | None) -> str | None:
     if agent is None:
         return None
     if not is_agent_name(agent):
-        raise UsageError(f"agent {agent!r} is not an agent name: {GRAMMAR_WORDS}")
+        raise UsageError(
+            f"agent {agent!r} is not an agent name: {GRAMMAR_WORDS}", code="agent_invalid"
+        )
     return agent
 
 

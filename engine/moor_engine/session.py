@@ -36,7 +36,26 @@ _REBASE_WAIT_S = 2.0
 
 
 class UsageError(Exception):
-    """The request cannot be carried out as asked (exit status 2)."""
+    """The request cannot be carried out as asked (exit status 2).
+
+    `code` names why, stably, for a program: `usage` unless the engine knows more
+    (`not_found`: no such memory or file; `not_a_memory`; `agent_invalid`;
+    `outside_workspace`; a reference's own code, such as `bad_reference`); `path` is the
+    path it is about (workspace-relative, or as given when it is outside) and `line` its
+    1-based line, when there is one."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "usage",
+        path: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.path = path
+        self.line = line
 
 
 @dataclass
@@ -107,7 +126,11 @@ class Session:
             elif (self.workspace.root / rel).exists():
                 code_targets.append(rel)
             else:
-                raise UsageError(f"{rel}: no such memory, folder or file in {self.workspace.root}")
+                raise UsageError(
+                    f"{rel}: no such memory, folder or file in {self.workspace.root}",
+                    code="not_found",
+                    path=rel,
+                )
         if code_targets:
             chosen.extend(self._memories_about(every, code_targets))
         return sorted(set(chosen))
@@ -122,7 +145,11 @@ class Session:
         try:
             return absolute.resolve().relative_to(self.workspace.root).as_posix()
         except ValueError as error:
-            raise UsageError(f"{arg} is outside the workspace {self.workspace.root}") from error
+            raise UsageError(
+                f"{arg} is outside the workspace {self.workspace.root}",
+                code="outside_workspace",
+                path=arg,
+            ) from error
 
     def _memories_about(self, every: list[str], targets: list[str]) -> list[str]:
         from moor_engine.memories import load_memory

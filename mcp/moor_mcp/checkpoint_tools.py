@@ -25,7 +25,7 @@ def register(server: MCPServer, root: Path) -> None:
         was done and where it stands, the next steps, the files in play. A new file each
         time, never overwritten; checkpoint_resume reads the newest back. Knowledge about
         the code belongs in a memory (memory_write), not here."""
-        with engine_refusals():
+        with engine_refusals(root):
             saved = checkpoints.save(root, agent, summary, next_steps, files)
         return Checkpoint.model_validate(saved)
 
@@ -34,6 +34,6 @@ def register(server: MCPServer, root: Path) -> None:
         """Resume from your newest checkpoints (saved by checkpoint_save), newest first:
         an empty list when the agent has none. Their text is an agent's note: verify it
         against the code and memories_about."""
-        with engine_refusals():
+        with engine_refusals(root):
             resumed = checkpoints.resume(root, agent, limit)
         return ResumeResult.model_validate(resumed)

@@ -27,7 +27,7 @@ def register(server: MCPServer, root: Path) -> None:
         ones')."""
         from moor_engine.changes import changes_since as since
 
-        with engine_refusals(), Session.open(root) as session:
+        with engine_refusals(root), Session.open(root) as session:
             found = since(session, cursor, limit, agent)
         return ChangesResult.model_validate(found)
 
@@ -39,6 +39,6 @@ def register(server: MCPServer, root: Path) -> None:
         Another agent's memory is not found; with `agent`, that agent's own are."""
         from moor_engine.history import reader_log
 
-        with engine_refusals(), Session.open(root) as session:
+        with engine_refusals(root), Session.open(root) as session:
             rel, entries = reader_log(session, path, agent)
         return HistoryResult.model_validate({"path": rel, "entries": entries})

@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from moor_engine.session import Session
 
 from moor_mcp.annotations import READ_ONLY
-from moor_mcp.refusals import engine_refusals
+from moor_mcp.refusals import engine_refusals, refuse
 from moor_mcp.results import (
     AboutMemory,
     AboutResult,
@@ -34,7 +33,7 @@ def register(server: MCPServer, root: Path) -> None:
         ones absent. Call memories_about for the memories bound to a given piece of code,
         memory_search_many to ask several questions at once. With `agent`, that agent's own
         memories are searched too (without it, only the shared ones)."""
-        with engine_refusals(), Session.open(root) as session:
+        with engine_refusals(root), Session.open(root) as session:
             return _search(session, query, limit, agent)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
@@ -44,8 +43,8 @@ def register(server: MCPServer, root: Path) -> None:
         """Search the memories for several questions at once: one result per query, in the
         order asked, each as memory_search gives it."""
         if not queries or len(queries) > MAX_QUERIES:
-            raise ToolError(f"queries: 1 to {MAX_QUERIES} questions, got {len(queries)}")
-        with engine_refusals(), Session.open(root) as session:
+            raise refuse("usage", f"queries: 1 to {MAX_QUERIES} questions, got {len(queries)}")
+        with engine_refusals(root), Session.open(root) as session:
             return SearchManyResult(results=[_search(session, q, limit, agent) for q in queries])
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
@@ -56,7 +55,7 @@ def register(server: MCPServer, root: Path) -> None:
         that agent's own memories are listed too (without it, only the shared ones)."""
         from moor_engine.about import about
 
-        with engine_refusals(), Session.open(root) as session:
+        with engine_refusals(root), Session.open(root) as session:
             found = about(session, target, agent)
         return AboutResult(
             target=target,
@@ -85,7 +84,7 @@ def register(server: MCPServer, root: Path) -> None:
         ones)."""
         from moor_engine.drift_report import drift_report as report_drift
 
-        with engine_refusals(), Session.open(root) as session:
+        with engine_refusals(root), Session.open(root) as session:
             found = report_drift(session, agent)
         flagged = [
             Flagged(

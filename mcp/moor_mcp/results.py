@@ -85,9 +85,12 @@ class KnownHere(BaseModel):
 
 
 class Refused(BaseModel):
-    code: str  # stable: not_found, forgotten, exists, conflict, no_such_section, …
+    """One refusal, of any tool (`refusals.py`: every error result carries a list of them)."""
+
+    code: str  # stable: usage, not_found, write_busy, lock_invalid, exists, conflict, …
     message: Untrusted
-    path: str | None
+    path: str | None  # the workspace's path it is about, when there is one
+    line: int | None  # 1-based, in that file, when known
     ref: str | None
     suggestions: list[Untrusted]
     instead: str | None  # the tool call that does what was meant

@@ -1,6 +1,8 @@
 """The tools that write memories: the engine's one write path (`memory_writes`,
 `latch_actions`, `actions.reaffirm`), each call one unit under the workspace write lock.
-A refusal writes nothing and comes back as an error result (`refusals.written_result`)."""
+A refusal writes nothing and comes back as an error result whose structured content is the
+`WriteResult` with `ok` false (`refusals.written_result`, and `refusals.call_refused` for a
+refusal raised before the engine wrote: the engine's, the arguments')."""
 
 from __future__ import annotations
 
@@ -16,6 +18,17 @@ from moor_mcp.refusals import engine_refusals, written_result
 from moor_mcp.results import WriteResult
 
 Answer = Annotated[CallToolResult, WriteResult]
+
+# Each write tool's action (`WriteResult.action`): a refusal of a call that never reached
+# the engine's write (bad arguments, a busy write lock) still answers a `WriteResult`.
+ACTIONS = {
+    "memory_write": "add",
+    "memory_edit": "edit",
+    "memory_supersede": "supersede",
+    "memory_forget": "forget",
+    "memory_restore": "restore",
+    "memory_reaffirm": "reaffirm",
+}
 
 
 def register(server: MCPServer, root: Path) -> None:
@@ -49,7 +62,7 @@ def register(server: MCPServer, root: Path) -> None:
             questions=questions,
             supersedes=supersedes,
         )
-        with engine_refusals(), Session.open(root) as session:
+        with engine_refusals(root), Session.open(root) as session:
             return written_result("memory_write", add(session, draft))
 
     @server.tool(annotations=REWRITES, structured_output=True)
@@ -61,7 +74,7 @@ def register(server: MCPServer, root: Path) -> None:
         prefer memory_supersede."""
         from moor_engine.memory_writes import edit
 
-        with engine_refusals(), Session.open(root) as session:
+        with engine_refusals(root), Session.open(root) as session:
             return written_result("memory_edit", edit(session, path, section, text, based_on))
 
     @server.tool(annotations=ADDITIVE_ONCE, structured_output=True)
@@ -70,7 +83,7 @@ def register(server: MCPServer, root: Path) -> None:
         returns it. A latch: only memory_restore brings it back."""
         from moor_engine.latch_actions import supersede
 
-        with engine_refusals(), Session.open(root) as session:
+        with engine_refusals(root), Session.open(root) as session:
             return written_result("memory_supersede", supersede(session, old, by, why))
 
     @server.tool(annotations=REMOVES, structured_output=True)
@@ -80,7 +93,7 @@ def register(server: MCPServer, root: Path) -> None:
         use memory_supersede; memory_restore undoes either."""
         from moor_engine.latch_actions import forget
 
-        with engine_refusals(), Session.open(root) as session:
+        with engine_refusals(root), Session.open(root) as session:
             return written_result("memory_forget", forget(session, path, why))
 
     @server.tool(annotations=ADDITIVE_ONCE, structured_output=True)
@@ -90,7 +103,7 @@ def register(server: MCPServer, root: Path) -> None:
         journal)."""
         from moor_engine.latch_actions import restore
 
-        with engine_refusals(), Session.open(root) as session:
+        with engine_refusals(root), Session.open(root) as session:
             return written_result("memory_restore", restore(session, path, why))
 
     @server.tool(annotations=ADDITIVE, structured_output=True)
@@ -101,7 +114,7 @@ def register(server: MCPServer, root: Path) -> None:
         from moor_engine.actions import reaffirm
         from moor_engine.memory_writes import Refusal, Written
 
-        with engine_refusals(), Session.open(root) as session:
+        with engine_refusals(root), Session.open(root) as session:
             rel = session.relative_arg(path)
             outcome = reaffirm(session, path, why)
         written = Written("reaffirm", path=rel, done=list(outcome.done))

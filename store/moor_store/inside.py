@@ -48,12 +48,16 @@ class NotInside(OSError):
     Codes: ``outside_workspace`` (it, or a link on the way, leads outside the root),
     ``link_loop``, ``not_a_file`` (a folder, FIFO, device or socket), ``too_large``,
     ``changed_while_reading`` (a link was swapped in between looking and opening).
+    `path` is the path as it was asked for (relative to the root), when there is one.
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    line: int | None = None  # never known: what is refused is the path
+
+    def __init__(self, code: str, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.path = path
 
     def __str__(self) -> str:
         return self.message
@@ -86,11 +90,13 @@ def _walk(
     root: Path, rel: str, *, create_dirs: bool = False, follow_last: bool = True
 ) -> Iterator[_Walked]:
     if os.path.isabs(rel):
-        raise NotInside("outside_workspace", f"{rel} is not a path inside the workspace")
+        raise NotInside("outside_workspace", f"{rel} is not a path inside the workspace", path=rel)
     real_root = _real_root(str(root))
     names: deque[str] = deque(_components(rel))
     if not names:
-        raise NotInside("not_a_file", f"{rel or '.'} is the workspace folder itself")
+        raise NotInside(
+            "not_a_file", f"{rel or '.'} is the workspace folder itself", path=rel or "."
+        )
     parents = [os.open(real_root, _DIR_FLAGS)]
     walked = _Walked(parents, "", None)
     try:
@@ -99,7 +105,9 @@ def _walk(
             name = names.popleft()
             if name == "..":
                 if len(parents) == 1:
-                    raise NotInside("outside_workspace", f"{rel} leads outside the workspace")
+                    raise NotInside(
+                        "outside_workspace", f"{rel} leads outside the workspace", path=rel
+                    )
                 os.close(parents.pop())
                 continue
             try:
@@ -111,13 +119,15 @@ def _walk(
             if info is not None and stat.S_ISLNK(info.st_mode) and (names or follow_last):
                 links += 1
                 if links > _MAX_LINKS:
-                    raise NotInside("link_loop", f"{rel}: too many symbolic links")
+                    raise NotInside("link_loop", f"{rel}: too many symbolic links", path=rel)
                 target = os.readlink(name, dir_fd=parents[-1])
                 if os.path.isabs(target):
                     inner = _inside_real_root(target, real_root)
                     if inner is None:
                         raise NotInside(
-                            "outside_workspace", f"{rel} is a link that leads outside the workspace"
+                            "outside_workspace",
+                            f"{rel} is a link that leads outside the workspace",
+                            path=rel,
                         )
                     while len(parents) > 1:
                         os.close(parents.pop())
@@ -135,7 +145,7 @@ def _walk(
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o777, dir_fd=parents[-1])
             parents.append(_open_unfollowed(name, _DIR_FLAGS, parents[-1], rel))
-        raise NotInside("not_a_file", f"{rel} names the workspace folder itself")
+        raise NotInside("not_a_file", f"{rel} names the workspace folder itself", path=rel)
     finally:
         walked.parents = parents
         walked.close()
@@ -157,7 +167,7 @@ def _open_unfollowed(name: str, flags: int, parent: int, rel: str) -> int:
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise NotInside(
-                "changed_while_reading", f"{rel}: a link appeared while it was opened"
+                "changed_while_reading", f"{rel}: a link appeared while it was opened", path=rel
             ) from error
         raise
 
@@ -202,15 +212,21 @@ def read_inside(root: Path, rel: str, *, limit: int | None = None) -> bytes:
         if walked.info is None:
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", rel)
         if not stat.S_ISREG(walked.info.st_mode):
-            raise NotInside("not_a_file", f"{rel} is {_what(walked.info)}, not a regular file")
+            raise NotInside(
+                "not_a_file", f"{rel} is {_what(walked.info)}, not a regular file", path=rel
+            )
         fd = _open_unfollowed(walked.name, _READ_FLAGS, walked.parent, rel)
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
-                raise NotInside("not_a_file", f"{rel} is {_what(info)}, not a regular file")
+                raise NotInside(
+                    "not_a_file", f"{rel} is {_what(info)}, not a regular file", path=rel
+                )
             if limit is not None and info.st_size > limit:
                 raise NotInside(
-                    "too_large", f"{rel} is {info.st_size} bytes, over the {limit}-byte cap"
+                    "too_large",
+                    f"{rel} is {info.st_size} bytes, over the {limit}-byte cap",
+                    path=rel,
                 )
             os.set_blocking(fd, True)
             chunks = []
@@ -223,7 +239,9 @@ def read_inside(root: Path, rel: str, *, limit: int | None = None) -> bytes:
                 if remaining is not None:
                     remaining -= len(chunk)
                     if remaining <= 0:
-                        raise NotInside("too_large", f"{rel} grew over the {limit}-byte cap")
+                        raise NotInside(
+                            "too_large", f"{rel} grew over the {limit}-byte cap", path=rel
+                        )
             return b"".join(chunks)
         finally:
             os.close(fd)
@@ -290,7 +308,7 @@ def write_inside(
     """
     with _walk(root, rel, create_dirs=True, follow_last=not own) as walked:
         if walked.info is not None and stat.S_ISDIR(walked.info.st_mode):
-            raise NotInside("not_a_file", f"{rel} is a folder")
+            raise NotInside("not_a_file", f"{rel} is a folder", path=rel)
         if exclusive and walked.info is not None:
             raise FileExistsError(errno.EEXIST, "File exists", rel)
         parent, name = walked.parent, walked.name
@@ -333,7 +351,7 @@ def remove_inside(root: Path, rel: str) -> bool:
         if walked.info is None:
             return False
         if stat.S_ISDIR(walked.info.st_mode):
-            raise NotInside("not_a_file", f"{rel} is a folder")
+            raise NotInside("not_a_file", f"{rel} is a folder", path=rel)
         try:
             os.unlink(walked.name, dir_fd=walked.parent)
         except FileNotFoundError:
@@ -359,9 +377,17 @@ def sqlite_files_inside(root: Path, state_dir: str, database: str) -> None:
             except FileNotFoundError:
                 continue
             if stat.S_ISLNK(info.st_mode):
-                raise NotInside("outside_workspace", f"{state_dir}/{name} is a symbolic link")
+                raise NotInside(
+                    "outside_workspace",
+                    f"{state_dir}/{name} is a symbolic link",
+                    path=f"{state_dir}/{name}",
+                )
             if not stat.S_ISREG(info.st_mode):
-                raise NotInside("not_a_file", f"{state_dir}/{name} is not a regular file")
+                raise NotInside(
+                    "not_a_file",
+                    f"{state_dir}/{name} is not a regular file",
+                    path=f"{state_dir}/{name}",
+                )
 
 
 @contextlib.contextmanager
@@ -383,7 +409,7 @@ def open_inside_dir(root: Path, rel: str, *, create: bool = True) -> Iterator[in
         try:
             fd = _open_unfollowed(walked.name, _DIR_FLAGS, walked.parent, rel)
         except NotADirectoryError as error:
-            raise NotInside("not_a_file", f"{rel} is not a folder") from error
+            raise NotInside("not_a_file", f"{rel} is not a folder", path=rel) from error
     try:
         yield fd
     finally:

@@ -71,7 +71,15 @@ _BUSY_TIMEOUT_S: Final = 5.0
 
 
 class JournalError(Exception):
-    """The journal cannot be opened or used. The message says what to do."""
+    """The journal cannot be opened or used. The message says what to do; `path` is the
+    journal's file when the message is about it."""
+
+    code = "journal_unusable"  # stable, for a program reading the refusal
+    line: int | None = None  # never known: a database has no lines
+
+    def __init__(self, message: str, *, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class JournalVersionError(JournalError):
@@ -80,6 +88,8 @@ class JournalVersionError(JournalError):
 
 class JournalBusy(JournalError):
     """Another connection held SQLite's write lock for longer than moor waits: busy, not broken."""
+
+    code = "journal_busy"
 
 
 @dataclass(frozen=True)
@@ -280,7 +290,7 @@ class Journal:
         except OSError as exc:
             raise JournalError(f"cannot create {self.path.parent}: {exc}") from exc
         if self.path.is_dir():
-            raise JournalError(f"{self.path} is a directory, not a moor journal")
+            raise JournalError(f"{self.path} is a directory, not a moor journal", path=self.path)
         try:
             self._db = sqlite3.connect(
                 self.path,
@@ -289,7 +299,7 @@ class Journal:
                 timeout=_busy_timeout(),
             )
         except sqlite3.Error as exc:
-            raise JournalError(f"cannot open {self.path}: {exc}") from exc
+            raise JournalError(f"cannot open {self.path}: {exc}", path=self.path) from exc
         try:
             self._open()
         except JournalError:
@@ -298,9 +308,10 @@ class Journal:
         except sqlite3.Error as exc:
             self._db.close()
             if _is_busy(exc):
-                raise JournalBusy(_busy_text(self.path, "open it")) from exc
+                raise JournalBusy(_busy_text(self.path, "open it"), path=self.path) from exc
             raise JournalError(
-                f"{self.path} is not a usable moor journal ({exc}). {_rebuild_hint(self.path)}"
+                f"{self.path} is not a usable moor journal ({exc}). {_rebuild_hint(self.path)}",
+                path=self.path,
             ) from exc
 
     # -- opening ---------------------------------------------------------------------------
@@ -312,7 +323,8 @@ class Journal:
         if app_id not in (0, APPLICATION_ID):
             raise JournalError(
                 f"{self.path} is a SQLite database that belongs to another program "
-                f"(application_id {app_id:#x}), not a moor journal. {_rebuild_hint(self.path)}"
+                f"(application_id {app_id:#x}), not a moor journal. {_rebuild_hint(self.path)}",
+                path=self.path,
             )
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
@@ -338,25 +350,29 @@ class Journal:
             if "meta" not in tables or app_id != APPLICATION_ID:
                 raise JournalError(
                     f"{self.path} is a SQLite database but not a moor journal "
-                    f"(tables: {', '.join(sorted(tables))}). {_rebuild_hint(self.path)}"
+                    f"(tables: {', '.join(sorted(tables))}). {_rebuild_hint(self.path)}",
+                    path=self.path,
                 )
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             try:
                 version = int(row[0])
             except (TypeError, ValueError):
                 raise JournalError(
-                    f"{self.path} has no readable schema version. {_rebuild_hint(self.path)}"
+                    f"{self.path} has no readable schema version. {_rebuild_hint(self.path)}",
+                    path=self.path,
                 ) from None
             if version > SCHEMA_VERSION:
                 raise JournalVersionError(
                     f"{self.path} was written by a newer moor (journal schema {version}; this "
                     f"moor reads up to {SCHEMA_VERSION}). Upgrade moor, or — since the journal "
-                    f"is local — {_rebuild_hint(self.path)}"
+                    f"is local — {_rebuild_hint(self.path)}",
+                    path=self.path,
                 )
             if version < 1:
                 raise JournalError(
                     f"{self.path} has an invalid schema version {version}. "
-                    f"{_rebuild_hint(self.path)}"
+                    f"{_rebuild_hint(self.path)}",
+                    path=self.path,
                 )
             _migrate(db, version)
 
@@ -399,16 +415,20 @@ class Journal:
     def _guard(self, action: str) -> Iterator[sqlite3.Connection]:
         with self._lock:
             if self._closed:
-                raise JournalError(f"cannot {action}: the journal {self.path} is closed")
+                raise JournalError(
+                    f"cannot {action}: the journal {self.path} is closed", path=self.path
+                )
             try:
                 yield self._db
             except sqlite3.Error as exc:
                 if _is_busy(exc):
-                    raise JournalBusy(_busy_text(self.path, action)) from exc
+                    raise JournalBusy(_busy_text(self.path, action), path=self.path) from exc
                 hint = ""
                 if type(exc) is sqlite3.DatabaseError:  # corruption, not a constraint or a lock
                     hint = f". {_rebuild_hint(self.path)}"
-                raise JournalError(f"cannot {action} in {self.path}: {exc}{hint}") from exc
+                raise JournalError(
+                    f"cannot {action} in {self.path}: {exc}{hint}", path=self.path
+                ) from exc
 
     def close(self) -> None:
         with self._lock:

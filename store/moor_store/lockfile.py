@@ -96,6 +96,8 @@ HEADER: Final = (
 class LockError(Exception):
     """moor.lock cannot be read or written. `line` is 1-based when known."""
 
+    code = "lock_invalid"  # stable, for a program reading the refusal
+
     def __init__(self, message: str, *, path: Path | None = None, line: int | None = None):
         self.message = message  # without the location
         self.path = path

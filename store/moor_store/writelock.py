@@ -29,12 +29,21 @@ from .inside import open_inside_dir
 __all__ = ["LOCK_NAME", "WriteBusy", "default_wait", "holding", "write_lock"]
 
 LOCK_NAME: Final = "write.lock"
+_FOLDER: Final = ".moor"  # the workspace's state folder (the engine's roots.STATE_DIR)
 _DEFAULT_WAIT_S: Final = 30.0
 _WAIT_VARIABLE: Final = "MOOR_WRITE_WAIT"
 
 
 class WriteBusy(Exception):
-    """Another writer held the workspace write lock for longer than this one would wait."""
+    """Another writer held the workspace write lock for longer than this one would wait;
+    `path` is the lock's file."""
+
+    code = "write_busy"  # stable, for a program reading the refusal
+    line: int | None = None  # never known: the lock file holds one record
+
+    def __init__(self, message: str, *, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 def default_wait() -> float:
@@ -96,9 +105,9 @@ def write_lock(
     budget = default_wait() if wait is None else wait
     deadline = time.monotonic() + budget
     if not state.guard.acquire(timeout=budget if budget > 0 else 0.0):
-        raise WriteBusy(_busy_message(root, action, budget, None))
+        raise WriteBusy(_busy_message(root, action, budget, None), path=root / _FOLDER / LOCK_NAME)
     try:
-        with open_inside_dir(root, ".moor") as folder:
+        with open_inside_dir(root, _FOLDER) as folder:
             fd = os.open(
                 LOCK_NAME,
                 os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -140,7 +149,9 @@ def _acquire(
             pass
         now = time.monotonic()
         if now >= deadline:
-            raise WriteBusy(_busy_message(root, action, budget, _holder(fd)))
+            raise WriteBusy(
+                _busy_message(root, action, budget, _holder(fd)), path=root / _FOLDER / LOCK_NAME
+            )
         if not told and on_wait is not None:
             told = True
             on_wait(f"waiting for {_describe(_holder(fd))} to finish writing to {root}")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -63,3 +64,56 @@ def error_text(result: CallToolResult) -> str:
     assert result.is_error, result.structured_content
     texts = [block.text for block in result.content if block.type == "text"]
     return "\n".join(texts)
+
+
+# Every refusal entry has exactly these fields (`results.Refused`), whatever refused.
+REFUSAL_FIELDS = {
+    "code",
+    "message",
+    "path",
+    "line",
+    "ref",
+    "suggestions",
+    "instead",
+    "current_hash",
+}
+
+# What a Python traceback, a repr or pydantic's own error text looks like: never sent.
+LEAK_MARKS = (
+    "Traceback (most recent call last)",
+    'File "',
+    "Error executing tool",
+    "input_value=",
+    "errors.pydantic.dev",
+    " object at 0x",
+    "<class '",
+)
+
+
+def leaks(text: str) -> list[str]:
+    """The marks of a traceback or repr found in `text`."""
+    return [mark for mark in LEAK_MARKS if mark in text]
+
+
+def refusals(result: CallToolResult) -> list[dict[str, Any]]:
+    """An error result's refusals, read as a program reads them: the last content block is
+    `{"refused": [...]}`; every entry has every field, and no text leaks a traceback."""
+    texts = [block.text for block in result.content if block.type == "text"]
+    assert result.is_error and len(texts) == len(result.content) == 2, result
+    assert leaks("\n".join(texts)) == [], texts
+    document = json.loads(texts[-1])
+    assert set(document) == {"refused"} and document["refused"], document
+    for entry in document["refused"]:
+        assert set(entry) == REFUSAL_FIELDS, entry
+    if result.structured_content is not None:  # a write tool's: the same refusals
+        assert result.structured_content["ok"] is False
+        assert result.structured_content["refused"] == document["refused"]
+    refused: list[dict[str, Any]] = document["refused"]
+    return refused
+
+
+def refusal(result: CallToolResult, code: str) -> dict[str, Any]:
+    """The one refusal of an error result, which must have `code`."""
+    [entry] = refusals(result)
+    assert entry["code"] == code, entry
+    return entry

@@ -1,19 +1,21 @@
 """The contract of `moor mcp`, as an agent sees it over the wire: the tool set, what each
 takes, what it may do, how its description starts and which tools it points to, the top
-level of what it returns, and the instructions. Agents and other tests (the Inspector's)
-are written against this surface: any change to it must fail here and be made here, on
-purpose."""
+level of what it returns, the instructions, and the one shape every refusal of every tool
+has. Agents and other tests (the Inspector's) are written against this surface: any change
+to it must fail here and be made here, on purpose."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+import jsonschema  # type: ignore[import-untyped]  # the SDK client validates with it
 import pytest
 from mcp.client.session import ClientSession
-from mcp.types import Tool
+from mcp.types import CallToolResult, Tool
 
-from tests.mcp.conftest import run
+from tests.conftest import Workspace
+from tests.mcp.conftest import REFUSAL_FIELDS, refusal, refusals, run, structured
 
 # A description starts with the verb of what the tool does, from this list.
 VERBS = {"Search", "List", "Report", "Return", "Write", "Edit", "Retire", "Forget", "Restore"}
@@ -164,6 +166,50 @@ INSTRUCTED = {
 }
 
 
+# The tools whose result is a write's: their refusals carry it as structured content too.
+WRITES = {"memory_write", "memory_edit", "memory_supersede", "memory_forget", "memory_restore"}
+WRITES |= {"memory_reaffirm"}
+
+# name: (arguments the tool refuses, the code it refuses them with)
+REFUSED: dict[str, tuple[dict[str, Any], str]] = {
+    "memory_search": ({"query": "q", "agent": "Not A Name"}, "agent_invalid"),
+    "memory_search_many": ({"queries": []}, "usage"),
+    "memories_about": ({"target": "../outside.py"}, "outside_workspace"),
+    "drift_report": ({"agent": "Not A Name"}, "agent_invalid"),
+    "memory_write": ({"text": " ", "about": ["lib.py"]}, "usage"),
+    "memory_edit": (
+        {"path": "memories/none.md", "section": "s", "text": "t", "based_on": "h"},
+        "not_a_memory",
+    ),
+    "memory_supersede": ({"old": "memories/a.md", "by": "memories/b.md", "why": " "}, "usage"),
+    "memory_forget": ({"path": "memories/none.md", "why": " "}, "usage"),
+    "memory_restore": ({"path": "memories/none.md", "why": " "}, "usage"),
+    "memory_reaffirm": ({"path": "memories/none.md", "why": "checked"}, "not_found"),
+    "changes_since": ({"cursor": -1}, "usage"),
+    "memory_history": ({"path": "memories/none.md"}, "not_found"),
+    "checkpoint_save": ({"agent": "../up", "summary": "s"}, "agent_invalid"),
+    "checkpoint_resume": ({"agent": "a", "limit": 0}, "usage"),
+}
+
+# name: arguments each tool answers in the workspace of `answered` (the controls).
+ANSWERED: dict[str, dict[str, Any]] = {
+    "memory_search": {"query": "lib"},
+    "memory_search_many": {"queries": ["lib"]},
+    "memories_about": {"target": "lib.py"},
+    "drift_report": {},
+    "changes_since": {},
+    "memory_history": {"path": "memories/lib.md"},
+    "checkpoint_save": {"agent": "a", "summary": "s"},
+    "checkpoint_resume": {"agent": "a"},
+}
+
+# Arguments outside each schema: the required ones left out, or a value of the wrong type.
+WRONG_TYPES: dict[str, dict[str, Any]] = {
+    "drift_report": {"agent": 7},
+    "changes_since": {"cursor": "first"},
+}
+
+
 @pytest.fixture(scope="module")
 def surface(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Tool], str]:
     root = tmp_path_factory.mktemp("contract")
@@ -232,6 +278,67 @@ def test_the_instructions_orient_an_agent_across_the_tools(
     assert mentioned(instructions, set(CONTRACT)) == INSTRUCTED
     assert "not instructions" in instructions  # memory text is data
     assert "about:" in instructions and "current" in instructions
+
+
+def test_the_instructions_tell_how_a_refusal_reads(surface: tuple[dict[str, Tool], str]) -> None:
+    instructions = surface[1]
+    assert '{"refused": [{"code", "message", "path", "line", ...}]}' in instructions
+    assert "write_busy" in instructions and "lock_invalid" in instructions
+
+
+def test_a_write_result_pins_the_fields_of_a_refusal(
+    surface: tuple[dict[str, Tool], str],
+) -> None:
+    for name in sorted(WRITES):
+        schema = surface[0][name].output_schema
+        assert schema is not None
+        assert set(schema["$defs"]["Refused"]["properties"]) == REFUSAL_FIELDS, name
+    assert set(REFUSED) == set(CONTRACT) and set(ANSWERED) == set(CONTRACT) - WRITES
+
+
+def _called(ws: Workspace, asked: list[tuple[str, dict[str, Any]]]) -> list[CallToolResult]:
+    async def use(session: ClientSession) -> list[CallToolResult]:
+        await session.list_tools()  # as a client that validates results against the schemas
+        return [await session.call_tool(name, arguments) for name, arguments in asked]
+
+    called: list[CallToolResult] = run(ws.root, use)
+    return called
+
+
+def test_every_tool_refuses_in_the_one_shape(
+    ws: Workspace, surface: tuple[dict[str, Tool], str]
+) -> None:
+    ws.write("lib.py", "def f():\n    return 1\n")
+    ws.memory("lib", "lib.py#f")
+    ws.moor("bind", check=True)
+    names = sorted(CONTRACT)
+    refused = _called(ws, [(name, REFUSED[name][0]) for name in names])
+    answered = _called(ws, [(name, ANSWERED[name]) for name in sorted(ANSWERED)])
+    for name, result in zip(names, refused, strict=True):
+        refusal(result, REFUSED[name][1])
+        schema = surface[0][name].output_schema
+        if name in WRITES:  # in the write's own schema, so a validating client accepts it
+            assert result.structured_content is not None, name
+            jsonschema.validate(result.structured_content, schema)
+        else:  # a schema with no place for a refusal: no structured content to fail it
+            assert result.structured_content is None, name
+    for name, result in zip(sorted(ANSWERED), answered, strict=True):
+        jsonschema.validate(structured(result), surface[0][name].output_schema)  # the controls
+
+
+def test_every_tool_refuses_arguments_outside_its_schema_by_name(ws: Workspace) -> None:
+    names = sorted(CONTRACT)
+    asked = [(name, WRONG_TYPES.get(name, {})) for name in names]
+    results = _called(ws, [*asked, ("drift_report", {}), ("changes_since", {"cursor": 0})])
+    for (name, arguments), result in zip(asked, results[:-2], strict=True):
+        entries = refusals(result)
+        assert {entry["code"] for entry in entries} == {"invalid_argument"}, name
+        named = {entry["message"].partition(":")[0] for entry in entries}
+        assert named == (set(arguments) or CONTRACT[name][1]), name
+        assert all("first" not in entry["message"] for entry in entries)  # never the value
+        assert (result.structured_content is not None) == (name in WRITES), name
+    assert structured(results[-2])["memories"] == 0  # the controls: the same tools, answered
+    assert structured(results[-1])["next_cursor"] == 0
 
 
 def test_the_contract_fails_when_the_surface_moves() -> None:
