@@ -74,6 +74,10 @@ def lists_writes_searches_and_asks_about(inspector: Inspector) -> None:
     assert [m["path"] for m in about["memories"]] == [path]
     again = inspector.refusal("memory_write", text=TEXT, about=json.dumps(["net/client.py#Nope"]))
     assert "Nope" in again  # a refusal reaches this client as a tool error with moor's message
+    # A reading tool's refusal too (no structured content beside it, which this client would
+    # validate against the tool's output schema), with its code for a program to read.
+    outside = inspector.refusal("memories_about", target="../elsewhere.py")
+    assert '"code": "outside_workspace"' in outside, outside
 
 
 @pytest.fixture
