@@ -680,12 +680,14 @@ def parse_lsp(section: str) -> dict[int, LspRow]:
 def render_hooks(measured: dict[str, float]) -> str:
     m = measured
     load = m.get("load_average", os.getloadavg()[0])
-    served_met = m["served_p95_ms"] <= HOOK_GOAL_P95_MS
-    again_met = m["served_again_p95_ms"] <= HOOK_GOAL_P95_MS
+    served_met = max(m["served_p95_ms"], m["served_again_p95_ms"]) <= HOOK_GOAL_P95_MS
+    unserved_met = m["hook_p95_ms"] <= HOOK_GOAL_P95_MS
     verdict = (
-        ("met" if served_met and again_met else "**not met**")
-        + f" (served: {m['served_p95_ms']:.0f} ms on a first mention, "
-        + f"{m['served_again_p95_ms']:.0f} ms asked again)"
+        f"{'met' if served_met else '**not met**'} by a served hook "
+        f"({m['served_p95_ms']:.0f} ms on a first mention, "
+        f"{m['served_again_p95_ms']:.0f} ms asked again); "
+        f"{'met' if unserved_met else '**not met**'} by a hook that answers in its own "
+        f"process on a first mention ({m['hook_p95_ms']:.0f} ms)"
     )
     return "\n".join(
         [
@@ -718,8 +720,9 @@ def render_hooks(measured: dict[str, float]) -> str:
             f"| {m['served_over_python']:.2f}x | {m['served_again_over_python']:.2f}x |",
             "",
             f"The goal, p95 ≤ {HOOK_GOAL_P95_MS:g} ms per prompt hook at 1,000 memories: "
-            f"{verdict}. A hook that answers in its own process (no server yet: the first "
-            "prompt of a session that did not start one, or `MOOR_HOOK_SERVER=0`) still pays "
+            f"{verdict}. A hook that answers in its own process (no server yet: a prompt "
+            "before the server the session start began is listening, or `MOOR_HOOK_SERVER=0`) "
+            "still pays "
             "for importing the engine and reading moor.lock on a first mention; asked again, "
             "the kept answer spares both. A served hook pays for the interpreter's start-up, "
             "asking the server, and the engine's answer on a warm process (on a first "
