@@ -136,19 +136,27 @@ class Workspace:
 
     def prompt_hook(self, prompt: str) -> str:
         """The context a real `moor hooks run prompt` gives for `prompt` ("" for none)."""
+        return self.hook(prompt)
+
+    def hook(self, prompt: str, event: str = "prompt", env: dict[str, str] | None = None) -> str:
+        """The context a real `moor hooks run EVENT` process gives, fed Claude Code's JSON on
+        stdin ("" for none); it must exit 0 and print nothing on stderr (fail-silent)."""
         result = subprocess.run(
-            [sys.executable, "-m", "moor", "hooks", "run", "prompt"],
+            [sys.executable, "-m", "moor", "hooks", "run", event],
             cwd=self.root,
             input=json.dumps({"prompt": prompt, "cwd": str(self.root)}),
             capture_output=True,
             text=True,
-            env={**os.environ, "NO_COLOR": "1"},
+            env={**os.environ, "NO_COLOR": "1", **(env or {})},
             timeout=120,
-            check=True,
         )
+        assert (result.returncode, result.stderr) == (0, ""), result.stderr
         if not result.stdout:
             return ""
-        text = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+        answer = json.loads(result.stdout)["hookSpecificOutput"]
+        names = {"prompt": "UserPromptSubmit", "session-start": "SessionStart"}
+        assert answer["hookEventName"] == names[event]
+        text = answer["additionalContext"]
         assert isinstance(text, str)
         return text
 

@@ -7,12 +7,10 @@ accepted."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 from moor_store.lockfile import parse_lock
@@ -104,32 +102,13 @@ def test_an_edit_that_writes_the_forgotten_text_is_refused(ws: Workspace) -> Non
     assert ok.code == 0, ok.err  # control: another text is written
 
 
-def _prompt_hook(ws: Workspace, prompt: str) -> str:
-    """Claude Code's prompt hook, fed its JSON on stdin; the context it answers with."""
-    result = subprocess.run(
-        [sys.executable, "-m", "moor", "hooks", "run", "prompt"],
-        cwd=ws.root,
-        input=json.dumps({"prompt": prompt, "cwd": str(ws.root)}),
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=60,
-    )
-    assert (result.returncode, result.stderr) == (0, ""), result.stderr
-    answer = json.loads(result.stdout)["hookSpecificOutput"]
-    assert answer["hookEventName"] == "UserPromptSubmit"
-    text = answer["additionalContext"]
-    assert isinstance(text, str)
-    return text
-
-
 def test_remember_in_a_prompt_of_the_forgotten_text_is_refused_citing_the_tombstone(
     ws: Workspace,
 ) -> None:
     _forgotten(ws)
     before = sorted(p.name for p in (ws.root / "memories").iterdir())
 
-    refused = _prompt_hook(ws, f"remember: {VARIANTS[3]}")
+    refused = ws.prompt_hook(f"remember: {VARIANTS[3]}")
 
     assert refused.startswith("moor: not remembered: refused: this text was forgotten on 20")
     assert f"({WRONG}): it never held" in refused
@@ -137,7 +116,7 @@ def test_remember_in_a_prompt_of_the_forgotten_text_is_refused_citing_the_tombst
     assert ws.moor("check").code == 0  # nothing came back, not even flagged
     # Positive control: the same hook remembers another claim with most of the same words.
     other = VARIANTS[3].replace("idempotency-key", "request id")
-    remembered = _prompt_hook(ws, f"remember: {other}")
+    remembered = ws.prompt_hook(f"remember: {other}")
     assert remembered.startswith("moor: remembered as memories/"), remembered
     [written] = set(p.name for p in (ws.root / "memories").iterdir()) - set(before)
     assert "request id" in ws.read(f"memories/{written}")

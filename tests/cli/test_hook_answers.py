@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -66,21 +64,7 @@ def hook(
     ws: Workspace, prompt: str = PROMPT, event: str = "prompt", env: dict[str, str] | None = None
 ) -> str:
     """The context a real `moor hooks run EVENT` process gives for `prompt`."""
-    result = subprocess.run(
-        [sys.executable, "-m", "moor", "hooks", "run", event],
-        cwd=ws.root,
-        input=json.dumps({"prompt": prompt, "cwd": str(ws.root)}),
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_COLOR": "1", **(env or {})},
-        timeout=120,
-        check=True,
-    )
-    if not result.stdout:
-        return ""
-    text = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert isinstance(text, str)
-    return text
+    return ws.hook(prompt, event, env)
 
 
 def kept(ws: Workspace, prompt: str = PROMPT) -> str | None:
