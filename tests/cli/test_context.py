@@ -75,15 +75,20 @@ def test_a_fresh_clone_computes_the_same_block(ws: Workspace, tmp_path: Path) ->
     assert Workspace(clone).moor("context", "--check", "AGENTS.md").code == 1
 
 
+def drift_and_date(ws: Workspace) -> None:
+    """Drift send's memory and journal it, so this clone could date it; and check, as the
+    control, that a surface handing the memory to a model does date it."""
+    ws.write("net/client.py", CODE.replace("return payload", "return [payload]"))
+    ws.moor("check")  # journals the transition
+    (seen,) = ws.journalled("memories/send.md", "transition")
+    assert f"> drifted since {seen[:10]}: body changed" in ws.prompt_hook("net/client.py#send")
+
+
 def test_the_journal_dates_nothing_in_the_block_so_a_clone_without_one_writes_the_same(
     ws: Workspace, tmp_path: Path
 ) -> None:
     bound(ws)
-    ws.write("net/client.py", CODE.replace("return payload", "return [payload]"))
-    ws.moor("check")  # journals the transition: this clone could date the drift
-    (seen,) = ws.journalled("memories/send.md", "transition")
-    # The control: a surface that hands the memory to a model now dates it.
-    assert f"> drifted since {seen[:10]}: body changed" in ws.prompt_hook("net/client.py#send")
+    drift_and_date(ws)
     block = ws.moor("context", check=True).out
     assert "> drifted: body changed" in block and " since 20" not in block
     ws.moor("context", "--write", "AGENTS.md", check=True)

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from tests.cli.test_context import drift_and_date
 from tests.conftest import Workspace
 
 CODE = "def send(payload):\n    return payload\n"
@@ -69,11 +70,7 @@ def test_the_journal_dates_nothing_in_rule_files_so_a_clone_without_one_checks_t
     ws: Workspace, tmp_path: Path
 ) -> None:
     bound(ws)
-    ws.write("net/client.py", CODE.replace("return payload", "return [payload]"))
-    ws.moor("check")  # journals the transition: this clone could date the drift
-    (seen,) = ws.journalled("memories/send.md", "transition")
-    # The control: a surface that hands the memory to a model now dates it.
-    assert f"> drifted since {seen[:10]}: body changed" in ws.prompt_hook("net/client.py#send")
+    drift_and_date(ws)
     ws.moor("rules", "--write", check=True)
     for path in (CLAUDE, CURSOR, NESTED):
         text = ws.read(path)
