@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from moor_store.inside import (
-    NotInside,
     exists_inside,
     open_inside_dir,
     read_inside,
@@ -289,12 +288,6 @@ def _read(session: Session, path: str) -> str | None:
         return None
     except UnicodeDecodeError:
         return _UNDECODABLE
-    except NotADirectoryError as error:
-        raise NotInside(
-            "not_a_file",
-            f"{path}: {posixpath.dirname(path)} is not a folder (a file is in the way)",
-            path=path,
-        ) from error
 
 
 def _lf(text: str) -> str:

@@ -29,6 +29,9 @@ from moor_engine.session import Session, UsageError
 
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 1000
+# The journal's seq is SQLite's INTEGER, a signed 64-bit number: a larger cursor is no seq
+# the journal ever returned, and SQLite itself cannot even be asked about it (OverflowError).
+MAX_CURSOR = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -58,12 +61,16 @@ def changes_since(
     """The journal entries after seq `cursor` that reader `agent` may see, oldest first, out
     of at most `limit` entries read."""
     agent = namespaces.reader(agent)
-    if cursor < 0:
+    if not 0 <= cursor <= MAX_CURSOR:
         raise UsageError(
-            f"cursor {cursor}: a cursor is 0 (from the start) or a next_cursor returned earlier"
+            f"cursor {_shown(cursor)}: a cursor is 0 (from the start) or a next_cursor "
+            "returned earlier",
+            code="invalid_argument",
         )
     if not 1 <= limit <= MAX_LIMIT:
-        raise UsageError(f"limit {limit}: between 1 and {MAX_LIMIT}")
+        raise UsageError(
+            f"limit {_shown(limit)}: between 1 and {MAX_LIMIT}", code="invalid_argument"
+        )
     if session.journal is None:
         why = "; ".join(session.warnings) or "it is not open"
         raise UsageError(
@@ -80,6 +87,12 @@ def changes_since(
     ]
     next_cursor = page[-1].seq if page else min(cursor, head)
     return Changes(changes, next_cursor, head, more)
+
+
+def _shown(number: int) -> str:
+    """A number as a message quotes it: a huge one by its size (its digits are no help, and
+    Python refuses to write out one of over 4,300)."""
+    return str(number) if abs(number) < 10**24 else f"of {number.bit_length()} bits"
 
 
 def _bound_memories(session: Session) -> dict[str, tuple[str, ...]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from moor_extractors.memory import parse_memory, value_key
-from moor_store.inside import exists_inside, read_inside
+from moor_store.inside import NotInside, exists_inside, read_inside
 from moor_store.intent import Change
 from moor_store.journal import NewEntry
 from moor_store.lockfile import LockedAnchor, LockedMemory, Restoration, Tombstone, format_lock
@@ -184,6 +184,9 @@ def _restore(session: Session, path: str, why: str) -> Written:
         rel = session.relative_arg(path)
     except UsageError as error:
         written.refused.append(Refusal("outside_workspace", f"restore {path}: {error}"))
+        return written
+    except NotInside as error:  # a path no file can have: its message names it, shortened
+        written.refused.append(Refusal(error.code, f"restore: {error}"))
         return written
     written.path = rel
     latches = read_latches(session.lock, session.journal)

@@ -34,7 +34,7 @@ from moor_extractors.memory_text import (
 )
 from moor_extractors.model import Failure
 from moor_extractors.reference import Reference, parse_reference, resolve_path
-from moor_store.inside import exists_inside, read_inside
+from moor_store.inside import NotInside, exists_inside, read_inside
 from moor_store.intent import Change
 from moor_store.journal import NewEntry
 from moor_store.lockfile import LockedMemory, format_lock
@@ -395,6 +395,9 @@ def memory_arg(session: Session, arg: str, what: str, written: Written) -> str |
     except UsageError as error:
         written.refused.append(Refusal("outside_workspace", f"{what} {arg}: {error}"))
         return None
+    except NotInside as error:  # a path no file can have: its message names it, shortened
+        written.refused.append(Refusal(error.code, f"{what}: {error}"))
+        return None
     if not session.workspace.is_memory_path(rel) or not exists_inside(session.workspace.root, rel):
         written.refused.append(
             Refusal(
@@ -460,6 +463,17 @@ def edit(
         return after_write(session, _edit(session, rel, section, text, base_hash, why, written))
 
 
+def _removed_meanwhile(path: str) -> Refusal:
+    """The memory was there when the edit was asked for, and gone once the edit could write
+    (a `forget`, or a person, removed it while the edit waited for the write lock)."""
+    return Refusal(
+        "not_found",
+        f"{path} was removed while this edit waited (forgotten, or deleted); nothing was "
+        "written; its log says whether it was forgotten, and why",
+        path=path,
+    )
+
+
 def _edit(
     session: Session,
     path: str,
@@ -470,9 +484,13 @@ def _edit(
     written: Written,
 ) -> Written:
     written.path = path
-    original = read_inside(
-        session.workspace.root, path, limit=session.workspace.config.max_file_size
-    )
+    try:
+        original = read_inside(
+            session.workspace.root, path, limit=session.workspace.config.max_file_size
+        )
+    except FileNotFoundError:
+        written.refused.append(_removed_meanwhile(path))
+        return written
     loaded = load_memories(session.workspace, [path], None)[path]
     if loaded.memory is None:
         written.refused.append(
@@ -544,7 +562,12 @@ def _edit(
     ]
     lock, more = latch_declared(session.workspace.root, lock, latches, [(path, memory)])
     entries += more
-    if read_inside(session.workspace.root, path) != original:
+    try:
+        now = read_inside(session.workspace.root, path)
+    except FileNotFoundError:
+        written.refused.append(_removed_meanwhile(path))
+        return written
+    if now != original:
         written.refused.append(
             Refusal(
                 "conflict",

@@ -832,6 +832,8 @@ def _refusal(rel: str, error: NotInside) -> Failure:
         return Failure(Reason.UNUSABLE, "not_a_file", error.message)
     if error.code == "changed_while_reading":
         return Failure(Reason.UNREACHABLE, "changed_while_reading", error.message)
+    if error.code == "path_too_long":
+        return Failure(Reason.UNEVALUABLE, "path_too_long", error.message)
     return Failure(Reason.UNEVALUABLE, "outside_workspace", error.message)
 
 

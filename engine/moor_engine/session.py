@@ -10,6 +10,7 @@ from pathlib import Path
 from moor_store import intent
 from moor_store.inside import (
     NotInside,
+    check_path_length,
     read_inside,
     remove_stray_temporaries,
     sqlite_files_inside,
@@ -140,10 +141,21 @@ class Session:
         return self._relative_arg(arg)
 
     def _relative_arg(self, arg: str) -> str:
+        """The one door of every path a person or an agent names (each command's, each MCP
+        tool's): a path no file can have, or a loop of links, is refused here with its code
+        (NotInside), before anything else touches it."""
+        if "\0" in arg:
+            raise NotInside("invalid_path", "a path cannot hold a NUL character")
         path = Path(arg)
         absolute = path if path.is_absolute() else self.start / path
         try:
-            return absolute.resolve().relative_to(self.workspace.root).as_posix()
+            resolved = absolute.resolve()
+        except RuntimeError as error:  # Python < 3.13 raises this for a loop of links
+            check_path_length(self.workspace.root, absolute, named=arg)
+            raise NotInside("link_loop", f"{arg}: a loop of symbolic links", path=arg) from error
+        check_path_length(self.workspace.root, resolved, named=arg)
+        try:
+            return resolved.relative_to(self.workspace.root).as_posix()
         except ValueError as error:
             raise UsageError(
                 f"{arg} is outside the workspace {self.workspace.root}",

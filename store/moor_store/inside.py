@@ -27,6 +27,7 @@ from typing import Final
 
 __all__ = [
     "NotInside",
+    "check_path_length",
     "exists_inside",
     "open_inside_dir",
     "read_inside",
@@ -46,8 +47,11 @@ class NotInside(OSError):
     """A path moor may not read or write; `code` names why (stable, shown to users).
 
     Codes: ``outside_workspace`` (it, or a link on the way, leads outside the root),
-    ``link_loop``, ``not_a_file`` (a folder, FIFO, device or socket), ``too_large``,
-    ``changed_while_reading`` (a link was swapped in between looking and opening).
+    ``link_loop``, ``not_a_file`` (a folder, FIFO, device or socket; or a file where the
+    path needs a folder), ``too_large``,
+    ``changed_while_reading`` (a link was swapped in between looking and opening),
+    ``path_too_long`` (a name longer than the file system allows, or a whole path longer
+    than the system's limit: no file can have it).
     `path` is the path as it was asked for (relative to the root), when there is one.
     """
 
@@ -101,6 +105,7 @@ def _walk(
     walked = _Walked(parents, "", None)
     try:
         links = 0
+        trail: list[str] = []  # the folders walked into, from the root: for a message
         while names:
             name = names.popleft()
             if name == "..":
@@ -109,6 +114,7 @@ def _walk(
                         "outside_workspace", f"{rel} leads outside the workspace", path=rel
                     )
                 os.close(parents.pop())
+                trail.pop()
                 continue
             try:
                 info: os.stat_result | None = os.stat(
@@ -116,6 +122,10 @@ def _walk(
                 )
             except FileNotFoundError:
                 info = None
+            except OSError as error:
+                if error.errno == errno.ENAMETOOLONG:
+                    raise _too_long(rel, name) from error
+                raise
             if info is not None and stat.S_ISLNK(info.st_mode) and (names or follow_last):
                 links += 1
                 if links > _MAX_LINKS:
@@ -131,6 +141,7 @@ def _walk(
                         )
                     while len(parents) > 1:
                         os.close(parents.pop())
+                    trail.clear()
                     names.extendleft(reversed(_components(inner)))
                 else:
                     names.extendleft(reversed([p for p in target.split("/") if p not in ("", ".")]))
@@ -144,7 +155,16 @@ def _walk(
                     raise FileNotFoundError(errno.ENOENT, "No such file or directory", rel)
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o777, dir_fd=parents[-1])
-            parents.append(_open_unfollowed(name, _DIR_FLAGS, parents[-1], rel))
+            try:
+                parents.append(_open_unfollowed(name, _DIR_FLAGS, parents[-1], rel))
+            except NotADirectoryError as error:
+                folder = "/".join([*trail, name])
+                raise NotInside(
+                    "not_a_file",
+                    f"{rel}: {folder} is not a folder (a file is in the way)",
+                    path=rel,
+                ) from error
+            trail.append(name)
         raise NotInside("not_a_file", f"{rel} names the workspace folder itself", path=rel)
     finally:
         walked.parents = parents
@@ -157,6 +177,59 @@ def _real_root(root: str) -> str:
     tree walks from it, and resolving it anew cost a third of a cold index build. The
     root is the one path moor trusts; what lies under it is walked each time."""
     return os.path.realpath(root)
+
+
+_NAME_MAX: Final = 255  # bytes, where the file system cannot say (every common one's limit)
+_PATH_MAX: Final = 4096  # bytes, Linux's; where the system cannot say
+
+
+@functools.lru_cache(maxsize=64)
+def _limits(real_root: str) -> tuple[int, int]:
+    """The longest name (one component) and whole path the file system under the root takes."""
+    try:
+        return os.pathconf(real_root, "PC_NAME_MAX"), os.pathconf(real_root, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        return _NAME_MAX, _PATH_MAX
+
+
+def _too_long(rel: str, name: str) -> NotInside:
+    size = len(os.fsencode(name))
+    return NotInside(
+        "path_too_long",
+        f"{_shortened(rel)}: a name of {size} bytes, longer than the file system allows; "
+        "no file has it",
+        path=None,  # named, shortened, in the message: the path itself may be megabytes
+    )
+
+
+def _shortened(rel: str) -> str:
+    """A path short enough to print in a message (the refused path may be 100 kB)."""
+    return rel if len(rel) <= 120 else f"{rel[:60]}…{rel[-40:]} ({len(rel)} characters)"
+
+
+def check_path_length(root: Path, path: str | Path, *, named: str | None = None) -> None:
+    """NotInside (``path_too_long``) unless every name in `path` (absolute, or relative to
+    the root) and the whole of it are within the file system's limits.
+
+    Asked of a path a person or an agent typed, before it is used: otherwise the kernel's
+    ENAMETOOLONG surfaces from whichever call first touches it (a `stat`, a `realpath`)
+    as an error nobody caught. Names only; nothing is read. `named`: the path as it was
+    given, for the message.
+    """
+    text = os.fspath(path)
+    shown = text if named is None else named
+    name_max, path_max = _limits(_real_root(str(root)))
+    for name in _components(text):
+        if len(os.fsencode(name)) > name_max:
+            raise _too_long(shown, name)
+    whole = text if os.path.isabs(text) else os.path.join(_real_root(str(root)), text)
+    if len(os.fsencode(whole)) >= path_max:
+        raise NotInside(
+            "path_too_long",
+            f"{_shortened(shown)}: {len(os.fsencode(whole))} bytes as a whole path, over the "
+            f"system's limit of {path_max - 1}; no file can be named by it",
+            path=None,
+        )
 
 
 def _open_unfollowed(name: str, flags: int, parent: int, rel: str) -> int:

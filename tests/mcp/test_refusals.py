@@ -12,10 +12,13 @@ import sqlite3
 import traceback
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import pydantic
 from mcp.client.session import ClientSession
 from mcp.types import CallToolResult
 
+from tests.cli.lock_holder import LockHolder, waiting_for_the_lock
 from tests.conftest import Workspace
 from tests.mcp.conftest import call, error_text, leaks, refusal, refusals, run, structured
 
@@ -274,3 +277,118 @@ def test_a_write_the_engine_refused_has_the_same_shape_as_every_other_refusal(
     assert entry["code"] == "not_found" and entry["ref"] == "net/client.py#Client.sned"
     assert SEND in entry["suggestions"] and entry["line"] is None
     assert structured(written)["ok"]  # the control
+
+
+LONG_NAME = "a" * 300  # over every file system's 255-byte name
+LONG_PATH = "/".join(["abcdefgh"] * 600)  # over PATH_MAX, each name short
+
+
+def test_a_path_too_long_for_any_file_is_refused_by_every_tool_that_takes_a_path(
+    ws: Workspace,
+) -> None:
+    code(ws)
+    ws.memory("send", SEND)
+    ws.moor("bind", check=True)
+    lock = ws.read("moor.lock")
+    memory = "memories/send.md"
+    tools: list[tuple[str, dict[str, Any]]] = []
+    for long in (LONG_NAME, f"memories/{LONG_NAME}.md", LONG_PATH):
+        tools += [
+            ("memory_reaffirm", {"path": long, "why": "it holds"}),
+            ("memory_edit", {"path": long, "section": "s", "text": "t", "based_on": "h"}),
+            ("memory_forget", {"path": long, "why": "wrong"}),
+            ("memory_restore", {"path": long, "why": "right"}),
+            ("memory_supersede", {"old": long, "by": memory, "why": "newer"}),
+            ("memory_supersede", {"old": memory, "by": long, "why": "newer"}),
+            ("memory_history", {"path": long}),
+            ("memories_about", {"target": long}),
+            ("memories_about", {"target": f"{long}#Client.send"}),
+        ]
+    answered = calls(
+        ws,
+        *tools,
+        ("memory_reaffirm", {"path": memory, "why": "it holds"}),
+        ("memory_history", {"path": memory}),
+        ("memories_about", {"target": SEND}),
+    )
+    for (tool, _), result in zip(tools, answered[: len(tools)], strict=True):
+        entry = refusal(result, "path_too_long")
+        assert "longer than the file system allows" in entry["message"] or (
+            "over the system's limit" in entry["message"]
+        ), (tool, entry)
+        assert len(entry["message"]) < 400, (tool, entry)  # named shortened, not echoed
+    assert ws.read("moor.lock") == lock and sorted(os.listdir(ws.root / "memories")) == ["send.md"]
+    reaffirmed, history, about = answered[len(tools) :]  # the controls
+    assert structured(reaffirmed)["ok"]
+    assert structured(history)["path"] == memory
+    assert structured(about)["target"] == SEND
+
+
+def test_a_cursor_that_is_no_journal_seq_is_an_invalid_argument(ws: Workspace) -> None:
+    code(ws)
+    ws.memory("send", SEND)
+    ws.moor("bind", check=True)
+    wrong = [2**63, 2**64 + 5, -1, "7x", 1.5]
+    answered = calls(
+        ws,
+        *[("changes_since", {"cursor": cursor}) for cursor in wrong],
+        ("changes_since", {"limit": 2**63}),
+        ("changes_since", {"cursor": 0}),
+        ("changes_since", {"cursor": 2**63 - 1}),
+    )
+    for cursor, result in zip(wrong, answered, strict=False):
+        entry = refusal(result, "invalid_argument")
+        assert "cursor" in entry["message"], (cursor, entry)
+    assert "limit" in refusal(answered[len(wrong)], "invalid_argument")["message"]
+    start, end = (structured(result) for result in answered[-2:])  # the controls
+    assert start["changes"] and start["next_cursor"] == start["head"]
+    assert end["changes"] == [] and end["head"] == start["head"]
+
+
+def test_an_edit_whose_memory_is_forgotten_while_it_waits_is_refused_as_not_found(
+    ws: Workspace,
+) -> None:
+    code(ws)
+    ws.memory("send", SEND)
+    ws.memory("client", "net/client.py#Client", body="Clients are made per request.")
+    ws.moor("bind", check=True)
+
+    async def edit_while_held(session: ClientSession, memory: str, forget: bool) -> Any:
+        shown = ws.moor("edit", memory, "--format", "json", check=True).json()
+        arguments = {
+            "path": memory,
+            "section": "When this changes, ask",
+            "text": "- Still?",
+            "based_on": shown["content_hash"],
+        }
+        answer: list[CallToolResult] = []
+
+        async def edit() -> None:
+            answer.append(await session.call_tool("memory_edit", arguments))
+
+        with LockHolder(ws.root) as holder:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(edit)
+                # The server validated the edit and waits for the lock: then it is removed.
+                await anyio.to_thread.run_sync(waiting_for_the_lock, ws.root, holder.process.pid)
+                if forget:
+                    forgot = await anyio.to_thread.run_sync(
+                        holder.run, "forget", memory, "--why", "wrong all along"
+                    )
+                    assert forgot == 0
+                await anyio.to_thread.run_sync(holder.release)
+        return answer[0]
+
+    async def use(session: ClientSession) -> list[Any]:
+        refused = await edit_while_held(session, "memories/send.md", forget=True)
+        edited = await edit_while_held(session, "memories/client.md", forget=False)
+        return [refused, edited]
+
+    refused, edited = run(ws.root, use)
+    entry = refusal(refused, "not_found")
+    assert entry["path"] == "memories/send.md"
+    assert "was removed while this edit waited" in entry["message"]
+    assert "nothing was written" in error_text(refused)
+    assert sorted(os.listdir(ws.root / "memories")) == ["client.md"]  # no temporary file
+    assert structured(edited)["ok"]  # the control: waited, then written
+    assert "- Still?" in ws.read("memories/client.md")
