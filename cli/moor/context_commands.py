@@ -29,14 +29,17 @@ def add_parsers(commands: Any) -> None:
 
 def cmd_context(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.agent_context import DEFAULT_BUDGET, context_block, managed, merged
+    from moor_engine.outputs import output_target
     from moor_store.inside import read_inside, write_inside
 
     from moor.main import _session
 
     budget = args.budget or DEFAULT_BUDGET
     with _session(start) as session:
-        target = args.write or args.check
-        rel = session.relative_arg(target) if target else None
+        if args.write:
+            rel: str | None = output_target(session, args.write, "memories block")
+        else:
+            rel = session.relative_arg(args.check) if args.check else None
         block = context_block(session, budget, args.agent)
         summary = f"{len(block.included)} memories, {block.tokens:,} of {budget:,} tokens" + (
             f" ({len(block.left_out)} left out)" if block.left_out else ""

@@ -36,6 +36,7 @@ from moor_store.inside import (
 from moor_engine import namespaces
 from moor_engine.agent_context import Shown, fit, managed, merged, shown_memories, tokens
 from moor_engine.framing import frame
+from moor_engine.outputs import reserved
 from moor_engine.session import Session
 
 MARKER = "<!-- moor:rules (written by `moor rules --write`; edits are replaced) -->"
@@ -168,9 +169,10 @@ def rule_files(
 
 def _agents_folder(session: Session, folder: str) -> bool:
     """Whether `folder` may get a nested AGENTS.md: it exists (moor creates no folder for
-    code that is gone) and is not a memory folder (where the file would read as a memory)."""
+    code that is gone) and the file there would not be moor's, git's or a memory's
+    (`outputs.reserved`: in a memory folder it would read as a memory)."""
     workspace = session.workspace
-    if workspace.is_memory_path(posixpath.join(folder, AGENTS_FILE)):
+    if reserved(workspace, posixpath.join(folder, AGENTS_FILE)) is not None:
         return False
     if folder == "":
         return True
