@@ -60,6 +60,20 @@ def _require_memory(session: Session, path: str) -> str:
     return selected[0]
 
 
+def _unusable(session: Session, path: str, loaded: LoadedMemory, action: str) -> str:
+    """Why a memory cannot be acted on: its problems, or what kept it from being read — the
+    file gone since the action was asked for: removed while the action waited for the write
+    lock (a `forget`, or a person)."""
+    if loaded.read_error is None:
+        return f"{path}: invalid: " + "; ".join(p.message for p in loaded.problems)
+    if not exists_inside(session.workspace.root, path):
+        return (
+            f"{path} was removed while this {action} waited (forgotten, or deleted); "
+            "nothing was written"
+        )
+    return loaded.read_error
+
+
 def _seal(session: Session, found: Found, change: Change) -> None:
     """Keep the code as it is now, so `diff` can show what changed since (with the change)."""
     view = session.observer.view(found.path)
@@ -89,9 +103,7 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
     for path in selected:
         loaded = evaluation.loaded[path]
         if loaded.memory is None:
-            outcome.refused.append(
-                f"{path}: invalid: " + "; ".join(p.message for p in loaded.problems)
-            )
+            outcome.refused.append(_unusable(session, path, loaded, "bind"))
             continue
         if any(item.ref is None for item in loaded.entries):
             bad = [item for item in loaded.entries if item.ref is None]
@@ -206,7 +218,7 @@ def _reaffirm(session: Session, path: str, why: str) -> Outcome:
     loaded = evaluation.loaded[path]
     outcome = Outcome()
     if loaded.memory is None:
-        outcome.refused.append(f"{path}: invalid: " + "; ".join(p.message for p in loaded.problems))
+        outcome.refused.append(_unusable(session, path, loaded, "reaffirm"))
         return outcome
     verdict = reaffirm_verdict(evaluation.report.memories[0])
     if not verdict.allowed:
@@ -312,7 +324,7 @@ def _follow(
     loaded = evaluation.loaded[path]
     outcome = Outcome()
     if loaded.memory is None:
-        outcome.refused.append(f"{path}: invalid: " + "; ".join(p.message for p in loaded.problems))
+        outcome.refused.append(_unusable(session, path, loaded, "follow"))
         return outcome
     report = evaluation.report.memories[0]
     if to is None:

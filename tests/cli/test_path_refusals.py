@@ -152,3 +152,37 @@ def test_a_file_where_a_folder_should_be_is_refused_as_not_a_file_and_a_folder_w
     assert (anchor["state"], anchor["code"]) == ("unverified", "not_a_file"), anchor
     assert ws.moor("context", "--write", "net/CONTEXT.md").code == 0  # the control
     assert "A decision about this code." in ws.read("net/CONTEXT.md")
+
+
+@pytest.mark.parametrize("action", [("reaffirm", "--why", "it holds"), ("follow",)])
+def test_a_reaffirm_or_follow_whose_memory_is_forgotten_while_it_waits_names_why(
+    ws: Workspace, action: tuple[str, ...]
+) -> None:
+    bound(ws)
+    ws.memory("other", "net/client.py#Client", body="Clients are made per request.")
+    ws.moor("bind", check=True)
+    ws.write("net/client.py", CODE.replace("return payload", "return payload or None"))
+
+    def while_held(memory: str, *, forget: bool) -> Run:
+        with LockHolder(ws.root) as holder:
+            waiting = subprocess.Popen(
+                [sys.executable, "-m", "moor", action[0], memory, *action[1:]],
+                cwd=ws.root,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, "NO_COLOR": "1"},
+            )
+            assert waiting.stderr is not None
+            assert "waiting for" in waiting.stderr.readline()  # it selected, and waits
+            if forget:
+                assert holder.run("forget", memory, "--why", "wrong all along") == 0
+        out, err = waiting.communicate(timeout=120)
+        return Run(waiting.returncode, out, err)
+
+    refused = while_held(MEMORY, forget=True)
+    assert refused.code == 1, refused
+    assert f"{MEMORY} was removed while this {action[0]} waited" in refused.err, refused
+    assert "nothing was written" in refused.err and "invalid" not in refused.err
+    done = while_held("memories/other.md", forget=False)  # the control: waited, then done
+    assert done.code == 0, done
