@@ -133,7 +133,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         start = Path(args.directory)
-        if not start.is_dir():
+        try:
+            folder = start.is_dir()
+        except OSError as error:  # a name too long for any folder: named by its length
+            raise UsageError(f"-C of {len(args.directory)} characters: {error.strerror}") from error
+        if not folder:
             raise UsageError(f"-C {args.directory}: no such folder")
         return COMMANDS[args.command](args, start)
     except (UsageError, ConfigError, LockError, JournalError, WriteBusy, NotInside) as error:

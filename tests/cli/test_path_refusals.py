@@ -186,3 +186,14 @@ def test_a_reaffirm_or_follow_whose_memory_is_forgotten_while_it_waits_names_why
     assert "nothing was written" in refused.err and "invalid" not in refused.err
     done = while_held("memories/other.md", forget=False)  # the control: waited, then done
     assert done.code == 0, done
+
+
+def test_a_folder_name_too_long_for_minus_c_is_refused_and_the_workspace_folder_works(
+    ws: Workspace,
+) -> None:
+    bound(ws)
+    run = ws.moor("-C", LONG_NAME, "status")
+    assert run.code == 2, run
+    assert "-C of 300 characters: File name too long" in run.err
+    assert "internal error" not in run.err
+    assert ws.moor("-C", str(ws.root), "status").code == 0  # the control
