@@ -24,7 +24,10 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--port", type=int, help="the port (default 7341; 0 picks a free one)")
     parser.add_argument("--host", help="only 127.0.0.1 is accepted (loopback only)")
     parser.add_argument(
-        "--token-file", type=Path, help="the bearer token's file (default .moor/mcp-http-token)"
+        "--token-file",
+        type=Path,
+        help="the bearer token's file, outside the workspace (default: one per workspace "
+        "in $XDG_STATE_HOME/moor/mcp-http/, else ~/.local/state/moor/mcp-http/)",
     )
     parser.add_argument(
         "--no-auth", action="store_true", help="no bearer token: any local program gets in"
