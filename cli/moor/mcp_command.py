@@ -38,6 +38,7 @@ def cmd_mcp(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.workspace import find_root
     from moor_mcp.http import DEFAULT_PORT, LOOPBACK, HttpRefusal, serve
     from moor_mcp.server import build
+    from moor_mcp.stdio import run_stdio
 
     if not args.http:
         if args.port is not None or args.host or args.token_file or args.no_auth:
@@ -45,7 +46,7 @@ def cmd_mcp(args: argparse.Namespace, start: Path) -> int:
                 "moor mcp: --port, --host, --token-file and --no-auth need --http", file=sys.stderr
             )
             return EXIT_USAGE
-        build(start).run("stdio")
+        run_stdio(build(start))
         return EXIT_OK
     try:
         serve(
