@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 STATE_FOLDER = ("moor", "mcp-http")
+LEGACY_TOKEN = ".moor/mcp-http-token"  # where the token was kept before; never read now
 
 
 class HttpRefusal(Exception):
@@ -42,7 +43,14 @@ _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOE
 
 def state_home() -> Path:
     chosen = os.environ.get("XDG_STATE_HOME", "")
-    return Path(chosen) if os.path.isabs(chosen) else Path.home() / ".local" / "state"
+    if os.path.isabs(chosen):
+        return Path(chosen)
+    try:
+        return Path.home() / ".local" / "state"
+    except RuntimeError as error:
+        raise HttpRefusal(
+            "no home folder to keep the token in: set XDG_STATE_HOME or pass --token-file"
+        ) from error
 
 
 def default_token_path(root: Path) -> Path:

@@ -82,12 +82,15 @@ def test_a_token_the_repository_carries_never_authenticates_tracked_or_not(
     ws.write(".moor/mcp-http-token", planted + "\n").chmod(0o600)
     ws.git("add", "-f", ".moor/mcp-http-token")
     ws.git("commit", "-q", "-m", "a token for you")
-    with serving(ws.root) as served:
-        theirs = initialize(served, bearer(planted))
-        ours = initialize(served, bearer(served.token))
-    assert theirs.status_code == 401
-    assert ours.status_code == 200  # the control: the token moor made and named does
+    for mode in (0o600, 0o644):  # private or loose, it neither counts nor stops the server
+        (ws.root / ".moor/mcp-http-token").chmod(mode)
+        with serving(ws.root) as served:
+            theirs = initialize(served, bearer(planted))
+            ours = initialize(served, bearer(served.token))
+        assert theirs.status_code == 401
+        assert ours.status_code == 200  # the control: the token moor made and named does
     assert ws.read(".moor/mcp-http-token") == planted + "\n"  # left as it was, never used
+    assert ".moor/mcp-http-token is not read" in served.stderr and planted not in served.stderr
     for mode in (0o600, 0o644):  # naming it is refused too, private or not
         (ws.root / ".moor/mcp-http-token").chmod(mode)
         answer = refused(ws.root, "--http", "--port", "0", "--token-file", ".moor/mcp-http-token")
