@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from moor_engine.config import ConfigError
+from moor_engine.distribution import version
 from moor_engine.session import Session, UsageError
 from moor_store.inside import NotInside
 from moor_store.journal import JournalError
@@ -34,15 +35,6 @@ from moor import (
 from moor.arguments import add_format
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
-
-
-def version() -> str:
-    from importlib import metadata  # costs ~45 ms: only when a version is printed
-
-    try:
-        return metadata.version("moor")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 class _VersionAction(argparse.Action):
