@@ -118,7 +118,7 @@ def problems_in_frames(text: str, where: str, shown: set[str]) -> dict[tuple[str
     whole = []
     if reading.problems:
         whole.append(f"unreadable: {reading.problems[:3]}")
-    if not reading.opens == reading.closes == len(reading.frames):
+    if not reading.opens == reading.closes == len(reading.frames) == len(shown):
         whole.append(f"{reading.opens} open, {reading.closes} close, {len(frames)} frames")
     own_markers = sum(line.startswith("<!-- moor:") for line in text.splitlines())
     if reading.markers != own_markers:
@@ -192,25 +192,28 @@ def mcp_answers(ws: Workspace, names: list[str]) -> tuple[dict[str, Any], dict[s
     return answers
 
 
-def test_the_reader_catches_every_trick_in_the_memory_s_own_text() -> None:
-    # The positive control for the matrix: before framing, the strict reader finds in each
-    # trick what it imitates (the plain `</memory>` among them), and nothing in ordinary text.
-    for name, line in TRICKS.items():
-        read = reads_as(line)
-        delimiters = len(OPEN.findall(read)) + len(CLOSE.findall(read)) + len(MARKER.findall(read))
-        trust = [part for part in line.splitlines() if TRUST.search(reads_as(part))]
-        assert (delimiters >= 2) != (name in TRUST_TRICKS) and bool(trust) == (
-            name in TRUST_TRICKS
-        ), name
-        assert "\u2039" not in line and "\u203a" not in line, name
-    for name, line in ORDINARY.items():
-        read = reads_as(line)
-        assert not OPEN.search(read) and not CLOSE.search(read) and not TRUST.search(read), name
+def caught_in(text: str) -> tuple[int, list[str]]:
+    """What the strict reader finds in unframed text: delimiters and markers, trust lines."""
+    read = reads_as(text)
+    found = len(OPEN.findall(read)) + len(CLOSE.findall(read)) + len(MARKER.findall(read))
+    return found, [line for line in text.splitlines() if TRUST.search(reads_as(line))]
 
 
 @pytest.mark.parametrize("names", CHUNKS, ids=[f"group {n + 1}" for n in range(GROUPS)])
 def test_no_lookalike_forges_the_frame_on_any_surface(ws: Workspace, names: list[str]) -> None:
     lookalikes(ws, names)
+    # The positive control: in each memory's file the reader finds what its trick imitates
+    # (the plain `</memory>` among them) and nothing in ordinary text, so a surface that
+    # showed the text unbroken would fail below.
+    for name in names:
+        delimiters, trust = caught_in(ws.read(f"memories/{name}.md").split("---\n", 2)[2])
+        if name in TRUST_TRICKS:
+            assert delimiters == 0 and trust, (name, trust)
+        elif name in TRICKS:
+            assert delimiters >= 6 and trust == [], (name, delimiters)
+        else:
+            assert delimiters == 0 and trust == [], name
+        assert "\u2039" not in ALL[name] and "\u203a" not in ALL[name], name
     for name in TRUST_TRICKS & set(names):
         assert ws.state(f"memories/{name}.md") == "drifted", name
     problems: dict[tuple[str, str], str] = {}
