@@ -5,6 +5,8 @@ history is all there. A journal that is itself corrupt is still set aside (the c
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from tests.cli.disks import Disk, snapshot
@@ -124,3 +126,32 @@ def test_every_write_on_a_full_disk_refuses_with_the_space_and_changes_nothing(
     done = ws.moor(*command)
     assert done.code == 0, (done.out, done.err)
     assert snapshot(ws.root) != before
+
+
+def test_a_check_whose_journal_fills_the_disk_still_answers_and_says_nothing_was_journalled(
+    disk: Disk,
+) -> None:
+    ws = disk.workspace()
+    _history(ws)
+    journal = ws.root / ".moor/journal.sqlite"
+    # Another connection keeps the journal's -wal and -shm in place (as an editor's language
+    # server does): moor opens it writable on the full disk, and the append itself fails.
+    holder = sqlite3.connect(journal)
+    try:
+        holder.execute("SELECT count(*) FROM journal").fetchone()
+        ws.write("app.py", "def f(x):\n    return x + 3\n\n\ndef g(x):\n    return x - 1\n")
+        head = holder.execute("SELECT max(seq) FROM journal").fetchone()[0]
+        disk.fill()
+
+        run = ws.moor("check")
+        assert run.code == 1 and "drifted" in run.out, (run.out, run.err)
+        assert "is full" in run.err and "not journalled" in run.err, run.err
+        assert holder.execute("SELECT max(seq) FROM journal").fetchone()[0] == head
+        assert _set_aside(ws) == []
+
+        # The control: with room, the same check journals what it saw.
+        disk.empty()
+        assert ws.moor("check").code == 1
+        assert holder.execute("SELECT max(seq) FROM journal").fetchone()[0] > head
+    finally:
+        holder.close()
