@@ -16,6 +16,11 @@ Every figure comes from real `moor` processes on real temporary workspaces:
 * **hostile workspaces** — layouts that try to make moor read or write outside the workspace;
   each passes when a planted secret never reaches moor.lock, the journal or the output and
   no file outside changes.
+* **full and read-only disks** — a workspace on a small tmpfs (root only), filled to ENOSPC
+  or remounted read-only: each write command passes when it exits 2 naming the full or
+  read-only disk and the workspace's files and journal history are unchanged; each read
+  command when it answers as on a writable copy; and the journal when it is kept (never set
+  aside) and its reasons are all in `moor log` once space is freed.
 
     python bench/faults.py [--json] [--rounds R] [--writers W] [--quick]
 """
@@ -270,6 +275,149 @@ def _fresh(base: Path, template: Path, name: str) -> Path:
     return root
 
 
+# -- full and read-only disks --------------------------------------------------------------
+
+DISK_WRITES: dict[str, list[str]] = {
+    "add": ["add", "Retries are safe.", "--about", "app.py#f"],
+    "forget": ["forget", "memories/f.md", "--why", "no longer true"],
+    "reaffirm": ["reaffirm", "memories/g.md", "--why", "still holds"],
+    "bind": ["bind"],
+    "supersede": ["supersede", "memories/f.md", "--by", "memories/g.md", "--why", "g says it"],
+    "checkpoint save": ["checkpoint", "save", "--agent", "a", "where it stands"],
+    "context --write": ["context", "--write", "CLAUDE.md"],
+    "rules --write": ["rules", "--write"],
+}
+DISK_READS: dict[str, list[str]] = {
+    "status": ["status"],
+    "check": ["check"],
+    "log": ["log", "memories/f.md"],
+    "recall": ["recall", "retries"],
+    "about": ["about", "app.py"],
+    "context": ["context"],
+    "rules": ["rules"],
+}
+_REASON = "the reason to keep"
+
+
+def _mount(*args: str) -> bool:
+    return subprocess.run(["mount", *args], capture_output=True, check=False).returncode == 0
+
+
+def _disk_workspace(mount: Path) -> Path:
+    root = workspace(mount, "ws")
+    (root / "app.py").write_text("def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x\n")
+    memory(root, "f", "app.py#f", "Retries of f are safe.")
+    memory(root, "g", "app.py#g")
+    moor(root, "bind")
+    (root / "app.py").write_text("def f(x):\n    return x + 2\n\n\ndef g(x):\n    return x\n")
+    moor(root, "reaffirm", "memories/f.md", "--why", _REASON)
+    (root / "app.py").write_text("def f(x):\n    return x + 2\n\n\ndef g(x):\n    return -x\n")
+    memory(root, "h", "app.py#g", "Not bound yet.")
+    moor(root, "log", "memories/f.md")  # the journal at rest, its WAL folded in
+    return root
+
+
+def _disk_state(root: Path) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if not path.is_file() or rel.endswith(("-wal", "-shm")) or "recall.sqlite" in rel:
+            continue
+        if rel == ".moor/journal.sqlite":
+            db = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+            found[rel] = db.execute("SELECT * FROM journal ORDER BY seq").fetchall()
+            db.close()
+        else:
+            found[rel] = path.read_bytes()
+    return found
+
+
+def _fill(mount: Path) -> None:
+    with open(mount / ".filler", "ab", buffering=0) as filler:
+        for size in (65536, 4096):
+            with contextlib.suppress(OSError):
+                while True:
+                    filler.write(b"\0" * size)
+
+
+def disk_cases(base: Path) -> dict[str, bool] | None:
+    """Each case: True when it held. None when a tmpfs cannot be mounted (not root)."""
+    if os.geteuid() != 0:
+        return None
+    mount = base / "disk"
+    mount.mkdir()
+    cases: dict[str, bool] = {}
+
+    def on_disk(name: str, trial: Callable[[Path], bool]) -> None:
+        if not _mount("-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)):
+            raise RuntimeError("cannot mount a tmpfs as root")
+        try:
+            cases[name] = trial(_disk_workspace(mount))
+        finally:
+            _mount("-o", "remount,rw", str(mount))
+            if subprocess.run(["umount", str(mount)], check=False).returncode:
+                subprocess.run(["umount", "-l", str(mount)], check=False)
+
+    def refused(how: str, command: list[str]) -> Callable[[Path], bool]:
+        def trial(root: Path) -> bool:
+            before = _disk_state(root)
+            if how == "full":
+                _fill(mount)
+            else:
+                _mount("-o", "remount,ro", str(mount))
+            run = moor(root, *command)
+            said = "is full" if how == "full" else "read-only filesystem"
+            _mount("-o", "remount,rw", str(mount))
+            (mount / ".filler").unlink(missing_ok=True)
+            return (
+                run.returncode == 2
+                and said in run.stderr
+                and "internal error" not in run.stderr
+                and _disk_state(root) == before
+                and not list((root / ".moor").glob("journal.sqlite.broken-*"))
+            )
+
+        return trial
+
+    def answered(how: str, command: list[str]) -> Callable[[Path], bool]:
+        def trial(root: Path) -> bool:
+            copy = base / "disk-copy"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(root, copy)
+            if how == "full":
+                _fill(mount)
+            else:
+                _mount("-o", "remount,ro", str(mount))
+            control, run = moor(copy, *command), moor(root, *command)
+            return (
+                run.returncode == control.returncode
+                and run.returncode in (0, 1)
+                and run.stdout == control.stdout
+                and "records nothing" in run.stderr
+                and not list((root / ".moor").glob("journal.sqlite.broken-*"))
+            )
+
+        return trial
+
+    def kept(root: Path) -> bool:
+        _fill(mount)
+        runs = [moor(root, "check"), moor(root, "reaffirm", "memories/g.md", "--why", "x")]
+        (mount / ".filler").unlink()
+        return (
+            not list((root / ".moor").glob("journal.sqlite.broken-*"))
+            and [r.returncode for r in runs] == [1, 2]
+            and _REASON in moor(root, "log", "memories/f.md").stdout
+        )
+
+    for how in ("full", "read-only"):
+        for name, command in DISK_WRITES.items():
+            on_disk(f"{how}: {name}", refused(how, command))
+        for name, command in DISK_READS.items():
+            on_disk(f"{how}: {name}", answered(how, command))
+    on_disk("full: the journal and its reasons kept", kept)
+    return cases
+
+
 # -- hostile workspaces --------------------------------------------------------------------
 
 
@@ -369,12 +517,28 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="40 writes per action, 5 rounds")
     parser.add_argument("--per-action", type=int, help="kill at this many writes per action")
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--no-disk", action="store_true", help="skip the full/read-only disks")
+    parser.add_argument("--only-disk", action="store_true", help="only the full/read-only disks")
     args = parser.parse_args()
     if shutil.which("strace") is None:
         print("strace is needed (apt install strace)", file=sys.stderr)
         return 2
     rounds = min(5, args.rounds) if args.quick else args.rounds
     result: dict[str, object] = {}
+    if args.only_disk:
+        with tempfile.TemporaryDirectory(prefix="moor-faults-") as tmp:
+            disk = disk_cases(Path(tmp))
+        if disk is None:
+            print("full/read-only disks need root (a tmpfs is mounted)", file=sys.stderr)
+            return 2
+        failed = [k for k, v in disk.items() if not v]
+        print(
+            json.dumps({"disk": {"cases": len(disk), "held": sum(disk.values()), "failed": failed}})
+            if args.json
+            else f"full and read-only disks: {sum(disk.values())}/{len(disk)} held"
+            + (f" (failed: {failed})" if failed else "")
+        )
+        return 0
     with tempfile.TemporaryDirectory(prefix="moor-faults-") as tmp:
         base = Path(tmp)
         kept = sum(
@@ -400,6 +564,13 @@ def main() -> int:
             "refused": sum(hostile.values()),
             "failed": [k for k, v in hostile.items() if not v],
         }
+        disk = None if args.no_disk else disk_cases(base)
+        if disk is not None:
+            result["disk"] = {
+                "cases": len(disk),
+                "held": sum(disk.values()),
+                "failed": [k for k, v in disk.items() if not v],
+            }
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -429,6 +600,12 @@ def main() -> int:
         f"hostile workspaces: {h['refused']}/{h['cases']} refused without reading or "
         "writing outside" + (f" (failed: {h['failed']})" if h["failed"] else "")
     )
+    d = result.get("disk")
+    if isinstance(d, dict):
+        print(
+            f"full and read-only disks: {d['held']}/{d['cases']} held"
+            + (f" (failed: {d['failed']})" if d["failed"] else "")
+        )
     return 0
 
 

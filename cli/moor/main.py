@@ -18,6 +18,7 @@ from pathlib import Path
 from moor_engine.config import ConfigError
 from moor_engine.distribution import version
 from moor_engine.session import Session, UsageError
+from moor_store.environment import Unavailable
 from moor_store.inside import NotInside
 from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
@@ -128,7 +129,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not start.is_dir():
             raise UsageError(f"-C {args.directory}: no such folder")
         return COMMANDS[args.command](args, start)
-    except (UsageError, ConfigError, LockError, JournalError, WriteBusy, NotInside) as error:
+    except (
+        UsageError,
+        ConfigError,
+        LockError,
+        JournalError,
+        WriteBusy,
+        NotInside,
+        Unavailable,
+    ) as error:
         print(f"moor: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -8,13 +8,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from moor_store import intent
+from moor_store.environment import Unavailable, refusal, unavailable
 from moor_store.inside import (
     NotInside,
     read_inside,
     remove_stray_temporaries,
     sqlite_files_inside,
 )
-from moor_store.journal import Journal, JournalBusy, JournalError, JournalVersionError, utc_now
+from moor_store.journal import (
+    Journal,
+    JournalBusy,
+    JournalError,
+    JournalUnavailable,
+    JournalVersionError,
+    utc_now,
+)
 from moor_store.lockfile import Lock, LockedMemory, LockError, format_lock, parse_lock
 from moor_store.writelock import WriteBusy, holding, write_lock
 
@@ -86,11 +94,18 @@ class Session:
         if journal is not None and intent.pending(workspace.root):
             # A crash interrupted an action: complete it before reading what it wrote.
             # Busy: its writer is alive, so the action is not interrupted; that writer ends it.
-            with (
-                contextlib.suppress(WriteBusy),
-                write_lock(workspace.root, "moor (completing an interrupted action)", wait=0),
-            ):
-                warnings.extend(intent.recover(workspace.root, journal))
+            try:
+                with (
+                    contextlib.suppress(WriteBusy),
+                    write_lock(workspace.root, "moor (completing an interrupted action)", wait=0),
+                ):
+                    journal.writable()
+                    warnings.extend(intent.recover(workspace.root, journal))
+            except (Unavailable, JournalUnavailable) as error:
+                warnings.append(
+                    f"an interrupted action ({intent.INTENT_PATH}) was not completed: {error}. "
+                    "The next run that can write completes it"
+                )
         lock_bytes = read_lock_bytes(workspace)
         lock = _parse_lock(workspace, lock_bytes)
         observer = FileObserver(workspace.root, workspace.config.max_file_size, journal)
@@ -182,6 +197,15 @@ class Session:
     def record(self, evaluation: Evaluation, changed: set[str]) -> int:
         """Journal what `evaluation` saw and re-baseline anchors of an older normaliser (one
         unit, under the write lock); the number re-baselined."""
+        if self.journal is not None and self.journal.read_only:
+            return 0  # the environment refuses writes: the warning at open says so
+        try:
+            return self._record(evaluation, changed)
+        except (Unavailable, JournalUnavailable) as error:
+            self.warnings.append(f"{error}: this check's observations were not journalled")
+            return 0
+
+    def _record(self, evaluation: Evaluation, changed: set[str]) -> int:
         new_lock, count = rebaseline(self.lock, evaluation)
         entries = (
             observation_entries(self.journal, evaluation, self.lock, changed)
@@ -227,6 +251,11 @@ class Session:
         if holding(self.workspace.root):
             yield
             return
+        if self.journal is not None and self.journal.unavailable is not None:
+            # A read-only or full disk: refuse before anything is written.
+            raise JournalUnavailable(
+                refusal(self.journal.unavailable.code, self.journal.path, f"run {action}")
+            )
         with write_lock(self.workspace.root, action, on_wait=self.on_wait):
             self.warnings.extend(intent.recover(self.workspace.root, self.journal))
             # Holding the lock, no writer is alive to own these: a killed one left them.
@@ -310,6 +339,12 @@ def open_journal(workspace: Workspace, warnings: list[str]) -> Journal | None:
     except NotInside as error:
         warnings.append(f"the journal was not opened: {error}; this run records nothing")
         return None
+    except OSError as error:
+        failure = unavailable(error, path.parent, "write to the journal")
+        if failure is None:
+            raise
+        warnings.append(f"{failure}. There is no journal to read: this run records nothing")
+        return None
     try:
         return Journal(path)
     except JournalVersionError:
@@ -317,13 +352,36 @@ def open_journal(workspace: Workspace, warnings: list[str]) -> Journal | None:
     except JournalBusy as error:
         warnings.append(f"{error}; this run records nothing in the journal")
         return None
+    except JournalUnavailable as error:
+        return _reader(path, error, warnings)
     except JournalError as error:
-        journal = Journal.rebuild(path)
+        try:
+            journal = Journal.rebuild(path)
+        except JournalUnavailable as failure:
+            warnings.append(
+                f"the journal is unusable ({error}) and could not be set aside: {failure}. "
+                "This run records nothing"
+            )
+            return None
         warnings.append(
             f"THE JOURNAL WAS UNUSABLE AND HAS BEEN SET ASIDE: {error}. A new, empty journal "
             f"was started; the old one is kept beside it as {path.name}.broken-*"
         )
         return journal
+
+
+def _reader(path: Path, why: JournalUnavailable, warnings: list[str]) -> Journal | None:
+    """The journal opened read-only, when the environment refuses to let it be written
+    (a full or read-only disk): the history still answers, nothing is recorded."""
+    try:
+        journal = Journal.reader(path, why)
+    except JournalError as error:
+        warnings.append(
+            f"{why}. The journal was not read either ({error}): this run records nothing"
+        )
+        return None
+    warnings.append(f"{why}. This run reads the journal and records nothing in it")
+    return journal
 
 
 def _state_folder_inside(workspace: Workspace) -> None:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from .environment import unavailable
+
 __all__ = [
     "NotInside",
     "exists_inside",
@@ -305,7 +307,20 @@ def write_inside(
     a link in its place is replaced by the file, never followed. `durable=False`: neither
     the file nor its folder is synced — for a cache whose loss in a crash costs only time
     (a reader must then refuse a torn one), where a sync would cost every write a disk flush.
+    A full or read-only disk raises `environment.Unavailable` (an OSError) saying so.
     """
+    try:
+        _write_inside(root, rel, data, exclusive=exclusive, own=own, durable=durable)
+    except OSError as error:
+        failure = unavailable(error, root / rel, f"write {rel}", needed=len(data))
+        if failure is not None:
+            raise failure from error
+        raise
+
+
+def _write_inside(
+    root: Path, rel: str, data: bytes, *, exclusive: bool, own: bool, durable: bool
+) -> None:
     with _walk(root, rel, create_dirs=True, follow_last=not own) as walked:
         if walked.info is not None and stat.S_ISDIR(walked.info.st_mode):
             raise NotInside("not_a_file", f"{rel} is a folder", path=rel)

@@ -5,6 +5,7 @@ error — and a live run of the same benchmark (a smaller sample) agrees."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -58,3 +59,8 @@ def test_a_live_fault_run_loses_nothing_and_recovers_every_killed_action() -> No
         assert row["killed"] > 0, f"{action}: no run was actually killed"
         assert row["recovered"] == row["trials"], (action, row, run.stderr)
     assert result["hostile"]["refused"] == result["hostile"]["cases"], result["hostile"]
+    # Mounting a tmpfs needs root, which CI has: the disk cases must have run there.
+    disk = result.get("disk")
+    assert disk is not None or os.geteuid() != 0, "the full/read-only disk cases did not run"
+    if disk is not None:
+        assert disk["cases"] >= 31 and disk["held"] == disk["cases"], disk
