@@ -49,14 +49,17 @@ def _strace(ws: Workspace, args: tuple[str, ...], *strace: str) -> subprocess.Co
     )
 
 
-def _swap_points(ws: Workspace, args: tuple[str, ...]) -> list[tuple[str, int]]:
-    """Every rename and link an uninterrupted run makes, as (syscall, nth)."""
+def _swap_points(
+    ws: Workspace, args: tuple[str, ...], syscalls: tuple[str, ...] = _SWAPS
+) -> list[tuple[str, int]]:
+    """Every rename and link (or other `syscalls`) an uninterrupted run makes, as
+    (syscall, nth)."""
     out = ws.root.parent / f"{ws.root.name}.strace"
-    _strace(ws, args, "-c", "-o", str(out), "-e", "trace=" + ",".join(_SWAPS))
+    _strace(ws, args, "-c", "-o", str(out), "-e", "trace=" + ",".join(syscalls))
     points = []
     for line in out.read_text(encoding="utf-8").splitlines():
         parts = line.split()
-        if len(parts) >= 5 and parts[-1] in _SWAPS:
+        if len(parts) >= 5 and parts[-1] in syscalls:
             points += [(parts[-1], n) for n in range(1, int(parts[3]) + 1)]
     return points
 
@@ -201,13 +204,15 @@ def test_a_write_killed_at_each_rename_leaves_no_temporary_file_and_ends_all_or_
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace injects the kills")
-def test_a_checkpoint_save_killed_at_each_link_leaves_no_temporary_file(ws: Workspace) -> None:
+def test_a_checkpoint_save_killed_at_each_write_leaves_no_temporary_file(ws: Workspace) -> None:
     ws.write("main.py", "def main():\n    return 0\n")
     _plant_users(ws)
     command = ("checkpoint", "save", "--agent", "claude", "half way", "--next", "finish")
-    points = _swap_points(_copy(ws, "counted"), command)
+    # Its writes too: the data goes into the file before the link, the answer after it.
+    points = _swap_points(_copy(ws, "counted"), command, (*_SWAPS, "write", "fsync"))
     assert ("linkat", 1) in points or ("rename", 1) in points, points  # control: it writes
 
+    outcomes = set()
     for syscall, n in points:
         trial = _copy(ws, f"{syscall}-{n}")
         killed = _strace(
@@ -227,10 +232,14 @@ def test_a_checkpoint_save_killed_at_each_link_leaves_no_temporary_file(ws: Work
         assert _leftovers(trial.root) == [], (syscall, n)
         # Nothing or the whole checkpoint: never a torn one.
         assert resumed.code == 1 or "half way" in resumed.out, resumed.out
+        outcomes.add(resumed.code)
         assert "unreadable" not in resumed.out + resumed.err
         for rel in _USERS:
             assert (trial.root / rel).exists(), rel
         shutil.rmtree(trial.root)
+    # The control: kills came both before the checkpoint was in place and after, so a
+    # killed save had its data written (a named temporary file, before the fix) at some point.
+    assert outcomes == {0, 1}, outcomes
 
 
 def test_a_dead_savers_temporary_checkpoint_is_removed_but_a_live_ones_and_a_users_stay(
