@@ -13,6 +13,11 @@ Every figure comes from real `moor` processes on real temporary workspaces:
   `moor check` must end in the state of either the untouched workspace (killed before the
   action's intent record) or the uninterrupted action: memory, moor.lock and the journal's
   reasons alike.
+* **killed, then nothing left behind** — `add`, `edit`, `supersede`, `forget` (memories/),
+  `rules --write` (.claude/rules/, .cursor/rules/, AGENTS.md), `context --write` (src/) and
+  `checkpoint save` (.moor/checkpoints/<agent>/), killed the same way; after one `moor check`
+  no temporary file may be anywhere in the workspace and the workspace must be as untouched
+  or as the uninterrupted write left it (a torn checkpoint counts as neither).
 * **hostile workspaces** — layouts that try to make moor read or write outside the workspace;
   each passes when a planted secret never reaches moor.lock, the journal or the output and
   no file outside changes.
@@ -31,6 +36,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -418,6 +424,154 @@ def disk_cases(base: Path) -> dict[str, bool] | None:
     return cases
 
 
+# -- killed, then nothing left behind -------------------------------------------------------
+
+_STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
+_CHECKPOINT = ["checkpoint", "save", "--agent", "claude", "half way", "--next", "finish"]
+
+
+def _two_folders(root: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "src").mkdir()
+    (root / "src/client.py").write_text(
+        "def send(payload):\n    return payload\n\n\ndef top():\n    return 1\n", encoding="utf-8"
+    )
+    (root / "main.py").write_text("def main():\n    return 0\n", encoding="utf-8")
+    memory(root, "send", "src/client.py#send", "Send returns what it is given.")
+    memory(root, "other", "main.py#main", "Main returns zero.")
+    moor(root, "bind")
+
+
+def _leave_add(root: Path) -> list[str]:
+    _two_folders(root)
+    return ["add", "Top returns one", "--about", "src/client.py#top"]
+
+
+def _leave_edit(root: Path) -> list[str]:
+    _two_folders(root)
+    shown = moor(root, "edit", "memories/send.md", "--format", "json").stdout
+    base = str(json.loads(shown)["content_hash"])
+    section = ["--section", "send", "--text", "New.", "--why", "clearer"]
+    return ["edit", "memories/send.md", *section, "--base-hash", base]
+
+
+def _leave_supersede(root: Path) -> list[str]:
+    _two_folders(root)
+    memory(root, "send2", "src/client.py#send", "Send returns its payload unchanged.")
+    moor(root, "bind")
+    return ["supersede", "memories/send.md", "--by", "memories/send2.md", "--why", "reworded"]
+
+
+def _leave_forget(root: Path) -> list[str]:
+    _two_folders(root)
+    return ["forget", "memories/send.md", "--why", "never true"]
+
+
+def _leave_rules(root: Path) -> list[str]:
+    _two_folders(root)
+    (root / "AGENTS.md").write_text("# My project\n\nThe user's own words.\n", encoding="utf-8")
+    return ["rules", "--write"]
+
+
+def _leave_context(root: Path) -> list[str]:
+    _two_folders(root)
+    (root / "src/AGENTS.md").write_text("# The src folder\n", encoding="utf-8")
+    return ["context", "--write", "src/AGENTS.md"]
+
+
+def _leave_checkpoint(root: Path) -> list[str]:
+    (root / "main.py").write_text("def main():\n    return 0\n", encoding="utf-8")
+    return list(_CHECKPOINT)
+
+
+LEAVERS: dict[str, tuple[str, Callable[[Path], list[str]]]] = {
+    "add": ("memories/", _leave_add),
+    "edit": ("memories/", _leave_edit),
+    "supersede": ("memories/", _leave_supersede),
+    "forget": ("memories/", _leave_forget),
+    "rules --write": (".claude/rules/, .cursor/rules/, AGENTS.md, src/", _leave_rules),
+    "context --write": ("src/", _leave_context),
+    "checkpoint save": (".moor/checkpoints/claude/", _leave_checkpoint),
+}
+
+
+def _temporaries(root: Path) -> list[str]:
+    """Every temporary file in the workspace (git's folder aside)."""
+    return sorted(
+        rel
+        for path in root.rglob("*.tmp")
+        if not (rel := path.relative_to(root).as_posix()).startswith(".git/")
+    )
+
+
+def _outcome(root: Path) -> tuple[object, ...]:
+    """What a write can change: every file outside git's and moor's state (times masked),
+    moor.lock as what it records, and each checkpoint (or that one is torn)."""
+    from moor_store.lockfile import parse_lock
+
+    files: dict[str, object] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not rel.startswith((".git/", ".moor/")):
+            files[rel] = _STAMP.sub(b"<time>", path.read_bytes())
+    if (root / "moor.lock").exists():
+        lock = parse_lock((root / "moor.lock").read_text(encoding="utf-8"))
+        files["moor.lock"] = (
+            sorted(lock.memories),
+            sorted(lock.retired),
+            sorted(t.reason for t in lock.tombstones),
+        )
+    checkpoints = []
+    for path in sorted((root / ".moor/checkpoints").rglob("*.json")):
+        try:
+            checkpoints.append(json.loads(path.read_text(encoding="utf-8"))["summary"])
+        except (ValueError, KeyError):
+            checkpoints.append("torn")
+    return tuple(sorted(files.items())), tuple(checkpoints)
+
+
+def killed_leaving_nothing(base: Path, per_action: int | None) -> dict[str, dict[str, object]]:
+    """Each write killed at each write-like syscall, then one `moor check`: no temporary file
+    anywhere, and the workspace as untouched or as the uninterrupted write left it."""
+    results: dict[str, dict[str, object]] = {}
+    for action, (folders, setup) in LEAVERS.items():
+        slug = action.replace(" --", "-").replace(" ", "-")
+        template = workspace(base, f"leave-{slug}")
+        command = setup(template)
+        before = _outcome(template)
+        finished = _fresh(base, template, "finished")
+        moor(finished, *command)
+        moor(finished, "check")
+        after = _outcome(finished)
+        counts = _count_calls(_fresh(base, template, "count"), command)
+        points = [(name, n) for name, total in sorted(counts.items()) for n in range(1, total + 1)]
+        if per_action is not None and len(points) > per_action:
+            points = [points[i * len(points) // per_action] for i in range(per_action)]
+        trials = killed = left = clean = 0
+        for syscall, n in points:
+            root = _fresh(base, template, f"{syscall}-{n}")
+            inject = f"inject={syscall}:signal=KILL:when={n}"
+            strace = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={syscall}"]
+            run = moor(root, *command, prefix=[*strace, "-e", inject])
+            trials += 1
+            killed += run.returncode in (-9, 137)
+            left += bool(_temporaries(root))
+            moor(root, "check")
+            if not _temporaries(root) and _outcome(root) in (before, after):
+                clean += 1
+            else:
+                print(f"  LEFT BEHIND: {action} killed at {syscall} #{n}", file=sys.stderr)
+            shutil.rmtree(root, ignore_errors=True)
+        results[action] = {
+            "folders": folders,
+            "trials": trials,
+            "killed": killed,
+            "left_by_the_kill": left,
+            "clean": clean,
+        }
+    return results
+
+
 # -- hostile workspaces --------------------------------------------------------------------
 
 
@@ -558,6 +712,7 @@ def main() -> int:
             }
         per_action = args.per_action if args.per_action else (40 if args.quick else None)
         result["killed"] = killed_at_every_write(base, per_action)
+        result["leftovers"] = killed_leaving_nothing(base, per_action)
         hostile = hostile_cases(base)
         result["hostile"] = {
             "cases": len(hostile),
@@ -593,6 +748,14 @@ def main() -> int:
         print(
             f"killed at every write: {action}: {row['recovered']}/{row['trials']} recovered "
             f"({row['killed']} runs killed)"
+        )
+    leftovers = result["leftovers"]
+    assert isinstance(leftovers, dict)
+    for action, row in leftovers.items():
+        print(
+            f"killed at every write, then one check: {action} ({row['folders']}): "
+            f"{row['clean']}/{row['trials']} left no temporary file and all or nothing "
+            f"({row['killed']} runs killed, {row['left_by_the_kill']} left one until the check)"
         )
     h = result["hostile"]
     assert isinstance(h, dict)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -11,6 +12,8 @@ from moor_store import intent
 from moor_store.environment import Unavailable, refusal, unavailable
 from moor_store.inside import (
     NotInside,
+    has_stray_temporaries,
+    open_inside_dir,
     read_inside,
     remove_stray_temporaries,
     sqlite_files_inside,
@@ -36,6 +39,7 @@ from moor_engine.check import (
 from moor_engine.latch import healed, read_latches
 from moor_engine.memories import canonical_lock
 from moor_engine.observe import FileObserver
+from moor_engine.roots import CONFIG_FILE
 from moor_engine.trust import Report
 from moor_engine.workspace import JOURNAL_FILE, LOCK_FILE, STATE_DIR, Workspace
 
@@ -101,11 +105,20 @@ class Session:
                 ):
                     journal.writable()
                     warnings.extend(intent.recover(workspace.root, journal))
+                    remove_strays(workspace.root)
             except (Unavailable, JournalUnavailable) as error:
                 warnings.append(
                     f"an interrupted action ({intent.INTENT_PATH}) was not completed: {error}. "
                     "The next run that can write completes it"
                 )
+        elif has_stray_temporaries(workspace.root, STATE_DIR):
+            # A writer was killed before its intent record was in place: nothing to complete,
+            # only its temporary file to remove (a read-only or busy workspace keeps it).
+            with (
+                contextlib.suppress(WriteBusy, OSError),
+                write_lock(workspace.root, "moor (removing temporary files)", wait=0),
+            ):
+                remove_strays(workspace.root)
         lock_bytes = read_lock_bytes(workspace)
         lock = _parse_lock(workspace, lock_bytes)
         observer = FileObserver(workspace.root, workspace.config.max_file_size, journal)
@@ -258,9 +271,7 @@ class Session:
             )
         with write_lock(self.workspace.root, action, on_wait=self.on_wait):
             self.warnings.extend(intent.recover(self.workspace.root, self.journal))
-            # Holding the lock, no writer is alive to own these: a killed one left them.
-            remove_stray_temporaries(self.workspace.root, ".", [LOCK_FILE])
-            remove_stray_temporaries(self.workspace.root, STATE_DIR)
+            remove_strays(self.workspace.root)
             self.lock_bytes, lock = self.read_lock()
             self.lock = healed(lock, read_latches(lock, self.journal))
             self.mended = _latch_records(self.lock) != _latch_records(lock)
@@ -279,6 +290,36 @@ class Session:
         else:
             memories[path] = memory
         return replace(self.lock, memories=memories)
+
+
+# Folders where moor writes without an intent record (the record's own folder among them):
+# a temporary file there is swept here; one beside a file an intent record names is swept by
+# `intent.recover`. Each with the names whose writers do not take the write lock (`moor
+# init`, caches, the hook log, saved diffs, `hooks install`; True: all of them): one of
+# those goes only when its writer's pid is gone.
+_UNRECORDED: tuple[tuple[str, tuple[str, ...] | None, bool | tuple[str, ...]], ...] = (
+    (".", (LOCK_FILE, CONFIG_FILE, ".gitignore"), (CONFIG_FILE, ".gitignore")),
+    (STATE_DIR, None, ("hook-answers.json", "hooks.log")),
+    (f"{STATE_DIR}/diffs", None, True),
+    (".claude", ("settings.json",), True),
+)
+_CHECKPOINTS = f"{STATE_DIR}/checkpoints"
+
+
+def remove_strays(root: Path) -> None:
+    """Remove the temporary files killed writers left outside any intent record's files
+    (call it holding the write lock)."""
+    for rel_dir, names, dead_only in _UNRECORDED:
+        remove_stray_temporaries(root, rel_dir, names, dead_only=dead_only)
+    # A checkpoint is created unnamed and linked into place where the system allows; where
+    # it does not, a killed save (which takes no lock) leaves a named temporary file.
+    try:
+        with open_inside_dir(root, _CHECKPOINTS, create=False) as folder:
+            agents = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError, NotInside):
+        return
+    for agent in agents:
+        remove_stray_temporaries(root, f"{_CHECKPOINTS}/{agent}", dead_only=True)
 
 
 def _latch_records(lock: Lock) -> tuple[object, ...]:

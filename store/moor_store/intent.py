@@ -10,7 +10,10 @@ written yet) or a record that `recover` completes on the next run, under the wri
 * a file whose bytes are still the ones the action read is written (or removed, when the
   action removes it); one that already has the new bytes (or is already gone) is left; one
   that has neither (changed by hand since) is left as it is, and said so;
-* the entries are appended unless the journal already holds entries with the intent's id.
+* the entries are appended unless the journal already holds entries with the intent's id;
+* the temporary files a killed write left beside those files (moor's name shape, for those
+  names only) are removed: a file is written only once the record is, so no other folder
+  can hold one.
 
 A file the action creates (`Change.create`) is written first and exclusively: when one
 exists by then, nothing else is written, the record is removed and `FileExistsError` is
@@ -34,7 +37,14 @@ from pathlib import Path
 from typing import Final
 
 from .environment import Unavailable, free_bytes, refusal
-from .inside import NotInside, open_inside_dir, read_inside, remove_inside, write_inside
+from .inside import (
+    NotInside,
+    open_inside_dir,
+    read_inside,
+    remove_inside,
+    remove_stray_temporaries,
+    write_inside,
+)
 from .journal import Journal, JournalUnavailable, NewEntry
 
 __all__ = ["INTENT_PATH", "Change", "apply", "pending", "recover"]
@@ -238,9 +248,21 @@ def recover(root: Path, journal: Journal | None) -> list[str]:
     if journal is not None and entries and not journal.has_intent(entries[0].anchor, ident):
         journal.append(entries)
         done.append(f"journalled {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}")
+    _sweep(root, [rel for rel, _before, _after in files])
     _forget(root)
     what = "; ".join(done) if done else "everything had been written"
     return [f"completed an interrupted `{action}` from {record.get('at')}: {what}"]
+
+
+def _sweep(root: Path, paths: list[str]) -> None:
+    """Remove the temporary files the interrupted writer may have left beside the files it
+    was writing: only there can they be, since a file is written only after the record."""
+    folders: dict[str, set[str]] = {}
+    for rel in paths:
+        folder, _, name = rel.rpartition("/")
+        folders.setdefault(folder or ".", set()).add(name)
+    for folder, names in folders.items():
+        remove_stray_temporaries(root, folder, names)
 
 
 def _write(root: Path, rel: str, data: bytes | None) -> None:
