@@ -70,7 +70,7 @@ class Workspace:
 
     @cached_property
     def gitignores(self) -> GitIgnores:
-        return GitIgnores(self.root)
+        return GitIgnores(self.root, warn=self._warn)
 
     def is_ignored(self, rel: str, folder: bool = False) -> bool:
         """Whether moor's configuration leaves `rel` out: a built-in ignore (tool state,
