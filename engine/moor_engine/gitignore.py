@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import warnings
 from collections.abc import Callable
 from functools import cache
@@ -136,6 +137,22 @@ class GitIgnores:
             self._warn(f"{rel}: not read ({error.strerror or error}); its patterns are not applied")
             return None
         return data.decode("utf-8", errors="replace")
+
+
+def git_would_block(root: Path) -> bool:
+    """Whether git, asked for a listing that reads ignore files (`--exclude-standard`),
+    would wait forever: git opens the top `.gitignore` and `.git/info/exclude` with a
+    blocking open, so one that is a FIFO (or a link to one) stops it until moor's git
+    timeout. Then moor lists the files itself (`GitIgnores`, which says what it skipped).
+    A nested one is not looked for (that would cost a walk): the timeout still bounds it."""
+    for rel in (IGNORE_FILE, EXCLUDE_FILE):
+        try:
+            mode = os.stat(root / rel).st_mode  # a stat opens nothing: it cannot block
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode):
+            return True
+    return False
 
 
 def compile_ignore_file(text: str) -> GitIgnoreSpec:

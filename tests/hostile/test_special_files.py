@@ -121,3 +121,23 @@ def test_code_a_memory_is_about_linked_outside_is_refused_never_read(
     (anchor,) = run.json()["memories"][0]["anchors"]
     # Refused before any read (memory: references-are-refused-before-any-read).
     assert (state, anchor["code"]) == ("invalid", "outside_workspace")
+
+
+def test_in_a_git_repository_a_fifo_gitignore_is_not_handed_to_git_to_block_on(
+    ws: Workspace,
+) -> None:
+    handler_moved_to_a_folder(ws)
+    ws.git("init", "-q")
+    ws.write(".gitignore", "moved/\n")
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "handler")
+    ws.write("app/handler.py", "x = 1\n")
+    assert handler_state(ws)[0] == "gone"  # control: git's view applies the .gitignore
+    os.unlink(ws.root / ".gitignore")
+    os.mkfifo(ws.root / ".gitignore")
+    started = time.monotonic()
+    state, run = handler_state(ws)
+    # git would wait on the FIFO until moor's git timeout (30 s a call) killed it.
+    assert time.monotonic() - started < 20, run.err
+    assert state == "moved"
+    assert "moor: .gitignore: not read" in run.err and "FIFO" in run.err, run.err
