@@ -101,3 +101,27 @@ async def test_reaffirming_a_memory_that_is_a_fifo_with_its_buffer_open_is_refus
     result = await editor.execute("moor.reaffirm", RETRY, "it holds")
     assert result["done"] and not result["refused"], result
     assert G3 in ws.read("src/a.py")
+
+
+async def test_go_to_definition_into_a_fifo_or_a_link_leading_out_answers_nothing_at_once(
+    editor: Editor, tmp_path: Path
+) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", G2)
+    os.mkfifo(ws.root / "src/pipe.py")
+    outside = tmp_path / "theirs.py"
+    outside.write_text(G2, encoding="utf-8")
+    os.symlink(outside, ws.root / "src/out.py")
+    line = 'about: ["src/a.py#g", "src/pipe.py#g", "src/out.py#g"]'
+    ws.write("memories/nav.md", f"---\n{line}\n---\n# Navigation\n")
+    await editor.start()
+    editor.open("memories/nav.md")
+
+    async def jump(ref: str) -> object:
+        character = editor.units(line[: line.index(ref) + 3])
+        return await asyncio.wait_for(editor.definition("memories/nav.md", 1, character), TIMEOUT)
+
+    found = await jump("src/a.py#g")  # control: a regular file inside is read and jumped to
+    assert isinstance(found, list) and found[0].target_uri == editor.uri("src/a.py")
+    assert await jump("src/pipe.py#g") is None
+    assert await jump("src/out.py#g") is None
