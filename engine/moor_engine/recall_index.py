@@ -22,6 +22,7 @@ from moor_extractors.memory import Memory
 from moor_store import recall_index as store
 from moor_store import recall_postings as store_postings
 from moor_store.inside import NotInside
+from moor_store.own_files import read_own_sources
 from moor_store.recall_index import (
     Document,
     IndexBroken,
@@ -47,7 +48,7 @@ def derivation() -> str:
     """Names the code that decides what a document holds: a change to it rebuilds every
     index, so no version number has to be bumped by hand."""
     sources = (__file__, recall_tokens.__file__, store.__file__, store_postings.__file__)
-    return "recall/" + digest_bytes(b"".join(Path(s).read_bytes() for s in sources if s))
+    return "recall/" + digest_bytes(read_own_sources(sources))
 
 
 def memory_document(memory: Memory, stat: tuple[int, ...] | None = None) -> Document:
