@@ -20,6 +20,7 @@ import struct
 import sys
 from pathlib import Path
 
+from moor_engine.python_children import WORKING_FOLDER, module_command
 from moor_engine.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR, find_root
 
 # Not `typing`: a prompt hook imports this module first of all (see `hook_commands`).
@@ -182,8 +183,8 @@ def start(where: Path) -> None:
         import subprocess  # only here: a served hook never needs it
 
         subprocess.Popen(
-            [sys.executable, "-m", "moor", "hooks", "serve"],
-            cwd=root,
+            module_command("moor", "-C", str(root), "hooks", "serve"),
+            cwd=WORKING_FOLDER,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

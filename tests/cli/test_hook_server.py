@@ -68,8 +68,9 @@ def alive(pid: int) -> bool:
 
 
 def servers_in(root: Path) -> list[int]:
-    """Every `moor hooks serve` process working in `root` (a hook's Popen returns once the
-    server's process exists, so one a hook started is here when the hook has exited)."""
+    """Every `moor hooks serve` process serving `root` (a hook's Popen returns once the
+    server's process exists, so one a hook started is here when the hook has exited): named
+    by `-C ROOT` (as a hook starts one, working outside the workspace) or working in it."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -79,6 +80,8 @@ def servers_in(root: Path) -> list[int]:
             where = os.readlink(entry / "cwd")
         except OSError:
             continue
+        if b"-C" in command[:-1]:
+            where = os.fsdecode(command[command.index(b"-C") + 1])
         serving = command[-3:-1] == [b"hooks", b"serve"] and Path(where) == root.resolve()
         if serving and alive(int(entry.name)):
             found.append(int(entry.name))
