@@ -4,7 +4,7 @@ can import a module of the workspace in place of moor's or the standard library'
 (memory: child-processes-run-isolated-from-the-workspace).
 
 `python -m X` puts its working folder first on `sys.path`: started in a repository with a
-top-level `json.py` or `runpy.py`, or a `moor/` folder, the child would run it (and, for a
+top-level `json.py` or `typing.py`, or a `moor/` folder, the child would run it (and, for a
 harmless one, fail to start). `-P` leaves that folder off `sys.path`; the child also works
 in a folder that is not the workspace, so an empty or relative PYTHONPATH entry
 (`PYTHONPATH=:/x`, a common slip) cannot name the workspace either. Not `-I`: it also drops
