@@ -57,7 +57,10 @@ def git_all(
     if program is None:
         return [None] * len(commands)
     environment = _environment()
-    safe = [*_SAFE_CONFIG, *_filters_off(root, program, environment, timeout)]
+    filters_off = _filters_off(root, program, environment, timeout)
+    if filters_off is None:
+        return [None] * len(commands)
+    safe = [*_SAFE_CONFIG, *filters_off]
     running: list[subprocess.Popen[bytes] | None] = []
     for args in commands:
         try:
@@ -108,9 +111,10 @@ def _program() -> str | None:
 
 def _filters_off(
     root: Path, program: str, environment: dict[str, str], timeout: float
-) -> list[str]:
+) -> list[str] | None:
     """Settings that switch off every filter driver the repository's config names (reading
-    the config runs nothing)."""
+    the config runs nothing); None, and git is not run, when that cannot be told or a name
+    cannot be written as `-c NAME=VALUE` (one with a `=`)."""
     import subprocess
 
     try:
@@ -122,14 +126,18 @@ def _filters_off(
             env=environment,
             timeout=timeout,
             check=False,
-        ).stdout
+        )
     except (OSError, subprocess.TimeoutExpired):
-        listed = b""
+        return None
+    if listed.returncode not in (0, 1):  # 1: no filter driver at all
+        return None
     drivers = {
         name[len("filter.") : name.rindex(".")]
-        for name in listed.decode("utf-8", "surrogateescape").split("\0")
+        for name in listed.stdout.decode("utf-8", "surrogateescape").split("\0")
         if name.count(".") >= 2
     }
+    if any("=" in driver for driver in drivers):
+        return None
     return [f"filter.{driver}.{setting}" for driver in sorted(drivers) for setting in _FILTER_OFF]
 
 

@@ -4,6 +4,7 @@ driver of its `.git/config`, not a signature program its config asks `git log` f
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -12,6 +13,7 @@ from moor_engine.agent_hooks import RECENT_COMMITS
 
 from tests.cli.test_hook_answers import backdate, code, with_functions
 from tests.conftest import Workspace
+from tests.hostile.planted import moor_command
 from tests.hostile.test_planted_modules import hook
 
 SHOWN = 'path="memories/m2.md"'  # a memory about the changed file: `git diff` answered
@@ -100,4 +102,33 @@ def test_a_signature_program_of_the_repositorys_git_config_never_runs(
     assert not marker.exists()
     # The control: git itself, run plainly, asks the program about the signed commit.
     subprocess.run(["git", "log", "-3", "--name-only"], cwd=ws.root, capture_output=True)
+    assert marker.exists()
+
+
+def test_a_filter_driver_whose_name_cannot_be_overridden_keeps_moor_from_running_git(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    changed(ws)
+    marker = tmp_path / "filter-ran"
+    # `-c filter.x=y.clean=` would set `filter.x` to `y.clean=`: this driver cannot be
+    # switched off on git's command line, so git is not run at all.
+    ws.git("config", "filter.x=y.clean", program(tmp_path / "clean", marker))
+    ws.write(".gitattributes", "*.py filter=x=y\n")
+    backdate(ws.root)
+
+    hook(ws, "session-start")
+    checked = subprocess.run(
+        [*moor_command(), "check", "--format", "json"],
+        cwd=ws.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert not marker.exists()
+    # The control: moor still judged the change without git …
+    states = {m["path"]: m["state"] for m in json.loads(checked.stdout)["memories"]}
+    assert states["memories/m2.md"] == "drifted" and states["memories/m1.md"] == "current"
+    # … and git itself, run plainly, runs the driver on the changed file.
+    subprocess.run(["git", "diff", "--name-only", "HEAD"], cwd=ws.root, capture_output=True)
     assert marker.exists()
