@@ -199,7 +199,7 @@ def _session(start: Path, *, use_journal: bool = True) -> Iterator[Session]:
         try:
             yield session
         finally:
-            for warning in dict.fromkeys([*session.workspace.warnings, *session.warnings]):
+            for warning in session.told():
                 print(f"moor: {warning}", file=sys.stderr)
 
 

@@ -90,6 +90,11 @@ class Session:
     # came back); `self.lock` records them again.
     mended: bool = False
 
+    def told(self) -> list[str]:
+        """What every surface tells the person after this session's work, each once: the
+        workspace's warnings and the session's (a journal not opened: nothing recorded)."""
+        return list(dict.fromkeys([*self.workspace.warnings, *self.warnings]))
+
     @classmethod
     def open(cls, start: Path, *, use_journal: bool = True) -> Session:
         workspace = Workspace.open(start)

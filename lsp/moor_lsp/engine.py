@@ -336,13 +336,23 @@ def follow_plan(root: Path, memory_path: str, args: list[str]) -> Outcome:
             raise EngineProblem(str(error)) from error
 
 
-def act(root: Path, action: str, memory_path: str, args: list[str]) -> Outcome:
+@dataclass(frozen=True)
+class Acted:
+    """An action's outcome, and what its session tells the person, as the CLI prints it
+    after the same action (`Session.told`: a journal it could not open recorded nothing)."""
+
+    outcome: Outcome
+    told: tuple[str, ...]
+
+
+def act(root: Path, action: str, memory_path: str, args: list[str]) -> Acted:
     """Run one engine action on one memory (reaffirm, follow, bind)."""
     with open_session(root) as session:
         try:
-            return ACTIONS[action](session, str(root / memory_path), args)
+            outcome = ACTIONS[action](session, str(root / memory_path), args)
         except (UsageError, WriteBusy, OSError) as error:
             raise EngineProblem(str(error)) from error
+        return Acted(outcome, tuple(session.told()))
 
 
 def _latched(written: Written) -> Outcome:
