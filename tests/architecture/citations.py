@@ -1,4 +1,5 @@
-"""The code a document cites (`file.py`, `file.py#name`), and what is wrong with each.
+"""The code a document cites (`file.py`, `file.py#name`, `moor_engine.about`), and what is
+wrong with each.
 
 A path is resolved the way ARCHITECTURE.md writes it: in full (`engine/moor_engine/check.py`),
 without the package folder (`engine/check.py`, `store/lockfile.py`), from the package
@@ -38,6 +39,9 @@ CALLABLE = frozenset({"function", "method"})
 _SPAN = re.compile(r"`([^`\n]+)`")
 _CITED = re.compile(r"(?<![\w/.*-])((?:[\w.*-]+/)*[\w*-]+\.py)(?:#([\w.@]+))?(?![\w/])")
 _NAME_ONLY = re.compile(r"^#([\w.@]+)$")
+# `moor_engine.about`, `moor_store.inside`: a module of one of moor's packages, as imported.
+# Not `moor.…`: `moor.lock` and `moor.toml` are files.
+_MODULE = re.compile(r"^(moor_[a-z]+)((?:\.[a-z_][a-z0-9_]*)+)$")
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,13 @@ def citations(document: Path, text: str) -> Iterator[Citation]:
             only = _NAME_ONLY.match(span.strip())
             if only is not None and last is not None:
                 yield Citation(rel, number, last, only.group(1))
+                continue
+            module = _MODULE.match(span.strip())
+            if module is not None and any(module.group(1) == p for _, p in PACKAGES):
+                folder = next(f for f, p in PACKAGES if p == module.group(1))
+                parts = module.group(2).lstrip(".").split(".")
+                cited = f"{folder}/{module.group(1)}/{'/'.join(parts)}.py"
+                yield Citation(rel, number, cited, None)
                 continue
             for match in _CITED.finditer(span):
                 last = match.group(1)

@@ -43,6 +43,7 @@ def test_a_citation_of_a_missing_file_name_or_an_uncalled_function_is_flagged(
         "| decision | `engine/moor_engine/check.py#decide` |\n"
         "| planted | `engine/check.py#missing` and `#unused` |\n"
         "| gone | `engine/moor_engine/nowhere.py` |\n"
+        "| modules | `moor_engine.check` and `moor_engine.elsewhere` |\n"
     )
     cited = list(citations(document.relative_to(tmp_path), document.read_text()))
     found = problems(cited, tmp_path)
@@ -51,4 +52,5 @@ def test_a_citation_of_a_missing_file_name_or_an_uncalled_function_is_flagged(
         "engine/moor_engine/check.py",
         "MAP.md:2: engine/check.py#unused: unused is defined but nothing in moor calls it",
         "MAP.md:3: engine/moor_engine/nowhere.py: no such file",
+        "MAP.md:4: engine/moor_engine/elsewhere.py: no such file",
     ]
