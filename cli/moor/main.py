@@ -64,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     check.add_argument("-v", "--verbose", action="store_true", help="list current memories too")
     check.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    check.add_argument(
+        "--changed-since",
+        metavar="REV",
+        help="only memories about files changed since REV's merge base with HEAD "
+        "(commits, uncommitted and untracked changes; for pull requests)",
+    )
 
     status = commands.add_parser("status", help="counts per trust state, without journalling")
     status.add_argument("paths", nargs="*")
@@ -208,6 +214,17 @@ def cmd_check(args: argparse.Namespace, start: Path) -> int:
 
     with _session(start) as session:
         paths = session.select(args.paths)
+        if args.changed_since is not None:
+            from moor_engine.changed_since import changed_files, select_changed
+
+            changed = changed_files(session, args.changed_since)
+            every = len(paths)
+            paths = select_changed(session, paths, changed)
+            print(
+                f"moor: {len(paths)} of {every} memories are about the {len(changed.files)} "
+                f"file(s) changed since {args.changed_since} (from {changed.base[:12]})",
+                file=sys.stderr,
+            )
         update, stop = _progress(args.format == "text" and not args.no_progress)
         try:
             report = session.check(paths, update)

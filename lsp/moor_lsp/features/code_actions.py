@@ -246,7 +246,7 @@ class CodeActions(Feature):
                 )
             )
 
-        if state == "moved" and data.get("moved_to"):
+        if data.get("followable") and data.get("moved_to"):
             action(
                 f"Follow the move: now {data['moved_to']}", FOLLOW, [target_memory], preferred=True
             )
@@ -286,7 +286,7 @@ class CodeActions(Feature):
                                 edit=edit,
                             )
                         )
-        if state == "unbound":
+        if data.get("bindable"):
             action(f"Bind {memory} to the code as it is now", BIND, [target_memory], preferred=True)
         if not self.server.settings.trusted or data.get("preview"):
             # Read-only, or seen in an unsaved buffer (an action would judge the file on
