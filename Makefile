@@ -10,11 +10,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The distribution was called `moor` before it was `moor-memory`: an older .venv's copy (and
+# its metadata left in the checkout) goes first, so that two never own the `moor` command.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip uninstall --quiet --yes moor && rm -rf moor.egg-info
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip uninstall --quiet --yes moor && rm -rf moor.egg-info
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(VENV)/.installed $@
 

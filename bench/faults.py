@@ -13,9 +13,19 @@ Every figure comes from real `moor` processes on real temporary workspaces:
   `moor check` must end in the state of either the untouched workspace (killed before the
   action's intent record) or the uninterrupted action: memory, moor.lock and the journal's
   reasons alike.
+* **killed, then nothing left behind** — `add`, `edit`, `supersede`, `forget` (memories/),
+  `rules --write` (.claude/rules/, .cursor/rules/, AGENTS.md), `context --write` (src/) and
+  `checkpoint save` (.moor/checkpoints/<agent>/), killed the same way; after one `moor check`
+  no temporary file may be anywhere in the workspace and the workspace must be as untouched
+  or as the uninterrupted write left it (a torn checkpoint counts as neither).
 * **hostile workspaces** — layouts that try to make moor read or write outside the workspace;
   each passes when a planted secret never reaches moor.lock, the journal or the output and
   no file outside changes.
+* **full and read-only disks** — a workspace on a small tmpfs (root only), filled to ENOSPC
+  or remounted read-only: each write command passes when it exits 2 naming the full or
+  read-only disk and the workspace's files and journal history are unchanged; each read
+  command when it answers as on a writable copy; and the journal when it is kept (never set
+  aside) and its reasons are all in `moor log` once space is freed.
 
     python bench/faults.py [--json] [--rounds R] [--writers W] [--quick]
 """
@@ -26,6 +36,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -270,6 +281,297 @@ def _fresh(base: Path, template: Path, name: str) -> Path:
     return root
 
 
+# -- full and read-only disks --------------------------------------------------------------
+
+DISK_WRITES: dict[str, list[str]] = {
+    "add": ["add", "Retries are safe.", "--about", "app.py#f"],
+    "forget": ["forget", "memories/f.md", "--why", "no longer true"],
+    "reaffirm": ["reaffirm", "memories/g.md", "--why", "still holds"],
+    "bind": ["bind"],
+    "supersede": ["supersede", "memories/f.md", "--by", "memories/g.md", "--why", "g says it"],
+    "checkpoint save": ["checkpoint", "save", "--agent", "a", "where it stands"],
+    "context --write": ["context", "--write", "CLAUDE.md"],
+    "rules --write": ["rules", "--write"],
+}
+DISK_READS: dict[str, list[str]] = {
+    "status": ["status"],
+    "check": ["check"],
+    "log": ["log", "memories/f.md"],
+    "recall": ["recall", "retries"],
+    "about": ["about", "app.py"],
+    "context": ["context"],
+    "rules": ["rules"],
+}
+_REASON = "the reason to keep"
+
+
+def _mount(*args: str) -> bool:
+    return subprocess.run(["mount", *args], capture_output=True, check=False).returncode == 0
+
+
+def _disk_workspace(mount: Path) -> Path:
+    root = workspace(mount, "ws")
+    (root / "app.py").write_text("def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x\n")
+    memory(root, "f", "app.py#f", "Retries of f are safe.")
+    memory(root, "g", "app.py#g")
+    moor(root, "bind")
+    (root / "app.py").write_text("def f(x):\n    return x + 2\n\n\ndef g(x):\n    return x\n")
+    moor(root, "reaffirm", "memories/f.md", "--why", _REASON)
+    (root / "app.py").write_text("def f(x):\n    return x + 2\n\n\ndef g(x):\n    return -x\n")
+    memory(root, "h", "app.py#g", "Not bound yet.")
+    moor(root, "log", "memories/f.md")  # the journal at rest, its WAL folded in
+    return root
+
+
+def _disk_state(root: Path) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if not path.is_file() or rel.endswith(("-wal", "-shm")) or "recall.sqlite" in rel:
+            continue
+        if rel == ".moor/journal.sqlite":
+            db = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+            found[rel] = db.execute("SELECT * FROM journal ORDER BY seq").fetchall()
+            db.close()
+        else:
+            found[rel] = path.read_bytes()
+    return found
+
+
+def _fill(mount: Path) -> None:
+    with open(mount / ".filler", "ab", buffering=0) as filler:
+        for size in (65536, 4096):
+            with contextlib.suppress(OSError):
+                while True:
+                    filler.write(b"\0" * size)
+
+
+def disk_cases(base: Path) -> dict[str, bool] | None:
+    """Each case: True when it held. None when a tmpfs cannot be mounted (not root)."""
+    if os.geteuid() != 0:
+        return None
+    mount = base / "disk"
+    mount.mkdir()
+    cases: dict[str, bool] = {}
+
+    def on_disk(name: str, trial: Callable[[Path], bool]) -> None:
+        if not _mount("-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)):
+            raise RuntimeError("cannot mount a tmpfs as root")
+        try:
+            cases[name] = trial(_disk_workspace(mount))
+        finally:
+            _mount("-o", "remount,rw", str(mount))
+            if subprocess.run(["umount", str(mount)], check=False).returncode:
+                subprocess.run(["umount", "-l", str(mount)], check=False)
+
+    def refused(how: str, command: list[str]) -> Callable[[Path], bool]:
+        def trial(root: Path) -> bool:
+            before = _disk_state(root)
+            if how == "full":
+                _fill(mount)
+            else:
+                _mount("-o", "remount,ro", str(mount))
+            run = moor(root, *command)
+            said = "is full" if how == "full" else "read-only filesystem"
+            _mount("-o", "remount,rw", str(mount))
+            (mount / ".filler").unlink(missing_ok=True)
+            return (
+                run.returncode == 2
+                and said in run.stderr
+                and "internal error" not in run.stderr
+                and _disk_state(root) == before
+                and not list((root / ".moor").glob("journal.sqlite.broken-*"))
+            )
+
+        return trial
+
+    def answered(how: str, command: list[str]) -> Callable[[Path], bool]:
+        def trial(root: Path) -> bool:
+            copy = base / "disk-copy"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(root, copy)
+            if how == "full":
+                _fill(mount)
+            else:
+                _mount("-o", "remount,ro", str(mount))
+            control, run = moor(copy, *command), moor(root, *command)
+            return (
+                run.returncode == control.returncode
+                and run.returncode in (0, 1)
+                and run.stdout == control.stdout
+                and "records nothing" in run.stderr
+                and not list((root / ".moor").glob("journal.sqlite.broken-*"))
+            )
+
+        return trial
+
+    def kept(root: Path) -> bool:
+        _fill(mount)
+        runs = [moor(root, "check"), moor(root, "reaffirm", "memories/g.md", "--why", "x")]
+        (mount / ".filler").unlink()
+        return (
+            not list((root / ".moor").glob("journal.sqlite.broken-*"))
+            and [r.returncode for r in runs] == [1, 2]
+            and _REASON in moor(root, "log", "memories/f.md").stdout
+        )
+
+    for how in ("full", "read-only"):
+        for name, command in DISK_WRITES.items():
+            on_disk(f"{how}: {name}", refused(how, command))
+        for name, command in DISK_READS.items():
+            on_disk(f"{how}: {name}", answered(how, command))
+    on_disk("full: the journal and its reasons kept", kept)
+    return cases
+
+
+# -- killed, then nothing left behind -------------------------------------------------------
+
+_STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
+_CHECKPOINT = ["checkpoint", "save", "--agent", "claude", "half way", "--next", "finish"]
+
+
+def _two_folders(root: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "src").mkdir()
+    (root / "src/client.py").write_text(
+        "def send(payload):\n    return payload\n\n\ndef top():\n    return 1\n", encoding="utf-8"
+    )
+    (root / "main.py").write_text("def main():\n    return 0\n", encoding="utf-8")
+    memory(root, "send", "src/client.py#send", "Send returns what it is given.")
+    memory(root, "other", "main.py#main", "Main returns zero.")
+    moor(root, "bind")
+
+
+def _leave_add(root: Path) -> list[str]:
+    _two_folders(root)
+    return ["add", "Top returns one", "--about", "src/client.py#top"]
+
+
+def _leave_edit(root: Path) -> list[str]:
+    _two_folders(root)
+    shown = moor(root, "edit", "memories/send.md", "--format", "json").stdout
+    base = str(json.loads(shown)["content_hash"])
+    section = ["--section", "send", "--text", "New.", "--why", "clearer"]
+    return ["edit", "memories/send.md", *section, "--base-hash", base]
+
+
+def _leave_supersede(root: Path) -> list[str]:
+    _two_folders(root)
+    memory(root, "send2", "src/client.py#send", "Send returns its payload unchanged.")
+    moor(root, "bind")
+    return ["supersede", "memories/send.md", "--by", "memories/send2.md", "--why", "reworded"]
+
+
+def _leave_forget(root: Path) -> list[str]:
+    _two_folders(root)
+    return ["forget", "memories/send.md", "--why", "never true"]
+
+
+def _leave_rules(root: Path) -> list[str]:
+    _two_folders(root)
+    (root / "AGENTS.md").write_text("# My project\n\nThe user's own words.\n", encoding="utf-8")
+    return ["rules", "--write"]
+
+
+def _leave_context(root: Path) -> list[str]:
+    _two_folders(root)
+    (root / "src/AGENTS.md").write_text("# The src folder\n", encoding="utf-8")
+    return ["context", "--write", "src/AGENTS.md"]
+
+
+def _leave_checkpoint(root: Path) -> list[str]:
+    (root / "main.py").write_text("def main():\n    return 0\n", encoding="utf-8")
+    return list(_CHECKPOINT)
+
+
+LEAVERS: dict[str, tuple[str, Callable[[Path], list[str]]]] = {
+    "add": ("memories/", _leave_add),
+    "edit": ("memories/", _leave_edit),
+    "supersede": ("memories/", _leave_supersede),
+    "forget": ("memories/", _leave_forget),
+    "rules --write": (".claude/rules/, .cursor/rules/, AGENTS.md, src/", _leave_rules),
+    "context --write": ("src/", _leave_context),
+    "checkpoint save": (".moor/checkpoints/claude/", _leave_checkpoint),
+}
+
+
+def _temporaries(root: Path) -> list[str]:
+    """Every temporary file in the workspace (git's folder aside)."""
+    return sorted(
+        rel
+        for path in root.rglob("*.tmp")
+        if not (rel := path.relative_to(root).as_posix()).startswith(".git/")
+    )
+
+
+def _outcome(root: Path) -> tuple[object, ...]:
+    """What a write can change: every file outside git's and moor's state (times masked),
+    moor.lock as what it records, and each checkpoint (or that one is torn)."""
+    from moor_store.lockfile import parse_lock
+
+    files: dict[str, object] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not rel.startswith((".git/", ".moor/")):
+            files[rel] = _STAMP.sub(b"<time>", path.read_bytes())
+    if (root / "moor.lock").exists():
+        lock = parse_lock((root / "moor.lock").read_text(encoding="utf-8"))
+        files["moor.lock"] = (
+            sorted(lock.memories),
+            sorted(lock.retired),
+            sorted(t.reason for t in lock.tombstones),
+        )
+    checkpoints = []
+    for path in sorted((root / ".moor/checkpoints").rglob("*.json")):
+        try:
+            checkpoints.append(json.loads(path.read_text(encoding="utf-8"))["summary"])
+        except (ValueError, KeyError):
+            checkpoints.append("torn")
+    return tuple(sorted(files.items())), tuple(checkpoints)
+
+
+def killed_leaving_nothing(base: Path, per_action: int | None) -> dict[str, dict[str, object]]:
+    """Each write killed at each write-like syscall, then one `moor check`: no temporary file
+    anywhere, and the workspace as untouched or as the uninterrupted write left it."""
+    results: dict[str, dict[str, object]] = {}
+    for action, (folders, setup) in LEAVERS.items():
+        slug = action.replace(" --", "-").replace(" ", "-")
+        template = workspace(base, f"leave-{slug}")
+        command = setup(template)
+        before = _outcome(template)
+        finished = _fresh(base, template, "finished")
+        moor(finished, *command)
+        moor(finished, "check")
+        after = _outcome(finished)
+        counts = _count_calls(_fresh(base, template, "count"), command)
+        points = [(name, n) for name, total in sorted(counts.items()) for n in range(1, total + 1)]
+        if per_action is not None and len(points) > per_action:
+            points = [points[i * len(points) // per_action] for i in range(per_action)]
+        trials = killed = left = clean = 0
+        for syscall, n in points:
+            root = _fresh(base, template, f"{syscall}-{n}")
+            inject = f"inject={syscall}:signal=KILL:when={n}"
+            strace = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={syscall}"]
+            run = moor(root, *command, prefix=[*strace, "-e", inject])
+            trials += 1
+            killed += run.returncode in (-9, 137)
+            left += bool(_temporaries(root))
+            moor(root, "check")
+            if not _temporaries(root) and _outcome(root) in (before, after):
+                clean += 1
+            else:
+                print(f"  LEFT BEHIND: {action} killed at {syscall} #{n}", file=sys.stderr)
+            shutil.rmtree(root, ignore_errors=True)
+        results[action] = {
+            "folders": folders,
+            "trials": trials,
+            "killed": killed,
+            "left_by_the_kill": left,
+            "clean": clean,
+        }
+    return results
+
+
 # -- hostile workspaces --------------------------------------------------------------------
 
 
@@ -369,12 +671,28 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="40 writes per action, 5 rounds")
     parser.add_argument("--per-action", type=int, help="kill at this many writes per action")
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--no-disk", action="store_true", help="skip the full/read-only disks")
+    parser.add_argument("--only-disk", action="store_true", help="only the full/read-only disks")
     args = parser.parse_args()
     if shutil.which("strace") is None:
         print("strace is needed (apt install strace)", file=sys.stderr)
         return 2
     rounds = min(5, args.rounds) if args.quick else args.rounds
     result: dict[str, object] = {}
+    if args.only_disk:
+        with tempfile.TemporaryDirectory(prefix="moor-faults-") as tmp:
+            disk = disk_cases(Path(tmp))
+        if disk is None:
+            print("full/read-only disks need root (a tmpfs is mounted)", file=sys.stderr)
+            return 2
+        failed = [k for k, v in disk.items() if not v]
+        print(
+            json.dumps({"disk": {"cases": len(disk), "held": sum(disk.values()), "failed": failed}})
+            if args.json
+            else f"full and read-only disks: {sum(disk.values())}/{len(disk)} held"
+            + (f" (failed: {failed})" if failed else "")
+        )
+        return 0
     with tempfile.TemporaryDirectory(prefix="moor-faults-") as tmp:
         base = Path(tmp)
         kept = sum(
@@ -394,12 +712,20 @@ def main() -> int:
             }
         per_action = args.per_action if args.per_action else (40 if args.quick else None)
         result["killed"] = killed_at_every_write(base, per_action)
+        result["leftovers"] = killed_leaving_nothing(base, per_action)
         hostile = hostile_cases(base)
         result["hostile"] = {
             "cases": len(hostile),
             "refused": sum(hostile.values()),
             "failed": [k for k, v in hostile.items() if not v],
         }
+        disk = None if args.no_disk else disk_cases(base)
+        if disk is not None:
+            result["disk"] = {
+                "cases": len(disk),
+                "held": sum(disk.values()),
+                "failed": [k for k, v in disk.items() if not v],
+            }
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -423,12 +749,26 @@ def main() -> int:
             f"killed at every write: {action}: {row['recovered']}/{row['trials']} recovered "
             f"({row['killed']} runs killed)"
         )
+    leftovers = result["leftovers"]
+    assert isinstance(leftovers, dict)
+    for action, row in leftovers.items():
+        print(
+            f"killed at every write, then one check: {action} ({row['folders']}): "
+            f"{row['clean']}/{row['trials']} left no temporary file and all or nothing "
+            f"({row['killed']} runs killed, {row['left_by_the_kill']} left one until the check)"
+        )
     h = result["hostile"]
     assert isinstance(h, dict)
     print(
         f"hostile workspaces: {h['refused']}/{h['cases']} refused without reading or "
         "writing outside" + (f" (failed: {h['failed']})" if h["failed"] else "")
     )
+    d = result.get("disk")
+    if isinstance(d, dict):
+        print(
+            f"full and read-only disks: {d['held']}/{d['cases']} held"
+            + (f" (failed: {d['failed']})" if d["failed"] else "")
+        )
     return 0
 
 

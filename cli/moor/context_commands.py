@@ -30,7 +30,8 @@ def add_parsers(commands: Any) -> None:
 def cmd_context(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.agent_context import DEFAULT_BUDGET, context_block, managed, merged
     from moor_engine.outputs import output_target
-    from moor_store.inside import read_inside, write_inside
+    from moor_store.inside import read_inside
+    from moor_store.intent import Change
 
     from moor.main import _session
 
@@ -72,6 +73,10 @@ def cmd_context(args: argparse.Namespace, start: Path) -> int:
             print(f"{rel} {why}: run `moor context --write {rel}`")
             return EXIT_LOOK
         with session.writing("context"):
-            write_inside(root, rel, merged(existing, block.text).encode("utf-8"))
+            # Through an intent record, as every write: a killed run is finished by the next.
+            change = Change("moor context --write")
+            before = None if existing is None else existing.encode("utf-8")
+            change.write(rel, before, merged(existing, block.text).encode("utf-8"))
+            session.commit(change)
         print(f"{rel}: wrote the memories block ({summary})")
     return EXIT_OK

@@ -18,8 +18,10 @@ import socket
 import stat
 import struct
 import sys
+import time
 from pathlib import Path
 
+from moor_engine.python_children import WORKING_FOLDER, module_command
 from moor_engine.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR, find_root
 
 # Not `typing`: a prompt hook imports this module first of all (see `hook_commands`).
@@ -31,9 +33,11 @@ SOCKET: Final = "hooks.sock"
 PROTOCOL: Final = 1
 # Set to 0 (or "off") to neither ask nor start a server: every hook answers in its process.
 ENABLED_VARIABLE: Final = "MOOR_HOOK_SERVER"
-# Seconds a hook waits for the server's answer before answering itself.
+# Seconds a hook waits for the server, in all (its ask and a look before starting one),
+# before answering itself.
 WAIT_VARIABLE: Final = "MOOR_HOOK_SERVER_WAIT"
 _DEFAULT_WAIT_S: Final = 20.0
+_COMMAND_WAIT_S: Final = 5.0  # `moor hooks status|stop`: a person waits this long at most
 _MAX_REPLY: Final = 16 * 1024 * 1024
 
 
@@ -53,6 +57,22 @@ def seconds(variable: str, default: float) -> float:
         with contextlib.suppress(ValueError):
             return max(0.1, float(raw))
     return default
+
+
+class Wait:
+    """What is left of the time a hook may wait for its server, over all it asks: the wait
+    the README promises bounds the hook, not each exchange (a hook that waited it out for
+    its answer must not wait again to look whether a server runs)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+
+    def spend(self, since: float) -> None:
+        self.left = max(0.0, self.left - (time.monotonic() - since))
+
+
+def hook_wait() -> Wait:
+    return Wait(seconds(WAIT_VARIABLE, _DEFAULT_WAIT_S))
 
 
 def peer_uid(sock: socket.socket) -> int | None:
@@ -82,7 +102,7 @@ def state_folder(root: Path) -> int | None:
         os.close(top)
 
 
-def connect(root: Path, timeout: float) -> socket.socket | None:
+def connect(root: Path, until: float) -> socket.socket | None:
     """A connection to the workspace's hook server, or None. The socket must be a socket
     (not a link, not a file) owned by this user in the workspace's own `.moor/`, and the
     process answering must be this user's. The name is connected relative to that folder,
@@ -94,8 +114,11 @@ def connect(root: Path, timeout: float) -> socket.socket | None:
         info = os.stat(SOCKET, dir_fd=folder, follow_symlinks=False)
         if not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.getuid():
             return None
+        left = until - time.monotonic()
+        if left <= 0:
+            return None
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(timeout)
+        sock.settimeout(left)
         here = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             os.fchdir(folder)
@@ -117,26 +140,43 @@ def connect(root: Path, timeout: float) -> socket.socket | None:
     return sock
 
 
-def exchange(root: Path, request: dict[str, object], timeout: float) -> dict[str, object] | None:
-    """Send one request, read the one reply; None on anything but a JSON object."""
-    sock = connect(root, timeout)
-    if sock is None:
-        return None
-    with sock:
-        try:
-            sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
-            sock.shutdown(socket.SHUT_WR)
-            return read_object(sock, _MAX_REPLY)
-        except OSError:  # refused, reset, timed out: not served
+def exchange(root: Path, request: dict[str, object], wait: Wait) -> dict[str, object] | None:
+    """Send one request, read the one reply, within what is left of `wait` (and spend what
+    this took of it); None on anything but a JSON object."""
+    started = time.monotonic()
+    until = started + wait.left
+    try:
+        sock = connect(root, until)
+        if sock is None:
             return None
+        with sock:
+            try:
+                sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
+                sock.shutdown(socket.SHUT_WR)
+                return read_object(sock, _MAX_REPLY, until)
+            except OSError:  # refused, reset, timed out: not served
+                return None
+    finally:
+        wait.spend(started)
 
 
-def read_object(sock: socket.socket, cap: int) -> dict[str, object] | None:
-    """One JSON object, all the peer sends until it closes its side; None if that is more
-    than `cap` bytes or not a JSON object."""
+def read_object(
+    sock: socket.socket, cap: int, until: float | None = None
+) -> dict[str, object] | None:
+    """One JSON object, all the peer sends until it closes its side, by `until` (a
+    `time.monotonic()`; a timeout, OSError, when it passes, however the bytes trickle in);
+    None if that is more than `cap` bytes or not a JSON object."""
     chunks: list[bytes] = []
     size = 0
-    while chunk := sock.recv(65536):
+    while True:
+        if until is not None:
+            left = until - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no whole reply in time")
+            sock.settimeout(left)
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
         chunks.append(chunk)
         size += len(chunk)
         if size > cap:
@@ -148,8 +188,9 @@ def read_object(sock: socket.socket, cap: int) -> dict[str, object] | None:
     return value if isinstance(value, dict) else None
 
 
-def served(where: Path, event: str, payload: dict[str, object]) -> str | None:
-    """The hook's context as the workspace's server answers it, or None (answer here)."""
+def served(where: Path, event: str, payload: dict[str, object], wait: Wait) -> str | None:
+    """The hook's context as the workspace's server answers it within `wait`, or None
+    (answer here)."""
     request = {
         "protocol": PROTOCOL,
         "judge": judge(),
@@ -157,16 +198,18 @@ def served(where: Path, event: str, payload: dict[str, object]) -> str | None:
         "where": str(where.resolve()),
         "payload": payload,
     }
-    reply = exchange(find_root(where), request, seconds(WAIT_VARIABLE, _DEFAULT_WAIT_S))
+    reply = exchange(find_root(where), request, wait)
     if reply is None:
         return None
     context = reply.get("context")
     return context if isinstance(context, str) else None
 
 
-def start(where: Path) -> None:
-    """Start the workspace's hook server in the background if it does not answer; never
-    raises. A second server started at once finds the first one's guard held and exits."""
+def start(where: Path, wait: Wait) -> None:
+    """Start the workspace's hook server in the background if it does not answer within
+    what is left of `wait`; never raises. With nothing left (a server took all of it to not
+    answer), none is started: one is there. A second server started at once finds the first
+    one's guard held and exits."""
     if not enabled():
         return
     with contextlib.suppress(Exception):
@@ -177,13 +220,13 @@ def start(where: Path) -> None:
         if folder is None:
             return  # no `.moor/` of its own (or a link): a server could not be asked
         os.close(folder)
-        if status(root) is not None:
+        if wait.left <= 0 or status(root, wait) is not None:
             return
         import subprocess  # only here: a served hook never needs it
 
         subprocess.Popen(
-            [sys.executable, "-m", "moor", "hooks", "serve"],
-            cwd=root,
+            module_command("moor", "-C", str(root), "hooks", "serve"),
+            cwd=WORKING_FOLDER,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -192,13 +235,16 @@ def start(where: Path) -> None:
         )
 
 
-def status(root: Path) -> dict[str, object] | None:
+def status(root: Path, wait: Wait | None = None) -> dict[str, object] | None:
     """The server's own account (pid, root, since, answered), or None when none answers."""
-    reply = exchange(root, {"protocol": PROTOCOL, "judge": judge(), "status": True}, 5.0)
+    request = {"protocol": PROTOCOL, "judge": judge(), "status": True}
+    reply = exchange(root, request, wait or Wait(_COMMAND_WAIT_S))
     return reply if reply is not None and "pid" in reply else None
 
 
 def stop(root: Path) -> dict[str, object] | None:
     """Ask the server to stop; its account as it stops, or None when none answered."""
-    reply = exchange(root, {"protocol": PROTOCOL, "judge": judge(), "stop": True}, 5.0)
+    reply = exchange(
+        root, {"protocol": PROTOCOL, "judge": judge(), "stop": True}, Wait(_COMMAND_WAIT_S)
+    )
     return reply if reply is not None and "pid" in reply else None

@@ -110,8 +110,9 @@ def run_hook(event: str, start: Path) -> int:
         if isinstance(cwd, str) and cwd and Path(cwd).is_dir():
             where = Path(cwd)
         context = None
+        wait = hook_client.hook_wait()
         if event == "prompt" and hook_client.enabled():
-            context = hook_client.served(where, event, payload)
+            context = hook_client.served(where, event, payload, wait)
         if context is None:
             unserved = True
             context = hook_answer(event, where, payload)
@@ -126,7 +127,7 @@ def run_hook(event: str, start: Path) -> int:
             sys.stdout.write(json.dumps(output) + "\n")
             sys.stdout.flush()
     if unserved:
-        hook_client.start(where)
+        hook_client.start(where, wait)
     return EXIT_OK
 
 

@@ -16,7 +16,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from moor_engine.config import ConfigError
+from moor_engine.distribution import version
 from moor_engine.session import Session, UsageError
+from moor_store.environment import Unavailable
 from moor_store.inside import NotInside
 from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
@@ -34,15 +36,6 @@ from moor import (
 from moor.arguments import add_format
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
-
-
-def version() -> str:
-    from importlib import metadata  # costs ~45 ms: only when a version is printed
-
-    try:
-        return metadata.version("moor")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 class _VersionAction(argparse.Action):
@@ -71,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     check.add_argument("-v", "--verbose", action="store_true", help="list current memories too")
     check.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    check.add_argument(
+        "--changed-since",
+        metavar="REV",
+        help="only memories about files changed since REV's merge base with HEAD "
+        "(commits, uncommitted and untracked changes; for pull requests)",
+    )
 
     status = commands.add_parser("status", help="counts per trust state, without journalling")
     status.add_argument("paths", nargs="*")
@@ -140,7 +139,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not folder:
             raise UsageError(f"-C {args.directory}: no such folder")
         return COMMANDS[args.command](args, start)
-    except (UsageError, ConfigError, LockError, JournalError, WriteBusy, NotInside) as error:
+    except (
+        UsageError,
+        ConfigError,
+        LockError,
+        JournalError,
+        WriteBusy,
+        NotInside,
+        Unavailable,
+    ) as error:
         print(f"moor: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -202,7 +209,7 @@ def _session(start: Path, *, use_journal: bool = True) -> Iterator[Session]:
         try:
             yield session
         finally:
-            for warning in dict.fromkeys([*session.workspace.warnings, *session.warnings]):
+            for warning in session.told():
                 print(f"moor: {warning}", file=sys.stderr)
 
 
@@ -211,6 +218,17 @@ def cmd_check(args: argparse.Namespace, start: Path) -> int:
 
     with _session(start) as session:
         paths = session.select(args.paths)
+        if args.changed_since is not None:
+            from moor_engine.changed_since import changed_files, select_changed
+
+            changed = changed_files(session, args.changed_since)
+            every = len(paths)
+            paths = select_changed(session, paths, changed)
+            print(
+                f"moor: {len(paths)} of {every} memories are about the {len(changed.files)} "
+                f"file(s) changed since {args.changed_since} (from {changed.base[:12]})",
+                file=sys.stderr,
+            )
         update, stop = _progress(args.format == "text" and not args.no_progress)
         try:
             report = session.check(paths, update)

@@ -24,7 +24,10 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--port", type=int, help="the port (default 7341; 0 picks a free one)")
     parser.add_argument("--host", help="only 127.0.0.1 is accepted (loopback only)")
     parser.add_argument(
-        "--token-file", type=Path, help="the bearer token's file (default .moor/mcp-http-token)"
+        "--token-file",
+        type=Path,
+        help="the bearer token's file, outside the workspace (default: one per workspace "
+        "in $XDG_STATE_HOME/moor/mcp-http/, else ~/.local/state/moor/mcp-http/)",
     )
     parser.add_argument(
         "--no-auth", action="store_true", help="no bearer token: any local program gets in"
@@ -35,6 +38,7 @@ def cmd_mcp(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.workspace import find_root
     from moor_mcp.http import DEFAULT_PORT, LOOPBACK, HttpRefusal, serve
     from moor_mcp.server import build
+    from moor_mcp.stdio import run_stdio
 
     if not args.http:
         if args.port is not None or args.host or args.token_file or args.no_auth:
@@ -42,7 +46,7 @@ def cmd_mcp(args: argparse.Namespace, start: Path) -> int:
                 "moor mcp: --port, --host, --token-file and --no-auth need --http", file=sys.stderr
             )
             return EXIT_USAGE
-        build(start).run("stdio")
+        run_stdio(build(start))
         return EXIT_OK
     try:
         serve(

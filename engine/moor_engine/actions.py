@@ -19,7 +19,7 @@ from moor_engine.memories import LoadedMemory, loaded_lock_content, lock_content
 from moor_engine.observe import Found, NotFound, found_address
 from moor_engine.session import Session, UsageError
 from moor_engine.trust import AnchorReport, State
-from moor_engine.verdicts import reaffirm_verdict
+from moor_engine.verdicts import followable, reaffirm_verdict
 
 
 @dataclass
@@ -331,7 +331,7 @@ def _follow(
         moves = [
             _Move(a.ref, a.canonical, a.line, a.moved_to, a.code or "moved")
             for a in report.anchors
-            if a.state == State.MOVED and a.moved_to and a.canonical
+            if followable(a) and a.moved_to and a.canonical
         ]
         if not moves:
             outcome.done.append(f"{path}: nothing moved, nothing to follow")

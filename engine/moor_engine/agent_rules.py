@@ -28,10 +28,9 @@ from moor_store.inside import (
     exists_inside,
     open_inside_dir,
     read_inside,
-    remove_inside,
     stat_inside,
-    write_inside,
 )
+from moor_store.intent import Change
 
 from moor_engine import namespaces
 from moor_engine.agent_context import Shown, fit, managed, merged, shown_memories, tokens
@@ -366,9 +365,17 @@ def write_rules(
         rules = plan(session, budget, agent, targets)
         if rules.refused:
             return rules
+        # One unit (moor_store.intent): a run killed part-way is completed by the next
+        # one, so the rule files never stand half old, half new.
+        change = Change("moor rules --write")
         for planned in rules.changes:
-            if planned.remove:
-                remove_inside(root, planned.path)
+            try:
+                before: bytes | None = read_inside(root, planned.path)
+            except FileNotFoundError:
+                before = None
+            if planned.remove and before is not None:
+                change.remove(planned.path, before)
             elif planned.data is not None:
-                write_inside(root, planned.path, planned.data)
+                change.write(planned.path, before, planned.data)
+        session.commit(change)
     return rules

@@ -432,18 +432,6 @@ def memory_watch(loaded: LoadedMemory, item: ResolvedEntry) -> tuple[str, ...]:
     return effective_watch(loaded.memory, item.entry)
 
 
-def journal_observations(
-    journal: Journal,
-    evaluation: Evaluation,
-    lock: Lock,
-    changed: set[str],
-) -> None:
-    """Append what this check saw: opens, transitions, stills and attempts (DESIGN §1)."""
-    entries = observation_entries(journal, evaluation, lock, changed)
-    if entries:
-        journal.append(entries)
-
-
 def observation_entries(
     journal: Journal,
     evaluation: Evaluation,

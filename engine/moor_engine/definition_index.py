@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from moor_engine.filestat import StatKey, stat_key
 if TYPE_CHECKING:
     import subprocess
 from moor_engine.observe import FileObserver, FileView, cache_derivation
+from moor_engine.python_children import WORKING_FOLDER, module_command
 from moor_engine.workspace import Workspace
 from moor_engine.worktree import Worktree, blob_id, look
 
@@ -410,7 +410,8 @@ def _in_parallel(root: Path, max_file_size: int, rels: list[str], vouched: dict[
         }
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", "moor_engine.index_worker"],
+                module_command("moor_engine.index_worker"),
+                cwd=WORKING_FOLDER,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -16,11 +16,16 @@ path (longer than any path, an unclosed `[`, an unknown class) dropped. A patter
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import warnings
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from moor_store.inside import NotInside, read_inside
 
 if TYPE_CHECKING:  # pathspec is imported when an ignore file is first compiled
     from pathspec import GitIgnoreSpec
@@ -57,8 +62,11 @@ _TOKEN = re.compile(r"[^\\*\[]+|\*+|\\.?|\[", re.DOTALL)
 
 
 class GitIgnores:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, warn: Callable[[str], None] | None = None) -> None:
         self.root = root
+        # Told of an ignore file that is there but not read (a FIFO, a link out of the
+        # workspace, too large): its patterns are not applied, and the user should know.
+        self._warn = warn or (lambda _message: None)
         self._specs: dict[str, list[GitIgnoreSpec]] = {}  # folder ("" for root) -> specs
         self._folders: dict[str, bool] = {}  # folder -> ignored (a cache)
 
@@ -99,19 +107,52 @@ class GitIgnores:
     def _load(self, base: str) -> list[GitIgnoreSpec]:
         if base not in self._specs:
             files = [IGNORE_FILE] if base else [EXCLUDE_FILE, IGNORE_FILE]
-            folder = self.root / base if base else self.root
             specs = []
             for name in files:
-                try:
-                    path = folder / name
-                    if path.stat().st_size > MAX_IGNORE_FILE:
-                        continue
-                    text = path.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                specs.append(compile_ignore_file(text))
+                text = self._read(f"{base}/{name}" if base else name)
+                if text is not None:
+                    specs.append(compile_ignore_file(text))
             self._specs[base] = specs
         return self._specs[base]
+
+    def _read(self, rel: str) -> str | None:
+        """The ignore file's text, read inside the workspace only and never blocking; None
+        when there is none or it cannot be read (then a warning says it was skipped)."""
+        try:  # most folders have none: one lstat instead of a walk from the root
+            os.lstat(self.root / rel)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError:
+            pass  # read_inside says what is wrong with it
+        try:
+            data = read_inside(self.root, rel, limit=MAX_IGNORE_FILE)
+        except FileNotFoundError:
+            return None
+        except NotInside as error:
+            self._warn(f"{rel}: not read ({error.message}); its patterns are not applied")
+            return None
+        except OSError as error:
+            if isinstance(error, NotADirectoryError):
+                return None  # a file where a folder on the way was expected: no ignore file
+            self._warn(f"{rel}: not read ({error.strerror or error}); its patterns are not applied")
+            return None
+        return data.decode("utf-8", errors="replace")
+
+
+def git_would_block(root: Path) -> bool:
+    """Whether git, asked for a listing that reads ignore files (`--exclude-standard`),
+    would wait forever: git opens the top `.gitignore` and `.git/info/exclude` with a
+    blocking open, so one that is a FIFO (or a link to one) stops it until moor's git
+    timeout. Then moor lists the files itself (`GitIgnores`, which says what it skipped).
+    A nested one is not looked for (that would cost a walk): the timeout still bounds it."""
+    for rel in (IGNORE_FILE, EXCLUDE_FILE):
+        try:
+            mode = os.stat(root / rel).st_mode  # a stat opens nothing: it cannot block
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode):
+            return True
+    return False
 
 
 def compile_ignore_file(text: str) -> GitIgnoreSpec:

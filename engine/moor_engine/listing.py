@@ -7,6 +7,7 @@ from moor_extractors.model import Failure
 from moor_extractors.reference import resolve_path
 from moor_extractors.resolve import SymbolRef, references
 from moor_extractors.symbols import parse_source
+from moor_store.inside import NotInside, read_inside
 
 from moor_engine.session import Session, UsageError
 
@@ -23,15 +24,15 @@ def file_symbols(session: Session, arg: str) -> tuple[str, list[SymbolRef]]:
     path = resolve_path(session.workspace.root, rel)
     if isinstance(path, Failure):
         raise UsageError(f"{rel}: {path.detail}")
+    limit = session.workspace.config.max_file_size
     try:
-        source = path.read_bytes()
+        source = read_inside(session.workspace.root, rel, limit=limit)
     except FileNotFoundError as error:
         raise UsageError(f"{rel}: no such file") from error
+    except NotInside as error:
+        raise UsageError(error.message) from error
     except OSError as error:
         raise UsageError(f"{rel}: {error.strerror or error}") from error
-    limit = session.workspace.config.max_file_size
-    if len(source) > limit:
-        raise UsageError(f"{rel}: {len(source)} bytes, over the {limit}-byte cap")
     try:
         source.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -32,6 +32,7 @@ from moor_extractors.reference import Reference, parse_reference, resolve_path
 from moor_store.inside import NotInside, read_inside, stat_inside
 from moor_store.journal import CachedFile, Journal
 from moor_store.lockfile import Lock, LockedAnchor
+from moor_store.own_files import read_own_sources
 
 from moor_engine import namespaces
 from moor_engine.filestat import stat_key, stored
@@ -91,7 +92,8 @@ def loaded_lock_content(workspace: Workspace, loaded: LoadedMemory, bound: Itera
     text: str | None = None
     if any(canonical is None or canonical not in bound for _e, canonical in entries):
         try:
-            text = (workspace.root / loaded.path).read_bytes().decode("utf-8")
+            data = read_inside(workspace.root, loaded.path, limit=workspace.config.max_file_size)
+            text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             text = None
     return lock_content(text, loaded.memory, entries, bound)
@@ -139,7 +141,7 @@ def parser_derivation() -> str:
         model_module.__file__,  # AXES and DEFAULT_WATCH shape what a memory means
         digest_module.__file__,  # content hashes
     )
-    return "memory/" + digest_bytes(b"".join(Path(s).read_bytes() for s in sources if s))
+    return "memory/" + digest_bytes(read_own_sources(sources))
 
 
 def load_memory(workspace: Workspace, path: str) -> LoadedMemory:

@@ -33,6 +33,7 @@ from moor_extractors.symbols import (
 )
 from moor_store.inside import NotInside, read_inside, stat_inside
 from moor_store.journal import CachedFile, Journal
+from moor_store.own_files import read_own_sources
 
 from moor_engine.filestat import RACY_WINDOW_NS, StatKey, stat_key, stored, unstatted
 
@@ -47,7 +48,7 @@ def cache_derivation() -> str:
     it, whether or not someone remembered to bump a version (`NORMALISER_VERSION` still
     decides what moor.lock re-baselines)."""
     package = Path(extractors_package.__file__ or "").parent
-    source = b"".join(path.read_bytes() for path in sorted(package.glob("*.py")))
+    source = read_own_sources(sorted(package.glob("*.py")))
     return f"parse/{PROBE_VERSION} norm/{NORMALISER_VERSION} src/{digest_bytes(source)[:16]}"
 
 
@@ -107,7 +108,7 @@ class FileView:
     def __init__(
         self,
         rel: str,
-        absolute: Path,
+        root: Path,
         stat_key: StatKey,
         sha: str,
         language: str | None,
@@ -116,7 +117,7 @@ class FileView:
         reuse: dict[str, Facts] | None = None,
     ) -> None:
         self.rel = rel
-        self.absolute = absolute
+        self.root = root
         self.stat_key = stat_key
         self.sha = sha
         self.language = language
@@ -209,8 +210,18 @@ class FileView:
         return self._source
 
     def source(self) -> bytes:
+        """The file's bytes, read now if the view was made from the cache: inside the
+        workspace only, never blocking (NotInside, an OSError, when that fails). A file
+        now larger than the view's stat is not the file the view describes."""
         if self._source is None:
-            self._source = self.absolute.read_bytes()
+            try:
+                self._source = read_inside(self.root, self.rel, limit=self.stat_key.size)
+            except NotInside as error:
+                if error.code != "too_large":
+                    raise
+                raise NotInside(
+                    "changed_while_reading", f"{self.rel} changed while it was read", path=self.rel
+                ) from error
         return self._source
 
     def parsed(self) -> ParsedFile:
@@ -516,7 +527,7 @@ class FileObserver:
         if cached is not None and cached.derivation != cache_derivation():
             cached = None
         if not fresh and cached is not None and _row_key(cached) == key:
-            return FileView(rel, absolute, key, cached.sha, language, _loads(cached), None)
+            return FileView(rel, self.root, key, cached.sha, language, _loads(cached), None)
         data = self._read(rel, absolute)
         if isinstance(data, Failure):
             return data
@@ -539,7 +550,7 @@ class FileObserver:
             self._prepared.pop(rel, None)
             return previous
         if cached is not None and cached.sha == sha:
-            view = FileView(rel, absolute, key, sha, language, _loads(cached), data)
+            view = FileView(rel, self.root, key, sha, language, _loads(cached), data)
             view.dirty = True  # the stat moved: remember the new one
             self._adopt_prepared(view, None)
             return view
@@ -551,11 +562,11 @@ class FileObserver:
         if previous is not None:
             reuse = previous.known_facts()
         elif cached is not None:
-            earlier = FileView(rel, absolute, key, cached.sha, language, _loads(cached), None)
+            earlier = FileView(rel, self.root, key, cached.sha, language, _loads(cached), None)
             reuse = earlier.known_facts()
         else:
             reuse = None
-        view = FileView(rel, absolute, key, sha, language, None, data, reuse)
+        view = FileView(rel, self.root, key, sha, language, None, data, reuse)
         self._adopt_prepared(view, previous)
         return view
 
@@ -624,18 +635,8 @@ class FileObserver:
         link swapped in since it was looked at, never blocking on a FIFO)."""
         try:
             data = read_inside(self.root, rel, limit=self.max_file_size)
-        except FileNotFoundError as error:
-            return Failure(
-                Reason.UNREACHABLE, "file_missing_unreadable", f"{rel}: {error.strerror}"
-            )
-        except NotInside as error:
-            return _refusal(rel, error)
-        except PermissionError as error:
-            return Failure(
-                Reason.UNREACHABLE, "file_missing_unreadable", f"{rel}: {error.strerror}"
-            )
         except OSError as error:
-            return Failure(Reason.UNREACHABLE, "io_error", f"{rel}: {error.strerror}")
+            return _read_failure(rel, error)
         self.reread.add(rel)
         return _usable(rel, data, self.max_file_size)
 
@@ -648,7 +649,7 @@ class FileObserver:
             return data
         reuse = previous.known_facts() if previous is not None else None
         view = FileView(
-            rel, absolute, unstatted(len(data)), digest_bytes(data), language, None, data, reuse
+            rel, self.root, unstatted(len(data)), digest_bytes(data), language, None, data, reuse
         )
         self._adopt_prepared(view, previous)
         view.overlay = True
@@ -667,6 +668,20 @@ class FileObserver:
             return view
         if view is None:
             return NotFound(ref.path, derivation, not_found_address(derivation))
+        try:
+            return self._observe_view(ref, view, language, derivation, expect)
+        except OSError as error:  # a view from the cache whose file could not be read now
+            return _read_failure(ref.path, error)
+
+    def _observe_view(
+        self,
+        ref: Reference,
+        view: FileView,
+        language: str | None,
+        derivation: str,
+        expect: Collection[str],
+    ) -> Observation:
+        assert ref.path is not None
         if ref.symbol is None:
             facts = view.whole_file_facts()
             return Found(ref.path, derivation, facts, found_address(derivation, facts), None)
@@ -822,6 +837,15 @@ def _usable(rel: str, data: bytes, max_file_size: int) -> bytes | Failure:
         line = data[: error.start].count(b"\n") + 1
         return Failure(Reason.UNUSABLE, "invalid_utf8", f"{rel}: invalid UTF-8 at line {line}")
     return data
+
+
+def _read_failure(rel: str, error: OSError) -> Failure:
+    """A file that could not be read, as an observation failure (never drift)."""
+    if isinstance(error, NotInside):
+        return _refusal(rel, error)
+    if isinstance(error, FileNotFoundError | PermissionError):
+        return Failure(Reason.UNREACHABLE, "file_missing_unreadable", f"{rel}: {error.strerror}")
+    return Failure(Reason.UNREACHABLE, "io_error", f"{rel}: {error.strerror}")
 
 
 def _refusal(rel: str, error: NotInside) -> Failure:

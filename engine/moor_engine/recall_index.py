@@ -22,7 +22,15 @@ from moor_extractors.memory import Memory
 from moor_store import recall_index as store
 from moor_store import recall_postings as store_postings
 from moor_store.inside import NotInside
-from moor_store.recall_index import Document, IndexBroken, IndexBusy, RecallIndex, stat_text
+from moor_store.own_files import read_own_sources
+from moor_store.recall_index import (
+    Document,
+    IndexBroken,
+    IndexBusy,
+    IndexUnavailable,
+    RecallIndex,
+    stat_text,
+)
 
 from moor_engine import namespaces, recall_tokens
 from moor_engine.filestat import StatKey, stat_key, stored
@@ -40,7 +48,7 @@ def derivation() -> str:
     """Names the code that decides what a document holds: a change to it rebuilds every
     index, so no version number has to be bumped by hand."""
     sources = (__file__, recall_tokens.__file__, store.__file__, store_postings.__file__)
-    return "recall/" + digest_bytes(b"".join(Path(s).read_bytes() for s in sources if s))
+    return "recall/" + digest_bytes(read_own_sources(sources))
 
 
 def memory_document(memory: Memory, stat: tuple[int, ...] | None = None) -> Document:
@@ -118,15 +126,17 @@ def open_index(session: Session, status: IndexStatus) -> RecallIndex:
             "rebuilt from the memories (it holds nothing else)"
         )
         index = RecallIndex(path, derivation(), FIELD_WEIGHTS)
-    except IndexBusy:
-        status.warnings.append(_busy_warning())
+    except IndexBusy as error:
+        status.warnings.append(_busy_warning(error))
         status.in_memory = True
         return RecallIndex(None, derivation(), FIELD_WEIGHTS)
     status.rebuilt = index.rebuilt
     return index
 
 
-def _busy_warning() -> str:
+def _busy_warning(error: IndexBusy) -> str:
+    if isinstance(error, IndexUnavailable):  # a full or read-only disk: it says which
+        return f"{error}; this run used one built in memory"
     return (
         f"the recall index {STATE_DIR}/{store.INDEX_FILE} is busy (another moor is writing "
         "it); this run used one built in memory"
@@ -187,9 +197,9 @@ def ready_index(session: Session) -> tuple[RecallIndex, IndexStatus]:
     index = open_index(session, status)
     try:
         sync(session, index, status)
-    except IndexBusy:
+    except IndexBusy as error:
         index.close()
-        status.warnings.append(_busy_warning())
+        status.warnings.append(_busy_warning(error))
         status.in_memory = True
         index = RecallIndex(None, derivation(), FIELD_WEIGHTS)
         sync(session, index, status)

@@ -19,6 +19,7 @@ from moor_extractors.digest import digest_bytes
 from moor_extractors.reference import Reference
 from moor_store.journal import CachedFile
 from moor_store.lockfile import LockedAnchor
+from moor_store.own_files import read_own_sources
 
 from moor_engine.definition_index import Indexes
 from moor_engine.observe import FileObserver, cache_derivation
@@ -149,5 +150,5 @@ def _search(value: object) -> Search | None:
 @functools.cache
 def _derivation() -> str:
     here = Path(__file__).parent
-    logic = b"".join((here / name).read_bytes() for name in _LOGIC)
+    logic = read_own_sources(here / name for name in _LOGIC)
     return f"{cache_derivation()} relocation/{digest_bytes(logic)[:16]}"

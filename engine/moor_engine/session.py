@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from moor_store import intent
+from moor_store.environment import Unavailable, refusal, unavailable
 from moor_store.inside import (
     NotInside,
     check_path_length,
+    has_stray_temporaries,
+    open_inside_dir,
     read_inside,
     remove_stray_temporaries,
     sqlite_files_inside,
 )
-from moor_store.journal import Journal, JournalBusy, JournalError, JournalVersionError, utc_now
+from moor_store.journal import (
+    Journal,
+    JournalBusy,
+    JournalError,
+    JournalUnavailable,
+    JournalVersionError,
+    utc_now,
+)
 from moor_store.lockfile import Lock, LockedMemory, LockError, format_lock, parse_lock
 from moor_store.writelock import WriteBusy, holding, write_lock
 
@@ -29,6 +40,7 @@ from moor_engine.check import (
 from moor_engine.latch import healed, read_latches
 from moor_engine.memories import canonical_lock
 from moor_engine.observe import FileObserver
+from moor_engine.roots import CONFIG_FILE
 from moor_engine.trust import Report
 from moor_engine.workspace import JOURNAL_FILE, LOCK_FILE, STATE_DIR, Workspace
 
@@ -79,6 +91,11 @@ class Session:
     # came back); `self.lock` records them again.
     mended: bool = False
 
+    def told(self) -> list[str]:
+        """What every surface tells the person after this session's work, each once: the
+        workspace's warnings and the session's (a journal not opened: nothing recorded)."""
+        return list(dict.fromkeys([*self.workspace.warnings, *self.warnings]))
+
     @classmethod
     def open(cls, start: Path, *, use_journal: bool = True) -> Session:
         workspace = Workspace.open(start)
@@ -87,11 +104,27 @@ class Session:
         if journal is not None and intent.pending(workspace.root):
             # A crash interrupted an action: complete it before reading what it wrote.
             # Busy: its writer is alive, so the action is not interrupted; that writer ends it.
+            try:
+                with (
+                    contextlib.suppress(WriteBusy),
+                    write_lock(workspace.root, "moor (completing an interrupted action)", wait=0),
+                ):
+                    journal.writable()
+                    warnings.extend(intent.recover(workspace.root, journal))
+                    remove_strays(workspace.root)
+            except (Unavailable, JournalUnavailable) as error:
+                warnings.append(
+                    f"an interrupted action ({intent.INTENT_PATH}) was not completed: {error}. "
+                    "The next run that can write completes it"
+                )
+        elif has_stray_temporaries(workspace.root, STATE_DIR):
+            # A writer was killed before its intent record was in place: nothing to complete,
+            # only its temporary file to remove (a read-only or busy workspace keeps it).
             with (
-                contextlib.suppress(WriteBusy),
-                write_lock(workspace.root, "moor (completing an interrupted action)", wait=0),
+                contextlib.suppress(WriteBusy, OSError),
+                write_lock(workspace.root, "moor (removing temporary files)", wait=0),
             ):
-                warnings.extend(intent.recover(workspace.root, journal))
+                remove_strays(workspace.root)
         lock_bytes = read_lock_bytes(workspace)
         lock = _parse_lock(workspace, lock_bytes)
         observer = FileObserver(workspace.root, workspace.config.max_file_size, journal)
@@ -194,6 +227,15 @@ class Session:
     def record(self, evaluation: Evaluation, changed: set[str]) -> int:
         """Journal what `evaluation` saw and re-baseline anchors of an older normaliser (one
         unit, under the write lock); the number re-baselined."""
+        if self.journal is not None and self.journal.read_only:
+            return 0  # the environment refuses writes: the warning at open says so
+        try:
+            return self._record(evaluation, changed)
+        except (Unavailable, JournalUnavailable) as error:
+            self.warnings.append(f"{error}: this check's observations were not journalled")
+            return 0
+
+    def _record(self, evaluation: Evaluation, changed: set[str]) -> int:
         new_lock, count = rebaseline(self.lock, evaluation)
         entries = (
             observation_entries(self.journal, evaluation, self.lock, changed)
@@ -239,11 +281,14 @@ class Session:
         if holding(self.workspace.root):
             yield
             return
+        if self.journal is not None and self.journal.unavailable is not None:
+            # A read-only or full disk: refuse before anything is written.
+            raise JournalUnavailable(
+                refusal(self.journal.unavailable.code, self.journal.path, f"run {action}")
+            )
         with write_lock(self.workspace.root, action, on_wait=self.on_wait):
             self.warnings.extend(intent.recover(self.workspace.root, self.journal))
-            # Holding the lock, no writer is alive to own these: a killed one left them.
-            remove_stray_temporaries(self.workspace.root, ".", [LOCK_FILE])
-            remove_stray_temporaries(self.workspace.root, STATE_DIR)
+            remove_strays(self.workspace.root)
             self.lock_bytes, lock = self.read_lock()
             self.lock = healed(lock, read_latches(lock, self.journal))
             self.mended = _latch_records(self.lock) != _latch_records(lock)
@@ -262,6 +307,36 @@ class Session:
         else:
             memories[path] = memory
         return replace(self.lock, memories=memories)
+
+
+# Folders where moor writes without an intent record (the record's own folder among them):
+# a temporary file there is swept here; one beside a file an intent record names is swept by
+# `intent.recover`. Each with the names whose writers do not take the write lock (`moor
+# init`, caches, the hook log, saved diffs, `hooks install`; True: all of them): one of
+# those goes only when its writer's pid is gone.
+_UNRECORDED: tuple[tuple[str, tuple[str, ...] | None, bool | tuple[str, ...]], ...] = (
+    (".", (LOCK_FILE, CONFIG_FILE, ".gitignore"), (CONFIG_FILE, ".gitignore")),
+    (STATE_DIR, None, ("hook-answers.json", "hooks.log")),
+    (f"{STATE_DIR}/diffs", None, True),
+    (".claude", ("settings.json",), True),
+)
+_CHECKPOINTS = f"{STATE_DIR}/checkpoints"
+
+
+def remove_strays(root: Path) -> None:
+    """Remove the temporary files killed writers left outside any intent record's files
+    (call it holding the write lock)."""
+    for rel_dir, names, dead_only in _UNRECORDED:
+        remove_stray_temporaries(root, rel_dir, names, dead_only=dead_only)
+    # A checkpoint is created unnamed and linked into place where the system allows; where
+    # it does not, a killed save (which takes no lock) leaves a named temporary file.
+    try:
+        with open_inside_dir(root, _CHECKPOINTS, create=False) as folder:
+            agents = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError, NotInside):
+        return
+    for agent in agents:
+        remove_stray_temporaries(root, f"{_CHECKPOINTS}/{agent}", dead_only=True)
 
 
 def _latch_records(lock: Lock) -> tuple[object, ...]:
@@ -322,6 +397,12 @@ def open_journal(workspace: Workspace, warnings: list[str]) -> Journal | None:
     except NotInside as error:
         warnings.append(f"the journal was not opened: {error}; this run records nothing")
         return None
+    except OSError as error:
+        failure = unavailable(error, path.parent, "write to the journal")
+        if failure is None:
+            raise
+        warnings.append(f"{failure}. There is no journal to read: this run records nothing")
+        return None
     try:
         return Journal(path)
     except JournalVersionError:
@@ -329,13 +410,36 @@ def open_journal(workspace: Workspace, warnings: list[str]) -> Journal | None:
     except JournalBusy as error:
         warnings.append(f"{error}; this run records nothing in the journal")
         return None
+    except JournalUnavailable as error:
+        return _reader(path, error, warnings)
     except JournalError as error:
-        journal = Journal.rebuild(path)
+        try:
+            journal = Journal.rebuild(path)
+        except JournalUnavailable as failure:
+            warnings.append(
+                f"the journal is unusable ({error}) and could not be set aside: {failure}. "
+                "This run records nothing"
+            )
+            return None
         warnings.append(
             f"THE JOURNAL WAS UNUSABLE AND HAS BEEN SET ASIDE: {error}. A new, empty journal "
             f"was started; the old one is kept beside it as {path.name}.broken-*"
         )
         return journal
+
+
+def _reader(path: Path, why: JournalUnavailable, warnings: list[str]) -> Journal | None:
+    """The journal opened read-only, when the environment refuses to let it be written
+    (a full or read-only disk): the history still answers, nothing is recorded."""
+    try:
+        journal = Journal.reader(path, why)
+    except JournalError as error:
+        warnings.append(
+            f"{why}. The journal was not read either ({error}): this run records nothing"
+        )
+        return None
+    warnings.append(f"{why}. This run reads the journal and records nothing in it")
+    return journal
 
 
 def _state_folder_inside(workspace: Workspace) -> None:

@@ -49,15 +49,26 @@ def reaffirm_verdict(memory: MemoryReport) -> Verdict:
     return Verdict(True)
 
 
-def follow_verdict(memory: MemoryReport) -> Verdict:
-    """Whether `moor follow MEMORY` (without `--to`) has a move to follow."""
-    if any(a.state == State.MOVED and a.moved_to for a in memory.anchors):
+def follow_verdict(memory: MemoryReport, anchor: AnchorReport | None = None) -> Verdict:
+    """Whether `moor follow MEMORY` (without `--to`) has a move to follow: in `anchor`, or
+    in any of the memory's anchors. `actions.follow` follows exactly these anchors; the
+    editor offers "Follow the move" by it."""
+    anchors = memory.anchors if anchor is None else (anchor,)
+    if any(followable(a) for a in anchors):
         return Verdict(True)
     return Verdict(False, "nothing moved")
 
 
-def bind_verdict(memory: MemoryReport) -> Verdict:
-    if any(a.state == State.UNBOUND for a in memory.anchors):
+def followable(anchor: AnchorReport) -> bool:
+    """Whether `moor follow` re-points this anchor by itself (it moved, and where to)."""
+    return anchor.state == State.MOVED and bool(anchor.moved_to) and anchor.canonical is not None
+
+
+def bind_verdict(memory: MemoryReport, anchor: AnchorReport | None = None) -> Verdict:
+    """Whether `moor bind MEMORY` has an anchor to record: `anchor`, or any of the memory's.
+    The editor offers "Bind" by it."""
+    anchors = memory.anchors if anchor is None else (anchor,)
+    if any(a.state == State.UNBOUND for a in anchors):
         return Verdict(True)
     return Verdict(False, "every reference is bound")
 

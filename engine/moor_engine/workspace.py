@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from moor_engine.config import BUILTIN_IGNORES, Config, ConfigError, load_config
 from moor_engine.git import git
-from moor_engine.gitignore import GitIgnores, compile_ignore_file
+from moor_engine.gitignore import GitIgnores, compile_ignore_file, git_would_block
 
 # Re-exported: the root and its files are decided in `roots`, which imports nothing heavy.
 from moor_engine.roots import JOURNAL_FILE as JOURNAL_FILE
@@ -70,7 +70,7 @@ class Workspace:
 
     @cached_property
     def gitignores(self) -> GitIgnores:
-        return GitIgnores(self.root)
+        return GitIgnores(self.root, warn=self._warn)
 
     def is_ignored(self, rel: str, folder: bool = False) -> bool:
         """Whether moor's configuration leaves `rel` out: a built-in ignore (tool state,
@@ -203,7 +203,7 @@ class Workspace:
         )
 
     def _git_files(self) -> list[str] | None:
-        if not (self.root / ".git").exists():
+        if not (self.root / ".git").exists() or git_would_block(self.root):
             return None
         listed = git(self.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
         if listed is None:

@@ -28,6 +28,7 @@ from moor_store.inside import read_inside, stat_inside
 
 from moor_engine.filestat import RACY_WINDOW_NS, stat_key
 from moor_engine.git import git_all
+from moor_engine.gitignore import git_would_block
 
 # `ls-files -s -v` entries: tag, mode, blob, stage, tab, path. Tag "H" is a cached entry
 # git looks at ("h": assume-unchanged, "S": skip-worktree); mode 100644/100755 a file.
@@ -103,7 +104,7 @@ def look(root: Path) -> Worktree | None:
     """git's view of the worktree, or None when git cannot give a consistent one."""
     index = root / ".git" / "index"
     before = _index_stat(index)
-    if before is None:
+    if before is None or git_would_block(root):
         return None
     tracked, modified, untracked = git_all(
         root,

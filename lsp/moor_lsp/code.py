@@ -17,6 +17,7 @@ from moor_extractors.model import DefinitionSite, Failure
 from moor_extractors.reference import is_markdown_path, normalise_path, resolve_path
 from moor_extractors.resolve import SymbolRef, group_of, references, resolve
 from moor_extractors.symbols import ParsedFile, parse_source
+from moor_store.inside import read_inside
 
 from moor_lsp.positions import Span, span_of_bytes
 
@@ -109,13 +110,10 @@ def read_code(root: Path, rel: str, source: bytes | None = None) -> CodeFile | N
     if language is None:
         return None
     if source is None:
-        path = safe_file(root, rel)
-        if path is None:
+        if safe_file(root, rel) is None:
             return None
-        try:
-            if path.stat().st_size > MAX_BYTES:
-                return None
-            source = path.read_bytes()
+        try:  # inside the workspace only, never blocking; over MAX_BYTES is refused
+            source = read_inside(root, rel, limit=MAX_BYTES)
         except OSError:
             return None
     if len(source) > MAX_BYTES:

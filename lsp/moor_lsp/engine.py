@@ -26,6 +26,7 @@ from moor_engine.observe import FileView, Found
 from moor_engine.session import Session, UsageError
 from moor_engine.trust import AnchorReport, MemoryReport, State
 from moor_engine.verdicts import reaffirm_verdict
+from moor_store.inside import read_inside
 from moor_store.journal import Entry, JournalError
 from moor_store.lockfile import LockError
 from moor_store.writelock import WriteBusy
@@ -219,8 +220,8 @@ class Evaluator:
         if rel not in self.live.overlays and not self.live.watches(rel):
             return False  # no anchor is in it: nothing to preview
         try:
-            on_disk = (self.root / rel).read_bytes()
-        except OSError:
+            on_disk = read_inside(self.root, rel)
+        except OSError:  # missing, or not a file moor reads (a FIFO, a link out)
             on_disk = None
         return self.live.set_overlay(rel, None if data == on_disk else data)
 
@@ -238,7 +239,9 @@ def _memory_view(session: Session, memory: MemoryReport, overlaid: frozenset[str
     if not _needs_positions(memory):
         return MemoryView(memory.path, memory, Span(0, 0, 0, 0))
     try:
-        data = (session.workspace.root / memory.path).read_bytes()
+        data = read_inside(
+            session.workspace.root, memory.path, limit=session.workspace.config.max_file_size
+        )
     except OSError:
         return MemoryView(memory.path, memory, Span(0, 0, 0, 0))
     lines = split_lines(data.decode("utf-8", "replace"))
@@ -333,13 +336,23 @@ def follow_plan(root: Path, memory_path: str, args: list[str]) -> Outcome:
             raise EngineProblem(str(error)) from error
 
 
-def act(root: Path, action: str, memory_path: str, args: list[str]) -> Outcome:
+@dataclass(frozen=True)
+class Acted:
+    """An action's outcome, and what its session tells the person, as the CLI prints it
+    after the same action (`Session.told`: a journal it could not open recorded nothing)."""
+
+    outcome: Outcome
+    told: tuple[str, ...]
+
+
+def act(root: Path, action: str, memory_path: str, args: list[str]) -> Acted:
     """Run one engine action on one memory (reaffirm, follow, bind)."""
     with open_session(root) as session:
         try:
-            return ACTIONS[action](session, str(root / memory_path), args)
+            outcome = ACTIONS[action](session, str(root / memory_path), args)
         except (UsageError, WriteBusy, OSError) as error:
             raise EngineProblem(str(error)) from error
+        return Acted(outcome, tuple(session.told()))
 
 
 def _latched(written: Written) -> Outcome:

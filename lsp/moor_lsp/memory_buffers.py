@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from moor_store.inside import read_inside
 from pygls.workspace import TextDocument
 
 from moor_lsp.buffer_text import find_reason, line_edit, without_line
@@ -60,8 +61,10 @@ class MemoryBuffers:
         return None
 
     def disk_text(self, folder: Folder, rel: str) -> str | None:
+        """The memory file's text on disk; None when it cannot be read (missing, a FIFO,
+        a link out of the workspace: never followed, never waited on)."""
         try:
-            return (folder.root / rel).read_bytes().decode("utf-8", "surrogateescape")
+            return read_inside(folder.root, rel).decode("utf-8", "surrogateescape")
         except OSError:
             return None
 

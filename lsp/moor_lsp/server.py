@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
+from moor_engine.distribution import version
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -54,15 +55,6 @@ T = TypeVar("T")
 DEBOUNCE_SECONDS = 0.2
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("moor")
-    except PackageNotFoundError:
-        return "0"
-
-
 class MoorLanguageServer(LanguageServer):
     protocol_class: type[LanguageServerProtocol] = MoorProtocol
 
@@ -76,7 +68,7 @@ class MoorLanguageServer(LanguageServer):
     ) -> None:
         super().__init__(
             "moor",
-            _version(),
+            version(),
             text_document_sync_kind=types.TextDocumentSyncKind.Full,
             protocol_cls=self.protocol_class,
         )

@@ -6,7 +6,8 @@ anything listens, because the tools read and write the workspace. Every request 
 bearer token (`bearer.py`) unless `--no-auth`, which says loudly what it gives away. The
 SDK's DNS-rebinding check is given the exact port, so a Host or Origin header naming
 anything but 127.0.0.1/localhost on this port is refused even with the token. The token
-file's path is printed on stderr, never the token.
+file's path is printed on stderr, never the token (and a note when the workspace holds the
+old `.moor/mcp-http-token`, which is never read).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from typing import TextIO
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from moor_store.inside import exists_inside
 from starlette.types import ASGIApp
 
-from moor_mcp.bearer import HttpRefusal, RequireBearer, load_or_create
+from moor_mcp.bearer import LEGACY_TOKEN, HttpRefusal, RequireBearer, load_or_create
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 7341
@@ -68,6 +70,12 @@ def serve(
             raise
         app = RequireBearer(app, token)
         print(f"moor mcp: bearer token in {token_path}", file=stderr)
+        if exists_inside(root, LEGACY_TOKEN):
+            print(
+                f"moor mcp: {LEGACY_TOKEN} is not read (a token in the workspace could be "
+                "the repository's); a client configured with it needs the token above",
+                file=stderr,
+            )
     print(f"moor mcp: serving http://{LOOPBACK}:{port}{PATH}", file=stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[listening])

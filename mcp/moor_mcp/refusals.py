@@ -40,6 +40,7 @@ from mcp.types import CallToolResult, ContentBlock, TextContent
 from moor_engine.config import ConfigError
 from moor_engine.memory_writes import Refusal, Written
 from moor_engine.session import UsageError
+from moor_store.environment import Unavailable
 from moor_store.inside import NotInside
 from moor_store.journal import JournalError
 from moor_store.lockfile import LockError
@@ -49,8 +50,18 @@ from pydantic_core import ErrorDetails
 
 from moor_mcp.results import KnownHere, Refused, WriteResult
 
-EngineRefusal = UsageError | ConfigError | LockError | JournalError | WriteBusy | NotInside
-_ENGINE_REFUSALS = (UsageError, ConfigError, LockError, JournalError, WriteBusy, NotInside)
+EngineRefusal = (
+    UsageError | ConfigError | LockError | JournalError | WriteBusy | NotInside | Unavailable
+)
+_ENGINE_REFUSALS = (
+    UsageError,
+    ConfigError,
+    LockError,
+    JournalError,
+    WriteBusy,
+    NotInside,
+    Unavailable,
+)
 
 INTERNAL_ERROR = (
     "moor could not answer: an internal error stopped it (the server's log has the details); "

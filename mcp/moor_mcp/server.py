@@ -24,6 +24,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 from moor_engine.workspace import find_root
 
 from moor_mcp import checkpoint_tools, journal_tools, read_tools, refusals, write_tools
+from moor_mcp.stdio import run_stdio
 
 INSTRUCTIONS = (
     "moor keeps this project's memories: Markdown notes bound to the code they are about, "
@@ -82,5 +83,5 @@ def build(start: Path) -> MCPServer:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     start = Path(args[1]) if len(args) >= 2 and args[0] == "-C" else Path(".")
-    build(start).run("stdio")
+    run_stdio(build(start))
     return 0

@@ -8,7 +8,9 @@ with ``O_NOFOLLOW | O_NONBLOCK``, so a link swapped in after the walk looked fai
 instead of being followed (the check and the open are the same step), and a FIFO, device or
 socket is refused after ``fstat`` without ever blocking. Writes go to a temporary file created
 in the parent's descriptor and renamed there: a planted link at the target is replaced, never
-written through.
+written through. A new file (`exclusive`) is written unnamed (O_TMPFILE) and linked into place
+where the system allows, so a killed writer cannot leave one; every other temporary file has
+moor's own name shape, which the next writer removes (`remove_stray_temporaries`).
 """
 
 from __future__ import annotations
@@ -20,15 +22,18 @@ import os
 import re
 import stat
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from .environment import unavailable
 
 __all__ = [
     "NotInside",
     "check_path_length",
     "exists_inside",
+    "has_stray_temporaries",
     "open_inside_dir",
     "read_inside",
     "remove_inside",
@@ -324,13 +329,35 @@ def _temporary_name(name: str) -> str:
     return f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
 
 
-_TEMPORARY: Final = re.compile(r"\.(?P<name>.+)\.\d+\.[0-9a-f]{8}\.tmp")
+# Only this shape is moor's: the target's name, the writer's pid, 8 hex digits. A sweep also
+# asks for the target names it may remove, so a user's `.x.md.swp` or `notes.tmp` never is.
+_TEMPORARY: Final = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp")
 
 
-def remove_stray_temporaries(root: Path, rel_dir: str, names: Iterable[str] | None = None) -> int:
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process, or a pid out of range: leave it be
+        return pid > 0
+    return True
+
+
+def remove_stray_temporaries(
+    root: Path,
+    rel_dir: str,
+    names: Iterable[str] | None = None,
+    *,
+    dead_only: bool | Collection[str] = False,
+) -> int:
     """Remove temporary files a killed writer left in the folder `rel_dir` (only moor's own
-    pattern; only of `names` when given). Call it holding the write lock: then no live
-    writer has one. Returns how many were removed."""
+    pattern; only of `names` when given). Call it holding the write lock: then no writer
+    that takes it is alive to own one. `dead_only` (True, or the names it applies to): those
+    files also have writers that do not take the lock (caches, checkpoints), so one is
+    removed only when its writer's pid is gone. Returns how many were removed."""
     wanted = set(names) if names is not None else None
     removed = 0
     try:
@@ -339,12 +366,52 @@ def remove_stray_temporaries(root: Path, rel_dir: str, names: Iterable[str] | No
                 match = _TEMPORARY.fullmatch(entry)
                 if match is None or (wanted is not None and match["name"] not in wanted):
                     continue
+                unlocked = dead_only is True or (
+                    not isinstance(dead_only, bool) and match["name"] in dead_only
+                )
+                if unlocked and _alive(int(match["pid"])):
+                    continue
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry, dir_fd=folder)
                     removed += 1
-    except (FileNotFoundError, NotInside):
+    except (FileNotFoundError, NotADirectoryError, NotInside):
         return removed
     return removed
+
+
+def has_stray_temporaries(root: Path, rel_dir: str) -> bool:
+    """Whether the folder `rel_dir` holds a file named like moor's temporary files."""
+    try:
+        with open_inside_dir(root, rel_dir, create=False) as folder:
+            return any(_TEMPORARY.fullmatch(entry) for entry in os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError, NotInside):
+        return False
+
+
+@functools.cache
+def _proc_fd() -> bool:
+    return os.path.isdir("/proc/self/fd")
+
+
+def _anonymous(parent: int) -> int | None:
+    """An unnamed file in the folder `parent` (Linux's O_TMPFILE, given a name only by a
+    link to the target, so a killed writer leaves nothing); None where that is not
+    supported (another system, file system, or no /proc to link it through)."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag or not _proc_fd():
+        return None
+    try:
+        return os.open(".", os.O_WRONLY | flag | os.O_CLOEXEC, 0o666, dir_fd=parent)
+    except OSError as error:
+        if error.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            return None
+        raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _what(info: os.stat_result) -> str:
@@ -378,13 +445,40 @@ def write_inside(
     a link in its place is replaced by the file, never followed. `durable=False`: neither
     the file nor its folder is synced — for a cache whose loss in a crash costs only time
     (a reader must then refuse a torn one), where a sync would cost every write a disk flush.
+    A full or read-only disk raises `environment.Unavailable` (an OSError) saying so.
     """
+    try:
+        _write_inside(root, rel, data, exclusive=exclusive, own=own, durable=durable)
+    except OSError as error:
+        failure = unavailable(error, root / rel, f"write {rel}", needed=len(data))
+        if failure is not None:
+            raise failure from error
+        raise
+
+
+def _write_inside(
+    root: Path, rel: str, data: bytes, *, exclusive: bool, own: bool, durable: bool
+) -> None:
     with _walk(root, rel, create_dirs=True, follow_last=not own) as walked:
         if walked.info is not None and stat.S_ISDIR(walked.info.st_mode):
             raise NotInside("not_a_file", f"{rel} is a folder", path=rel)
         if exclusive and walked.info is not None:
             raise FileExistsError(errno.EEXIST, "File exists", rel)
         parent, name = walked.parent, walked.name
+        if exclusive:
+            fd = _anonymous(parent)
+            if fd is not None:
+                try:
+                    _write_all(fd, data)
+                    if durable:
+                        os.fsync(fd)
+                    os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=parent, follow_symlinks=True)
+                finally:
+                    os.close(fd)
+                if durable:
+                    with contextlib.suppress(OSError):
+                        os.fsync(parent)
+                return
         tmp = _temporary_name(name)
         try:
             fd = os.open(
@@ -394,9 +488,7 @@ def write_inside(
                 dir_fd=parent,
             )
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                _write_all(fd, data)
                 if durable:
                     os.fsync(fd)
                 if walked.info is not None and stat.S_ISREG(walked.info.st_mode):

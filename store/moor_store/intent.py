@@ -10,7 +10,10 @@ written yet) or a record that `recover` completes on the next run, under the wri
 * a file whose bytes are still the ones the action read is written (or removed, when the
   action removes it); one that already has the new bytes (or is already gone) is left; one
   that has neither (changed by hand since) is left as it is, and said so;
-* the entries are appended unless the journal already holds entries with the intent's id.
+* the entries are appended unless the journal already holds entries with the intent's id;
+* the temporary files a killed write left beside those files (moor's name shape, for those
+  names only) are removed: a file is written only once the record is, so no other folder
+  can hold one.
 
 A file the action creates (`Change.create`) is written first and exclusively: when one
 exists by then, nothing else is written, the record is removed and `FileExistsError` is
@@ -33,8 +36,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from .inside import NotInside, open_inside_dir, read_inside, remove_inside, write_inside
-from .journal import Journal, NewEntry
+from .environment import Unavailable, free_bytes, refusal
+from .inside import (
+    NotInside,
+    open_inside_dir,
+    read_inside,
+    remove_inside,
+    remove_stray_temporaries,
+    write_inside,
+)
+from .journal import Journal, JournalUnavailable, NewEntry
 
 __all__ = ["INTENT_PATH", "Change", "apply", "pending", "recover"]
 
@@ -108,24 +119,74 @@ def apply(root: Path, journal: Journal | None, change: Change, *, clock: Callabl
         "entries": [_entry_json(entry) for entry in entries],
         "seals": change.seals,
     }
-    write_inside(root, INTENT_PATH, json.dumps(record).encode("utf-8"))
+    encoded = json.dumps(record).encode("utf-8")
+    _make_room(root, journal, change, len(encoded))
+    write_inside(root, INTENT_PATH, encoded)
     _fault("after-intent")
-    if journal is not None and change.seals:
-        journal.seal_many(change.seals)
-    for rel in change.created:
-        try:
-            write_inside(root, rel, change.files[rel][1] or b"", exclusive=True)
-        except FileExistsError:
-            _forget(root)
-            raise
-    for index, (rel, (_before, after)) in enumerate(change.files.items()):
-        if rel not in change.created:
-            _write(root, rel, after)
-        _fault(f"after-file-{index + 1}")
-    if journal is not None and entries:
-        journal.append(entries)
+    written: list[str] = []
+    try:
+        if journal is not None and change.seals:
+            journal.seal_many(change.seals)
+        for rel in change.created:
+            try:
+                write_inside(root, rel, change.files[rel][1] or b"", exclusive=True)
+            except FileExistsError:
+                _forget(root)
+                raise
+            written.append(rel)
+        for index, (rel, (_before, after)) in enumerate(change.files.items()):
+            if rel not in change.created:
+                _write(root, rel, after)
+                written.append(rel)
+            _fault(f"after-file-{index + 1}")
+        if journal is not None and entries:
+            journal.append(entries)
+    except (Unavailable, JournalUnavailable):
+        # The environment failed part-way (a disk that filled after the check): put back
+        # what was written, so the action is not half done; if even that fails, the record
+        # stays and the next run that can write completes the action instead.
+        _undo(root, change, written)
+        raise
     _fault("after-journal")
     _forget(root)
+
+
+# Room a journal batch may take beyond its entries: WAL frames of the pages it touches, and
+# the -shm index when it has to be made.
+_JOURNAL_ROOM: Final = 128 * 1024
+_BLOCK: Final = 4096
+
+
+def _make_room(root: Path, journal: Journal | None, change: Change, record: int) -> None:
+    """Refuse, before anything is written, an action the disk has no room for: the record,
+    each new file's bytes (a replaced file is freed only after its copy is written) and the
+    journal's batch. `Unavailable` names the space needed and free."""
+    free = free_bytes(root / ".moor")
+    if free is None:
+        return
+
+    def blocks(size: int) -> int:
+        return -(-size // _BLOCK) * _BLOCK
+
+    needed = blocks(record) + sum(
+        blocks(len(after)) for _before, after in change.files.values() if after is not None
+    )
+    if journal is not None and (change.entries or change.seals):
+        needed += _JOURNAL_ROOM + sum(blocks(len(text)) for _address, text in change.seals)
+    if free < needed:
+        raise refusal("disk_full", root, f"run {change.action}", needed=needed)
+
+
+def _undo(root: Path, change: Change, written: list[str]) -> None:
+    """Put back the files of `written` as they were read, then forget the record; leave the
+    record (to be completed forward) when that cannot be done."""
+    try:
+        for rel in reversed(written):
+            before = change.files[rel][0]
+            _write(root, rel, None if rel in change.created else before)
+        _forget(root)
+    except OSError:
+        pass
 
 
 def pending(root: Path) -> bool:
@@ -187,9 +248,21 @@ def recover(root: Path, journal: Journal | None) -> list[str]:
     if journal is not None and entries and not journal.has_intent(entries[0].anchor, ident):
         journal.append(entries)
         done.append(f"journalled {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}")
+    _sweep(root, [rel for rel, _before, _after in files])
     _forget(root)
     what = "; ".join(done) if done else "everything had been written"
     return [f"completed an interrupted `{action}` from {record.get('at')}: {what}"]
+
+
+def _sweep(root: Path, paths: list[str]) -> None:
+    """Remove the temporary files the interrupted writer may have left beside the files it
+    was writing: only there can they be, since a file is written only after the record."""
+    folders: dict[str, set[str]] = {}
+    for rel in paths:
+        folder, _, name = rel.rpartition("/")
+        folders.setdefault(folder or ".", set()).add(name)
+    for folder, names in folders.items():
+        remove_stray_temporaries(root, folder, names)
 
 
 def _write(root: Path, rel: str, data: bytes | None) -> None:

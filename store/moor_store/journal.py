@@ -30,6 +30,7 @@ The search index (FTS5) will live in this file too; it is not part of this modul
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -42,6 +43,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Literal, get_args
+from urllib.parse import quote
+
+from .environment import Kind, Unavailable, kind_of, refusal
 
 __all__ = [
     "ENTRY_KINDS",
@@ -52,6 +56,7 @@ __all__ = [
     "Journal",
     "JournalBusy",
     "JournalError",
+    "JournalUnavailable",
     "JournalVersionError",
     "NewEntry",
     "text_key",
@@ -76,6 +81,9 @@ class JournalError(Exception):
 
     code = "journal_unusable"  # stable, for a program reading the refusal
     line: int | None = None  # never known: a database has no lines
+    # Whether the file itself is what failed (corrupt, another program's, a wrong schema):
+    # only then may it be set aside. The subclasses below are about everything else.
+    unusable: bool = True
 
     def __init__(self, message: str, *, path: Path | None = None) -> None:
         super().__init__(message)
@@ -85,11 +93,26 @@ class JournalError(Exception):
 class JournalVersionError(JournalError):
     """The journal was written by a newer moor (a newer schema version)."""
 
+    unusable = False
+
+
+class JournalUnavailable(JournalError):
+    """The environment failed the journal — a full or read-only disk, a quota, an I/O
+    error, no memory (`moor_store.environment`) — not its bytes: nothing was changed, and
+    the file must be kept. `code` names which (`environment.Kind`)."""
+
+    unusable = False
+
+    def __init__(self, failure: Unavailable) -> None:
+        super().__init__(str(failure), path=failure.path)
+        self.code: Kind = failure.code
+
 
 class JournalBusy(JournalError):
     """Another connection held SQLite's write lock for longer than moor waits: busy, not broken."""
 
     code = "journal_busy"
+    unusable = False
 
 
 @dataclass(frozen=True)
@@ -243,6 +266,14 @@ def _is_busy(error: sqlite3.Error) -> bool:
     )
 
 
+def _unavailable(error: BaseException, path: Path, action: str) -> JournalUnavailable | None:
+    """`error` as a `JournalUnavailable`, when it is the environment's (None: it is not)."""
+    kind = kind_of(error, path)
+    if kind is None:
+        return None
+    return JournalUnavailable(refusal(kind, path, action, detail=str(error)))
+
+
 def _busy_text(path: Path, action: str) -> str:
     return (
         f"cannot {action}: {path} is busy — another program has held its write lock for more "
@@ -278,7 +309,13 @@ class Journal:
     Each public method is atomic (one transaction) and safe to call from several threads
     (calls are serialised). Several processes may open the same file: writers wait up to
     5 s for SQLite's write lock.
+
+    `Journal.reader(path, why)` opens it read-only, for when the environment refuses writes
+    (`why`, kept as `unavailable`): it reads as usual, appending or sealing raises `why`,
+    and the parse cache is read but not written.
     """
+
+    unavailable: JournalUnavailable | None = None
 
     def __init__(self, path: Path, *, clock: Callable[[], str] = utc_now) -> None:
         self.path = Path(path)
@@ -288,6 +325,9 @@ class Journal:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
+            failed = _unavailable(exc, self.path.parent, "write to the journal")
+            if failed is not None:
+                raise failed from exc
             raise JournalError(f"cannot create {self.path.parent}: {exc}") from exc
         if self.path.is_dir():
             raise JournalError(f"{self.path} is a directory, not a moor journal", path=self.path)
@@ -299,20 +339,75 @@ class Journal:
                 timeout=_busy_timeout(),
             )
         except sqlite3.Error as exc:
+            failed = _unavailable(exc, self.path, "write to the journal")
+            if failed is not None:
+                raise failed from exc
             raise JournalError(f"cannot open {self.path}: {exc}", path=self.path) from exc
         try:
             self._open()
         except JournalError:
             self._db.close()
             raise
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, MemoryError) as exc:
             self._db.close()
-            if _is_busy(exc):
+            if isinstance(exc, sqlite3.Error) and _is_busy(exc):
                 raise JournalBusy(_busy_text(self.path, "open it"), path=self.path) from exc
+            failed = _unavailable(exc, self.path, "write to the journal")
+            if failed is not None:
+                raise failed from exc
             raise JournalError(
                 f"{self.path} is not a usable moor journal ({exc}). {_rebuild_hint(self.path)}",
                 path=self.path,
             ) from exc
+
+    @classmethod
+    def reader(cls, path: Path, why: JournalUnavailable) -> Journal:
+        """The journal at `path`, read-only: SQLite's read-only mode, else its immutable one
+        (no -shm needed: on a read-only or full filesystem it cannot be made). JournalError
+        when it cannot be read either (there is none, or it is not a moor journal)."""
+        journal = cls.__new__(cls)
+        journal.path = Path(path)
+        journal._clock = utc_now
+        journal._lock = threading.RLock()
+        journal._closed = False
+        journal.unavailable = why
+        uri = "file:" + quote(str(journal.path.absolute()))
+        last: sqlite3.Error | None = None
+        for mode in ("mode=ro", "immutable=1"):
+            try:
+                db = sqlite3.connect(
+                    f"{uri}?{mode}", uri=True, isolation_level=None, check_same_thread=False
+                )
+            except sqlite3.Error as exc:
+                last = exc
+                continue
+            journal._db = db
+            try:
+                app_id = db.execute("PRAGMA application_id").fetchone()[0]
+                tables = {
+                    row[0]
+                    for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+                }
+                version = journal._version(app_id, tables)
+            except sqlite3.Error as exc:
+                db.close()
+                last = exc
+                continue
+            except JournalError:
+                db.close()
+                raise
+            if version != SCHEMA_VERSION:
+                db.close()
+                raise JournalError(
+                    f"{journal.path} has an older schema, which cannot be migrated read-only",
+                    path=journal.path,
+                )
+            return journal
+        raise JournalError(f"cannot read {journal.path}: {last}", path=journal.path)
+
+    @property
+    def read_only(self) -> bool:
+        return self.unavailable is not None
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -347,34 +442,38 @@ class Journal:
                 )
                 db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 return
-            if "meta" not in tables or app_id != APPLICATION_ID:
-                raise JournalError(
-                    f"{self.path} is a SQLite database but not a moor journal "
-                    f"(tables: {', '.join(sorted(tables))}). {_rebuild_hint(self.path)}",
-                    path=self.path,
-                )
-            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            try:
-                version = int(row[0])
-            except (TypeError, ValueError):
-                raise JournalError(
-                    f"{self.path} has no readable schema version. {_rebuild_hint(self.path)}",
-                    path=self.path,
-                ) from None
-            if version > SCHEMA_VERSION:
-                raise JournalVersionError(
-                    f"{self.path} was written by a newer moor (journal schema {version}; this "
-                    f"moor reads up to {SCHEMA_VERSION}). Upgrade moor, or — since the journal "
-                    f"is local — {_rebuild_hint(self.path)}",
-                    path=self.path,
-                )
-            if version < 1:
-                raise JournalError(
-                    f"{self.path} has an invalid schema version {version}. "
-                    f"{_rebuild_hint(self.path)}",
-                    path=self.path,
-                )
-            _migrate(db, version)
+            _migrate(db, self._version(app_id, tables))
+
+    def _version(self, app_id: int, tables: set[str]) -> int:
+        """The schema version of a journal with these tables; JournalError unless it is
+        moor's, of a version this moor reads."""
+        if "meta" not in tables or app_id != APPLICATION_ID:
+            raise JournalError(
+                f"{self.path} is a SQLite database but not a moor journal "
+                f"(tables: {', '.join(sorted(tables))}). {_rebuild_hint(self.path)}",
+                path=self.path,
+            )
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        try:
+            version = int(row[0])
+        except (TypeError, ValueError):
+            raise JournalError(
+                f"{self.path} has no readable schema version. {_rebuild_hint(self.path)}",
+                path=self.path,
+            ) from None
+        if version > SCHEMA_VERSION:
+            raise JournalVersionError(
+                f"{self.path} was written by a newer moor (journal schema {version}; this "
+                f"moor reads up to {SCHEMA_VERSION}). Upgrade moor, or — since the journal "
+                f"is local — {_rebuild_hint(self.path)}",
+                path=self.path,
+            )
+        if version < 1:
+            raise JournalError(
+                f"{self.path} has an invalid schema version {version}. {_rebuild_hint(self.path)}",
+                path=self.path,
+            )
+        return version
 
     @classmethod
     def rebuild(cls, path: Path, *, clock: Callable[[], str] = utc_now) -> Journal:
@@ -392,6 +491,9 @@ class Journal:
                 try:
                     os.replace(source, target)
                 except OSError as exc:
+                    failed = _unavailable(exc, source, f"move {source.name} aside")
+                    if failed is not None:
+                        raise failed from exc
                     raise JournalError(f"cannot move {source} aside: {exc}") from exc
         return cls(path, clock=clock)
 
@@ -420,15 +522,25 @@ class Journal:
                 )
             try:
                 yield self._db
-            except sqlite3.Error as exc:
-                if _is_busy(exc):
+            except (sqlite3.Error, MemoryError) as exc:
+                if isinstance(exc, sqlite3.Error) and _is_busy(exc):
                     raise JournalBusy(_busy_text(self.path, action), path=self.path) from exc
+                failed = _unavailable(exc, self.path, action)
+                if failed is not None:
+                    raise failed from exc
+                if not isinstance(exc, sqlite3.Error):
+                    raise
                 hint = ""
                 if type(exc) is sqlite3.DatabaseError:  # corruption, not a constraint or a lock
                     hint = f". {_rebuild_hint(self.path)}"
                 raise JournalError(
                     f"cannot {action} in {self.path}: {exc}{hint}", path=self.path
                 ) from exc
+
+    def writable(self) -> None:
+        """Raise why this journal cannot be written (`JournalUnavailable`), if it cannot."""
+        if self.unavailable is not None:
+            raise self.unavailable
 
     def close(self) -> None:
         with self._lock:
@@ -457,6 +569,7 @@ class Journal:
         """
         if not entries:
             return []
+        self.writable()
         at = self._clock()
         with self._guard("append to the journal") as db, self._transaction():
             head = db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0]
@@ -574,6 +687,7 @@ class Journal:
         self.seal_many(((address, text),))
 
     def seal_many(self, items: Iterable[tuple[str, str]]) -> None:
+        self.writable()
         with self._guard("seal snapshots") as db, self._transaction():
             db.executemany("INSERT OR IGNORE INTO snapshots (address, text) VALUES (?, ?)", items)
 
@@ -604,8 +718,15 @@ class Journal:
         return found
 
     def store_files(self, files: Iterable[CachedFile]) -> None:
-        """Insert or replace cache rows, in one transaction."""
-        with self._guard("write the parse cache") as db, self._transaction():
+        """Insert or replace cache rows, in one transaction. Not kept when the environment
+        refuses the write (a cache: that costs the next run time, nothing else)."""
+        if self.read_only:
+            return
+        with (
+            contextlib.suppress(JournalUnavailable),
+            self._guard("write the parse cache") as db,
+            self._transaction(),
+        ):
             db.executemany(
                 "INSERT INTO files (path, size, mtime_ns, sha, derivation, payload, ctime_ns, "
                 "inode, device) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE "
@@ -630,7 +751,13 @@ class Journal:
 
     def drop_files(self, paths: Iterable[str]) -> None:
         """Forget cache rows (e.g. for deleted files). Journal and snapshots are untouched."""
-        with self._guard("write the parse cache") as db, self._transaction():
+        if self.read_only:
+            return
+        with (
+            contextlib.suppress(JournalUnavailable),
+            self._guard("write the parse cache") as db,
+            self._transaction(),
+        ):
             db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in paths))
 
 

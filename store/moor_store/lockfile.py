@@ -552,9 +552,13 @@ class _Reader:
         )
         version = document.get("version")
         if version is None:
-            raise self.fail("moor.lock has no `version`; expected `version = 1` at the top")
+            raise self.fail(
+                f"moor.lock has no `version`; expected `version = {LOCK_VERSION}` at the top"
+            )
         if type(version) is not int or version < 1:
-            raise self.fail(f"moor.lock has an invalid version {version!r}; expected 1")
+            raise self.fail(
+                f"moor.lock has an invalid version {version!r}; expected {LOCK_VERSION}"
+            )
         if version > LOCK_VERSION:
             raise self.fail(
                 f"moor.lock was written by a newer moor (lock version {version}; this moor "

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 from moor_store import recall_postings as postings
+from moor_store.environment import unavailable
 from moor_store.inside import SQLITE_SIDE_FILES, sqlite_files_inside
 
 INDEX_FILE: Final = "recall.sqlite"
@@ -55,6 +56,11 @@ class IndexBroken(Exception):
 
 class IndexBusy(Exception):
     """Another process holds the index's write lock for longer than moor waits."""
+
+
+class IndexUnavailable(IndexBusy):
+    """The environment refuses the index file (a full or read-only disk, an I/O error): as
+    when busy, the file is kept and the run indexes in memory."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +147,7 @@ class RecallIndex:
         try:
             self._db = sqlite3.connect(target, isolation_level=None, timeout=_busy_timeout())
         except sqlite3.Error as error:
+            _raise_unavailable(error, path, "open")
             raise IndexBroken(f"cannot open {path}: {error}") from error
         try:
             self._open()
@@ -148,6 +155,7 @@ class RecallIndex:
             self._db.close()
             if _is_busy(error):
                 raise IndexBusy(str(error)) from error
+            _raise_unavailable(error, path, "open")
             raise IndexBroken(str(error)) from error
         except IndexBroken:
             self._db.close()
@@ -201,7 +209,8 @@ class RecallIndex:
         try:
             yield self._db
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:  # SQLite may have rolled back already (disk full)
+                self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
 
@@ -209,7 +218,7 @@ class RecallIndex:
         self._db.close()
 
     def _guard(self, action: str) -> contextlib.AbstractContextManager[None]:
-        return _translated(action)
+        return _translated(action, self.path)
 
     # -- what is indexed ---------------------------------------------------------------------
 
@@ -505,11 +514,21 @@ def stat_text(stat: Sequence[int] | None) -> str | None:
     return None if stat is None else ",".join(str(part) for part in stat)
 
 
+def _raise_unavailable(error: sqlite3.Error, path: Path | None, action: str) -> None:
+    """IndexUnavailable when `error` is the environment's, not the file's."""
+    if path is None:
+        return
+    failure = unavailable(error, path, f"{action} the recall index")
+    if failure is not None:
+        raise IndexUnavailable(str(failure)) from error
+
+
 @contextlib.contextmanager
-def _translated(action: str) -> Iterator[None]:
+def _translated(action: str, path: Path | None) -> Iterator[None]:
     try:
         yield
     except sqlite3.Error as error:
         if _is_busy(error):
             raise IndexBusy(f"cannot {action} the recall index: {error}") from error
+        _raise_unavailable(error, path, action)
         raise IndexBroken(f"cannot {action} the recall index: {error}") from error

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
+from .environment import unavailable
 from .inside import open_inside_dir
 
 __all__ = ["LOCK_NAME", "WriteBusy", "default_wait", "holding", "write_lock"]
@@ -107,13 +108,20 @@ def write_lock(
     if not state.guard.acquire(timeout=budget if budget > 0 else 0.0):
         raise WriteBusy(_busy_message(root, action, budget, None), path=root / _FOLDER / LOCK_NAME)
     try:
-        with open_inside_dir(root, _FOLDER) as folder:
-            fd = os.open(
-                LOCK_NAME,
-                os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-                0o666,
-                dir_fd=folder,
-            )
+        try:
+            with open_inside_dir(root, _FOLDER) as folder:
+                fd = os.open(
+                    LOCK_NAME,
+                    os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                    0o666,
+                    dir_fd=folder,
+                )
+        except OSError as error:
+            # A read-only or full disk: say so, rather than an internal error.
+            failure = unavailable(error, root / _FOLDER / LOCK_NAME, f"run {action}")
+            if failure is not None:
+                raise failure from error
+            raise
         try:
             _acquire(fd, root, action, deadline, budget, on_wait)
             _record(fd, action)

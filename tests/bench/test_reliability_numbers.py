@@ -1,10 +1,11 @@
 """The README's *Reliability* figures: every published moor row says nothing was lost,
-every killed action recovered, every hostile case refused, no fuzzed input an internal
-error — and a live run of the same benchmark (a smaller sample) agrees."""
+every killed action recovered and left no temporary file, every hostile case refused, no
+fuzzed input an internal error — and a live run of the same benchmark (a smaller sample) agrees."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -28,6 +29,10 @@ def test_every_published_reliability_row_is_all_of_its_cases() -> None:
     section = _section()
     rows = re.findall(r"^\| (?!---)(.+?) \| (\d[\d,]*) of (\d[\d,]*) \|", section, re.MULTILINE)
     assert len(rows) >= 6, rows  # concurrent, three actions, hostile, fuzz kinds
+    # Each write killed, then checked for temporary files left behind: one row per write.
+    for write in ("add", "edit", "supersede", "forget", "rules --write", "context --write"):
+        assert f"`{write}` killed at each of its writes, nothing left behind" in section, write
+    assert "`checkpoint save` killed at each of its writes, nothing left behind" in section
     for name, part, whole in rows:
         assert part == whole, f"README publishes {name}: {part} of {whole}"
     assert "updates lost" in section  # the baseline without the lock is published beside
@@ -57,4 +62,12 @@ def test_a_live_fault_run_loses_nothing_and_recovers_every_killed_action() -> No
     for action, row in result["killed"].items():
         assert row["killed"] > 0, f"{action}: no run was actually killed"
         assert row["recovered"] == row["trials"], (action, row, run.stderr)
+    for action, row in result["leftovers"].items():
+        assert row["killed"] > 0, f"{action}: no run was actually killed"
+        assert row["clean"] == row["trials"], (action, row, run.stderr)
     assert result["hostile"]["refused"] == result["hostile"]["cases"], result["hostile"]
+    # Mounting a tmpfs needs root, which CI has: the disk cases must have run there.
+    disk = result.get("disk")
+    assert disk is not None or os.geteuid() != 0, "the full/read-only disk cases did not run"
+    if disk is not None:
+        assert disk["cases"] >= 31 and disk["held"] == disk["cases"], disk

@@ -56,7 +56,7 @@ def test_check_fails_once_the_code_drifts_and_passes_after_writing_again(
     ws.moor("context", "--write", "AGENTS.md", check=True)
     text = ws.read("AGENTS.md")
     assert 'state="drifted"' in text
-    assert "> drifted: body changed" in text and "verify before relying on it" in text
+    assert 'warning="drifted: body changed' in text and "verify before relying on it" in text
     assert ws.moor("context", "--check", "AGENTS.md").code == 0
 
 
@@ -81,7 +81,9 @@ def drift_and_date(ws: Workspace) -> None:
     ws.write("net/client.py", CODE.replace("return payload", "return [payload]"))
     ws.moor("check")  # journals the transition
     (seen,) = ws.journalled("memories/send.md", "transition")
-    assert f"> drifted since {seen[:10]}: body changed" in ws.prompt_hook("net/client.py#send")
+    assert f'warning="drifted since {seen[:10]}: body changed' in ws.prompt_hook(
+        "net/client.py#send"
+    )
 
 
 def test_the_journal_dates_nothing_in_the_block_so_a_clone_without_one_writes_the_same(
@@ -90,7 +92,7 @@ def test_the_journal_dates_nothing_in_the_block_so_a_clone_without_one_writes_th
     bound(ws)
     drift_and_date(ws)
     block = ws.moor("context", check=True).out
-    assert "> drifted: body changed" in block and " since 20" not in block
+    assert 'warning="drifted: body changed' in block and " since 20" not in block
     ws.moor("context", "--write", "AGENTS.md", check=True)
     clone = tmp_path / "clone"
     shutil.copytree(ws.root, clone, ignore=shutil.ignore_patterns(".moor"))

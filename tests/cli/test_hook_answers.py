@@ -122,10 +122,10 @@ def test_a_kept_answer_is_not_used_once_anything_it_rests_on_moved(
     elif change == "code body":
         # Drifted, and no journal entry has seen the code as it is now: a check may date it
         # without moving any file, so the undated verdict is not kept; a dated one is.
-        assert "> drifted: " in second and kept(hooked) is None
+        assert 'warning="drifted: ' in second and kept(hooked) is None
         hooked.moor("check")
         third = hook(hooked)
-        assert "> drifted since 20" in third and kept(hooked) == third
+        assert 'warning="drifted since 20' in third and kept(hooked) == third
     else:
         assert kept(hooked) == second
 

@@ -68,8 +68,9 @@ def alive(pid: int) -> bool:
 
 
 def servers_in(root: Path) -> list[int]:
-    """Every `moor hooks serve` process working in `root` (a hook's Popen returns once the
-    server's process exists, so one a hook started is here when the hook has exited)."""
+    """Every `moor hooks serve` process serving `root` (a hook's Popen returns once the
+    server's process exists, so one a hook started is here when the hook has exited): named
+    by `-C ROOT` (as a hook starts one, working outside the workspace) or working in it."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -79,6 +80,8 @@ def servers_in(root: Path) -> list[int]:
             where = os.readlink(entry / "cwd")
         except OSError:
             continue
+        if b"-C" in command[:-1]:
+            where = os.fsdecode(command[command.index(b"-C") + 1])
         serving = command[-3:-1] == [b"hooks", b"serve"] and Path(where) == root.resolve()
         if serving and alive(int(entry.name)):
             found.append(int(entry.name))
@@ -338,3 +341,53 @@ def test_no_server_is_started_where_moor_was_never_set_up(
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
         until(lambda: not servers_in(ws.root), "every hook server of the test to stop")
+
+
+@contextlib.contextmanager
+def silent_server(root: Path) -> Iterator[list[socket.socket]]:
+    """The test's own socket at `.moor/hooks.sock`: it accepts every connection and never
+    answers; the connections it accepted."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(root / ".moor" / hook_client.SOCKET))
+    listener.listen(16)
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                accepted.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield accepted
+    finally:
+        listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+        thread.join()
+        for conn in accepted:
+            conn.close()
+        (root / ".moor" / hook_client.SOCKET).unlink()
+
+
+def test_a_server_that_never_answers_holds_the_whole_hook_no_longer_than_its_wait(
+    served: Workspace,
+) -> None:
+    wait = 2.0
+    run_hook(served, "prompt", env=UNSERVED)  # the engine's answer is kept for the next
+    started = time.monotonic()
+    by_itself = run_hook(served, "prompt", env=UNSERVED)
+    baseline = time.monotonic() - started  # the hook answering itself, asking no server
+    (served.root / ".moor").mkdir(exist_ok=True)
+    with silent_server(served.root) as accepted:
+        started = time.monotonic()
+        context = run_hook(served, "prompt", env={**SERVED, "MOOR_HOOK_SERVER_WAIT": str(wait)})
+        took = time.monotonic() - started
+        asked = len(accepted)
+    # The controls: the hook asked the silent server and waited for it, then answered itself.
+    assert asked >= 1 and took >= wait
+    assert context == by_itself and 'path="memories/m2.md" state="current"' in context
+    # The whole hook waited `wait` once, not again to look for a server before starting one
+    # (it took wait + 5 s more before). Generous: the machine is shared and noisy.
+    assert took < wait + 2 * baseline + 1.5, (took, baseline)
+    assert asked == 1

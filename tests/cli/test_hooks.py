@@ -118,13 +118,13 @@ def test_a_drifted_memory_is_dated_from_the_journal_entry_that_first_saw_its_cod
     prompt = {"prompt": "net/client.py#Client.send and util/other.py#helper"}
     text = context(hook(ws, "prompt", prompt)[1], "UserPromptSubmit")
     # Nothing has journalled the code as it is now: drifted, with no date made up.
-    assert "> drifted: body changed in Client.send" in text
+    assert 'warning="drifted: body changed in Client.send' in text
     assert " since 20" not in text
     ws.moor("check")  # journals the transition
     (seen,) = ws.journalled("memories/send.md", "transition")
     for event, payload in (("prompt", prompt), ("session-start", {})):
         text = context(hook(ws, event, payload)[1], hooked_event(event))
-        assert f"> drifted since {seen[:10]}: body changed in Client.send" in text
+        assert f'warning="drifted since {seen[:10]}: body changed in Client.send' in text
         # The current memory beside it carries no warning, so no date either.
         helper = text[text.index('<memory path="memories/helper.md" state="current"') :]
         assert not helper.split("\n")[1].startswith(">")

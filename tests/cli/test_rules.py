@@ -74,7 +74,7 @@ def test_the_journal_dates_nothing_in_rule_files_so_a_clone_without_one_checks_t
     ws.moor("rules", "--write", check=True)
     for path in (CLAUDE, CURSOR, NESTED):
         text = ws.read(path)
-        assert "> drifted: body changed" in text and " since 20" not in text, path
+        assert 'warning="drifted: body changed' in text and " since 20" not in text, path
     clone = tmp_path / "clone"
     shutil.copytree(ws.root, clone, ignore=shutil.ignore_patterns(".moor"))
     run = Workspace(clone).moor("rules", "--check")
@@ -92,7 +92,9 @@ def test_drifted_code_fails_the_check_naming_the_file_and_writing_fixes_it(
     assert f"out of date: {CLAUDE}" in run.out and f"out of date: {NESTED}" in run.out
     assert "moor rules --write" in run.out
     ws.moor("rules", "--write", check=True)
-    assert 'state="drifted"' in ws.read(CLAUDE) and "> drifted: body changed" in ws.read(CURSOR)
+    assert 'state="drifted"' in ws.read(CLAUDE) and 'warning="drifted: body changed' in ws.read(
+        CURSOR
+    )
     assert ws.moor("rules", "--check").code == 0
 
 

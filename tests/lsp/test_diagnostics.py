@@ -75,6 +75,11 @@ async def test_each_trust_state_has_its_code_and_severity(editor: Editor) -> Non
     moved = await editor.one("memories/moved.md", "moved")
     assert isinstance(moved.data, dict)
     assert moved.data["moved_to"] == "src/b.py#g"
+    # What an action may do is the engine's verdict, carried for the code actions to offer.
+    assert (moved.data["followable"], moved.data["bindable"]) == (True, False)
+    unbound = await editor.one("memories/unbound.md", "unbound")
+    assert isinstance(unbound.data, dict)
+    assert (unbound.data["followable"], unbound.data["bindable"]) == (False, True)
     assert "now src/b.py#g" in moved.message
     invalid = await editor.one("memories/invalid.md", "invalid")
     assert invalid.range.start.line >= 1  # at the YAML problem, not at the top of the file

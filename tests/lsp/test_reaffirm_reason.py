@@ -3,6 +3,8 @@ with prepared reasons, or lets the person write one on a line in the open memory
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from lsprotocol import types
 from moor_store.journal import Journal
@@ -188,3 +190,35 @@ async def test_a_memory_that_cannot_be_reaffirmed_is_refused_without_asking(
     await editor.one(MEMORY, "drifted")
     result = await editor.execute("moor.reaffirm", MEMORY)
     assert len(buffers.questions) == 1 and result["done"], result
+
+
+async def test_a_reaffirm_that_could_not_journal_its_reason_says_nothing_was_recorded(
+    editor: Editor, tmp_path: Path
+) -> None:
+    ws = editor.ws
+    drifted_retry(ws)
+    await editor.start()
+    await editor.one(MEMORY, "drifted")
+    # The control: with its journal, a reaffirm records its reason and tells nothing more.
+    result = await editor.execute("moor.reaffirm", MEMORY, "three retries are still the budget")
+    assert result["done"] and result["refused"] == result.get("warnings", []) == [], result
+    assert reasons(ws.root) == ["three retries are still the budget"]
+    ws.write("src/a.py", "def g():\n    return 4\n")  # drifted again
+    await editor.one(MEMORY, "drifted")
+    for name in ("journal.sqlite", "journal.sqlite-wal", "journal.sqlite-shm"):
+        (ws.root / ".moor" / name).unlink(missing_ok=True)
+    elsewhere = tmp_path / "elsewhere.sqlite"
+    (ws.root / ".moor" / "journal.sqlite").symlink_to(elsewhere)
+    messages = len(editor.client.messages)
+
+    result = await editor.execute("moor.reaffirm", MEMORY, "four retries now")
+
+    assert result["done"] and not result["refused"], result  # moor.lock was written
+    shown = [m.message for m in editor.client.messages[messages:]]
+    told = (
+        "the journal was not opened: .moor/journal.sqlite is a symbolic link; "
+        "this run records nothing"
+    )
+    assert f"moor reaffirm: {told}" in shown, shown  # as `moor reaffirm` says on stderr
+    assert result.get("warnings") == [told], result
+    assert not elsewhere.exists()

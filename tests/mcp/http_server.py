@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SERVING = re.compile(r"moor mcp: serving (http://127\.0\.0\.1:(\d+)/mcp)")
+TOKEN_IN = re.compile(r"moor mcp: bearer token in (.+)")
 
 
 @dataclass
@@ -23,11 +24,23 @@ class Served:
     url: str
     port: int
     process: subprocess.Popen[str]
+    root: Path
     lines: list[str] = field(default_factory=list)
 
     @property
     def stderr(self) -> str:
         return "".join(self.lines)
+
+    @property
+    def token_path(self) -> Path:
+        """The token's file, as the server names it on stderr."""
+        found = TOKEN_IN.search(self.stderr)
+        assert found is not None, self.stderr
+        return self.root / found.group(1)  # a relative path is the workspace's
+
+    @property
+    def token(self) -> str:
+        return self.token_path.read_text(encoding="utf-8").strip()
 
 
 @contextlib.contextmanager
@@ -61,7 +74,7 @@ def serving(root: Path, *args: str, timeout: float = 30.0) -> Iterator[Served]:
             found = SERVING.search(line)
             if found:
                 break
-        yield Served(found.group(1), int(found.group(2)), process, lines)
+        yield Served(found.group(1), int(found.group(2)), process, root, lines)
     finally:
         process.terminate()
         try:
@@ -71,7 +84,7 @@ def serving(root: Path, *args: str, timeout: float = 30.0) -> Iterator[Served]:
             process.wait()
 
 
-def refused(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def refused(root: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     """`moor mcp ARGS` expected to exit at once (a refusal), with its output."""
     return subprocess.run(
         [sys.executable, "-m", "moor", "mcp", *args],
@@ -79,6 +92,6 @@ def refused(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=timeout,
         env={**os.environ, "NO_COLOR": "1"},
     )

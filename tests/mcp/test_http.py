@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -40,13 +42,9 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def token_of(ws: Workspace) -> str:
-    return ws.read(".moor/mcp-http-token").strip()
-
-
 def test_a_request_without_the_bearer_token_or_with_a_wrong_one_is_a_401(ws: Workspace) -> None:
     with serving(ws.root) as served:
-        token = token_of(ws)
+        token = served.token
         missing = initialize(served, {})
         wrong = initialize(served, bearer("x" * len(token)))
         right = initialize(served, bearer(token))
@@ -56,37 +54,103 @@ def test_a_request_without_the_bearer_token_or_with_a_wrong_one_is_a_401(ws: Wor
     assert "moor keeps this project's memories" in right.text
 
 
-def test_the_token_is_generated_into_a_file_only_its_owner_can_read_and_never_printed(
-    ws: Workspace,
+def test_the_token_is_generated_outside_the_workspace_into_a_file_only_its_owner_can_read(
+    ws: Workspace, state_home: Path
 ) -> None:
     with serving(ws.root) as served:
-        token = token_of(ws)
-    mode = stat.S_IMODE(os.stat(ws.root / ".moor/mcp-http-token").st_mode)
-    assert mode == 0o600
+        token = served.token
+    where = served.token_path
+    assert where.parent == state_home / "moor" / "mcp-http"
+    assert stat.S_IMODE(os.stat(where).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(where.parent).st_mode) == 0o700
     assert len(token) >= 32
-    assert ".moor/mcp-http-token" in served.stderr and token not in served.stderr
+    assert str(where) in served.stderr and token not in served.stderr
+    assert not (ws.root / ".moor/mcp-http-token").exists()
     with serving(ws.root) as again:  # a restart keeps the token a client was configured with
         assert initialize(again, bearer(token)).status_code == 200
+    other = ws.root.parent / "other"
+    other.mkdir()
+    with serving(other) as elsewhere:  # another workspace has a token of its own
+        assert elsewhere.token_path != where and elsewhere.token != token
 
 
-def test_a_token_file_others_can_read_is_refused_and_a_private_one_is_used(
+def test_a_token_the_repository_carries_never_authenticates_tracked_or_not(
     ws: Workspace,
 ) -> None:
-    loose = ws.write("secrets/loose", "a-token-that-is-long-enough\n")
-    loose.chmod(0o644)
-    answer = refused(ws.root, "--http", "--port", "0", "--token-file", str(loose))
-    assert answer.returncode == 2
-    assert "can be read by others" in answer.stderr and "Traceback" not in answer.stderr
+    planted = "the-attackers-token-that-is-long-enough"
+    ws.git("init", "-q")
+    ws.write(".moor/mcp-http-token", planted + "\n").chmod(0o600)
+    ws.git("add", "-f", ".moor/mcp-http-token")
+    ws.git("commit", "-q", "-m", "a token for you")
+    for mode in (0o600, 0o644):  # private or loose, it neither counts nor stops the server
+        (ws.root / ".moor/mcp-http-token").chmod(mode)
+        with serving(ws.root) as served:
+            theirs = initialize(served, bearer(planted))
+            ours = initialize(served, bearer(served.token))
+        assert theirs.status_code == 401
+        assert ours.status_code == 200  # the control: the token moor made and named does
+    assert ws.read(".moor/mcp-http-token") == planted + "\n"  # left as it was, never used
+    assert ".moor/mcp-http-token is not read" in served.stderr and planted not in served.stderr
+    for mode in (0o600, 0o644):  # naming it is refused too, private or not
+        (ws.root / ".moor/mcp-http-token").chmod(mode)
+        answer = refused(ws.root, "--http", "--port", "0", "--token-file", ".moor/mcp-http-token")
+        assert answer.returncode == 2, answer.stderr
+        assert "is inside this workspace" in answer.stderr and "serving" not in answer.stderr
+        assert "chmod" not in answer.stderr and "Traceback" not in answer.stderr
+
+
+def test_a_token_file_that_is_a_fifo_is_refused_at_once_and_a_regular_one_is_used(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "token-fifo"
+    os.mkfifo(fifo, 0o600)
+    started = time.monotonic()
+    answer = refused(ws.root, "--http", "--port", "0", "--token-file", str(fifo), timeout=20)
+    took = time.monotonic() - started
+    assert answer.returncode == 2 and "is not a regular file (a FIFO)" in answer.stderr
+    assert "serving" not in answer.stderr and "Traceback" not in answer.stderr
+    assert took < 20
+    fifo.unlink()  # the control: a regular file in its place is the token
+    fifo.write_text("a-token-that-is-long-enough\n", encoding="utf-8")
+    fifo.chmod(0o600)
+    with serving(ws.root, "--token-file", str(fifo)) as served:
+        assert initialize(served, bearer("a-token-that-is-long-enough")).status_code == 200
+
+
+def test_a_token_file_others_can_read_is_refused_without_blessing_it_and_a_private_one_is_used(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    loose = tmp_path / "secrets" / "loose"
+    loose.parent.mkdir()
+    loose.write_text("a-token-that-is-long-enough\n", encoding="utf-8")
+    for mode in (0o644, 0o640):
+        loose.chmod(mode)
+        answer = refused(ws.root, "--http", "--port", "0", "--token-file", str(loose))
+        assert answer.returncode == 2
+        assert "can be read by others" in answer.stderr and "make a new token" in answer.stderr
+        assert "chmod" not in answer.stderr and "Traceback" not in answer.stderr
     loose.chmod(0o600)  # the control: the same file, private, is the token
     with serving(ws.root, "--token-file", str(loose)) as served:
         assert initialize(served, bearer("a-token-that-is-long-enough")).status_code == 200
         assert initialize(served, {}).status_code == 401
-    assert not (ws.root / ".moor/mcp-http-token").exists()
+    assert served.token_path == loose
+
+
+def test_a_loose_token_file_moor_made_is_refused_with_delete_it_not_chmod(ws: Workspace) -> None:
+    with serving(ws.root) as served:
+        where = served.token_path
+    where.chmod(0o644)
+    answer = refused(ws.root, "--http", "--port", "0")
+    assert answer.returncode == 2 and "can be read by others" in answer.stderr
+    assert "delete it and moor makes a new one" in answer.stderr and "chmod" not in answer.stderr
+    where.unlink()  # the control: as it says, a new one is made and used
+    with serving(ws.root) as again:
+        assert initialize(again, bearer(again.token)).status_code == 200
 
 
 def test_a_wrong_host_or_origin_header_is_refused_even_with_the_token(ws: Workspace) -> None:
     with serving(ws.root) as served:
-        auth = bearer(token_of(ws))
+        auth = bearer(served.token)
         port = served.port
         rebound = initialize(served, {**auth, "Host": f"attacker.example:{port}"})
         other_port = initialize(served, {**auth, "Host": f"127.0.0.1:{port + 1}"})
@@ -109,7 +173,7 @@ def test_listening_on_anything_but_loopback_is_refused_before_anything_listens(
         )
         assert "serving" not in answer.stderr
     with serving(ws.root, "--host", "127.0.0.1") as served:  # the control: loopback serves
-        assert initialize(served, bearer(token_of(ws))).status_code == 200
+        assert initialize(served, bearer(served.token)).status_code == 200
 
 
 def test_no_auth_serves_without_a_token_and_says_so_loudly(ws: Workspace) -> None:
@@ -159,7 +223,7 @@ def test_a_whole_sdk_client_session_over_http_writes_searches_and_asks_about(
             }
 
     with serving(ws.root) as served:
-        answers = anyio.run(session_over, served, token_of(ws))
+        answers = anyio.run(session_over, served, served.token)
     assert {"memory_write", "memory_search", "memories_about"} <= answers["tools"]
     path = answers["written"]["path"]
     assert answers["written"]["ok"] and path.startswith("memories/")

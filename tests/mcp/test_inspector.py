@@ -99,6 +99,5 @@ def test_the_inspector_lists_writes_searches_and_asks_about_over_http_with_the_t
     code: Workspace, tmp_path: Path
 ) -> None:
     with serving(code.root) as served:
-        token = code.read(".moor/mcp-http-token").strip()
-        header = ["--transport", "http", "--header", f"Authorization: Bearer {token}"]
+        header = ["--transport", "http", "--header", f"Authorization: Bearer {served.token}"]
         lists_writes_searches_and_asks_about(Inspector(code, tmp_path, [served.url], header))

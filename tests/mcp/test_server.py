@@ -121,10 +121,10 @@ def test_a_drifted_memory_is_dated_from_the_journal_once_a_check_journalled_its_
 
     # Nothing journalled the code as it is now: drifted, undated.
     text, about_since, report_since = dated(run(ws.root, ask))
-    assert "> drifted: body changed in Client.send" in text and " since 20" not in text
+    assert 'warning="drifted: body changed in Client.send' in text and " since 20" not in text
     assert about_since is None and report_since == [None]
     ws.moor("check")  # journals the transition
     (seen,) = ws.journalled("memories/retries.md", "transition")
     text, about_since, report_since = dated(run(ws.root, ask))
-    assert f"> drifted since {seen[:10]}: body changed in Client.send" in text
+    assert f'warning="drifted since {seen[:10]}: body changed in Client.send' in text
     assert about_since == seen and report_since == [seen]

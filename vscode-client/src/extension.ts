@@ -1,5 +1,5 @@
-// The moor VS Code client: starts `<python> -m moor lsp` — one server for every workspace
-// folder (the server keeps a state per root and routes each file to the innermost root
+// The moor VS Code client: starts `moor lsp` (which moor: moor-command.ts) — one server for
+// every workspace folder (the server keeps a state per root and routes each file to the innermost root
 // holding it; the library tells it of folders added and removed) — contributes a few
 // commands, asks the person for a reason before a reaffirm, and shows a diff the server did
 // not save. Everything else is the server's work.
@@ -20,7 +20,7 @@ import {
   State,
 } from "vscode-languageclient/node";
 
-import { findInterpreter, onInterpreterChange } from "./python";
+import { findMoor, INSTALL_HINT, type MoorCommand, onInterpreterChange } from "./moor-command";
 
 const CLIENT_ID = "moor"; // also makes the client follow the `moor.trace.server` setting
 const SERVER_REAFFIRM = "moor.reaffirm";
@@ -56,14 +56,12 @@ function firstFolder(): vscode.WorkspaceFolder | undefined {
 
 async function serverCommand(folder: vscode.WorkspaceFolder | undefined, trusted: boolean): Promise<Executable> {
   const config = vscode.workspace.getConfiguration("moor", folder);
-  const python = await findInterpreter(folder, trusted, log);
+  const moor = await findMoor(folder, trusted, log);
   const extra = config.get<string[]>("server.args", []).filter((a) => typeof a === "string");
-  // -P (Python >= 3.11, as moor needs): do not put the working folder on sys.path, so a
-  // `moor` folder inside an untrusted workspace is never imported in place of the real one.
-  const args = [...(trusted ? [] : ["-P"]), "-m", "moor", "lsp", ...extra];
-  log.info(`starting the server: ${python.command} ${args.join(" ")} (interpreter from ${python.source})`);
+  const args = [...moor.prefix, "lsp", ...extra];
+  log.info(`starting the server: ${moor.command} ${args.join(" ")} (moor from ${moor.source})`);
   return {
-    command: python.command,
+    command: moor.command,
     args,
     options: { cwd: folder?.uri.fsPath, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
   };
@@ -214,14 +212,14 @@ async function startClient(): Promise<void> {
   } catch (error) {
     log.error(`the moor server did not start: ${String(error)}`);
     const choice = await vscode.window.showErrorMessage(
-      `moor: the language server did not start with "${executable.command}". Is moor installed for that Python? Set "moor.python.interpreter" to one that has it.`,
+      `moor: the language server did not start with "${executable.command}". Install moor (${INSTALL_HINT}), or set "moor.path" to the moor command (or "moor.python.interpreter" to a Python that has moor).`,
       "Show output",
       "Open settings",
     );
     if (choice === "Show output") {
       log.show(true);
     } else if (choice === "Open settings") {
-      void vscode.commands.executeCommand("workbench.action.openSettings", "moor.python.interpreter");
+      void vscode.commands.executeCommand("workbench.action.openSettings", "moor.path");
     }
   }
 }
@@ -347,12 +345,12 @@ async function checkWorkspace(): Promise<void> {
     return;
   }
   const trusted = vscode.workspace.isTrusted;
-  const python = await findInterpreter(folder, trusted, log);
-  const args = [...(trusted ? [] : ["-P"]), "-m", "moor", "check"];
-  log.info(`${python.command} ${args.join(" ")} (in ${folder.uri.fsPath})`);
+  const moor: MoorCommand = await findMoor(folder, trusted, log);
+  const args = [...moor.prefix, "check"];
+  log.info(`${moor.command} ${args.join(" ")} (in ${folder.uri.fsPath}; moor from ${moor.source})`);
   log.show(true);
   const code = await new Promise<number | null>((resolve) => {
-    const child = spawn(python.command, args, { cwd: folder.uri.fsPath, env: process.env });
+    const child = spawn(moor.command, args, { cwd: folder.uri.fsPath, env: process.env });
     const forward = (data: Buffer): void => {
       for (const line of data.toString("utf8").split(/\r?\n/)) {
         if (line) {
@@ -386,6 +384,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("moor.showOutput", () => log.show()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (
+        event.affectsConfiguration("moor.path") ||
         event.affectsConfiguration("moor.python.interpreter") ||
         event.affectsConfiguration("moor.server.args")
       ) {
@@ -404,7 +403,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     log.info("untrusted workspace: the server runs read-only (no reaffirm, follow or bind)");
   }
   const following = await onInterpreterChange(log, () => {
-    const configured = vscode.workspace.getConfiguration("moor", firstFolder()).get<string>("python.interpreter", "");
+    const config = vscode.workspace.getConfiguration("moor", firstFolder());
+    const configured = config.get<string>("path", "") + config.get<string>("python.interpreter", "");
     if (!configured.trim() && vscode.workspace.isTrusted) {
       void restart("the Python interpreter changed");
     }

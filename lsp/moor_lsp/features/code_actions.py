@@ -38,7 +38,9 @@ or a path relative to a root (the only one, or the one where that file exists); 
 actions carry the absolute path. Each action runs
 in the engine thread, journals what it did like the CLI, re-checks the workspace (so the
 diagnostics are up to date when the command answers) and returns
-`{"done": [...], "refused": [...]}`; a refusal is also shown as a warning.
+`{"done": [...], "refused": [...], "warnings": [...]}`; a refusal is also shown as a
+warning, and so is each of `warnings` (what the CLI prints after the same action on stderr,
+such as a journal that was not opened, so nothing was recorded).
 
 Actions are built from `Diagnostic.data` of the diagnostics in the request's context whose
 range overlaps the requested range (touching counts: a cursor at the end of a reference is
@@ -244,7 +246,7 @@ class CodeActions(Feature):
                 )
             )
 
-        if state == "moved" and data.get("moved_to"):
+        if data.get("followable") and data.get("moved_to"):
             action(
                 f"Follow the move: now {data['moved_to']}", FOLLOW, [target_memory], preferred=True
             )
@@ -284,7 +286,7 @@ class CodeActions(Feature):
                                 edit=edit,
                             )
                         )
-        if state == "unbound":
+        if data.get("bindable"):
             action(f"Bind {memory} to the code as it is now", BIND, [target_memory], preferred=True)
         if not self.server.settings.trusted or data.get("preview"):
             # Read-only, or seen in an unsaved buffer (an action would judge the file on
@@ -392,9 +394,12 @@ class CodeActions(Feature):
     async def _act(self, action: str, where: tuple[Folder, str], args: list[str]) -> dict[str, Any]:
         folder, memory = where
         try:
-            outcome = await self.server.in_engine(engine.act, folder.root, action, memory, args)
+            acted = await self.server.in_engine(engine.act, folder.root, action, memory, args)
         except engine.EngineProblem as problem:
             raise JsonRpcInvalidParams(str(problem)) from problem
+        outcome = acted.outcome
+        for told in acted.told:  # as the CLI prints them, e.g. that nothing was recorded
+            self._warn(f"moor {action}: {told}")
         if outcome.refused:
             logger.info("moor %s refused: %s", action, "; ".join(outcome.refused))
             self.server.window_show_message(
@@ -406,7 +411,7 @@ class CodeActions(Feature):
         # An action writes the memory (follow), moor.lock and the journal, nothing else.
         if await folder.recompute(f"{action} {memory}", [memory, "moor.lock"]) is None:
             await folder.settled()  # overtaken by a change that came meanwhile
-        return {"done": outcome.done, "refused": outcome.refused}
+        return {"done": outcome.done, "refused": outcome.refused, "warnings": list(acted.told)}
 
     async def reaffirm(self, memory: object = None, reason: object = None) -> object:
         self._writable(REAFFIRM)

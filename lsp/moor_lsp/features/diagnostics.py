@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from moor_engine.trust import State
+from moor_engine.verdicts import bind_verdict, follow_verdict
 
 from moor_lsp.engine import QUIET_ANCHOR_STATES, AnchorView, MemoryView, Snapshot, Spot
 from moor_lsp.features import Feature
@@ -144,6 +145,9 @@ def diagnostic_data(
             axes=list(anchor.report.axes),
             bound_address=anchor.report.bound_address,
             address=anchor.report.address,
+            # What the engine's verdicts allow for this anchor (code actions offer by them).
+            followable=follow_verdict(memory.report, anchor.report).allowed,
+            bindable=bind_verdict(memory.report, anchor.report).allowed,
         )
         if anchor.preview:
             data["preview"] = True

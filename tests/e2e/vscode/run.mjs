@@ -17,6 +17,12 @@
 //       both warnings in Problems (one server for both folders), and "moor: Reaffirm memory" in
 //       the second folder reaffirms it there, not in the first (`moor status` agrees);
 //   (e) a screenshot of each step in ./artifacts/.
+// Which moor: first none is configured, and the extension finds `moor` on PATH as a pipx
+// user has it: ~/.local/bin/moor a link into the tool's environment (here .venv/bin/moor),
+// and ~/.profile putting ~/.local/bin on PATH (VS Code takes PATH from the login shell; HOME
+// is a folder of the test's own). No python3 there has moor, so `python3 -m moor` would not
+// start. For (d) `moor.python.interpreter` is set, and the server then runs as
+// `<.venv python> -m moor lsp`. The moor output channel's log says which, each time.
 // Exits 0 when all of it happened, non-zero with a message saying which step failed.
 // Environment: MOOR_E2E_KEEP=1 keeps the temporary folder (workspace, logs) for a look.
 
@@ -147,9 +153,13 @@ function moor(root, command) {
 // --- code-server ---------------------------------------------------------------------------
 
 function codeServerEnv(dirs) {
+  // This checkout's .venv is left off PATH: its python3 has moor, and `moor` must be found
+  // through the pipx-like link alone (also when VS Code does not read the login shell's PATH).
+  const inherited = (process.env.PATH ?? "").split(":").filter((entry) => path.resolve(entry || ".") !== VENV_BIN);
   return {
     ...process.env,
-    PATH: `${NODE24_BIN}:${process.env.PATH}`,
+    HOME: dirs.home,
+    PATH: [NODE24_BIN, dirs.bin, ...inherited].join(":"),
     XDG_CONFIG_HOME: dirs.xdgConfig,
     XDG_DATA_HOME: dirs.xdgData,
     XDG_CACHE_HOME: dirs.xdgCache,
@@ -205,6 +215,37 @@ async function waitHealthy(port, child, logFile) {
     await sleep(250);
   }
   throw new Error(`code-server did not answer on 127.0.0.1:${port}; its log:\n${tail(logFile)}`);
+}
+
+/** The moor output channel's log files (VS Code keeps each channel's log under logs/). */
+function moorLog(dirs) {
+  const logs = path.join(dirs.userData, "logs");
+  if (!fs.existsSync(logs)) {
+    return "";
+  }
+  return fs
+    .readdirSync(logs, { recursive: true })
+    .map((rel) => path.join(logs, String(rel)))
+    .filter((file) => /moor[^/]*\.log$/.test(file) && fs.statSync(file).isFile())
+    .map((file) => fs.readFileSync(file, "utf8"))
+    .join("\n");
+}
+
+/** `text` as a regular expression that matches only itself. */
+function literal(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Waits until the moor log has a line matching `pattern`: the server started that way. */
+async function waitForLog(dirs, pattern) {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  while (!pattern.test(moorLog(dirs))) {
+    if (Date.now() > deadline) {
+      throw new Error(`the moor log has no line matching ${pattern}:\n${moorLog(dirs).slice(-3000)}`);
+    }
+    await sleep(250);
+  }
+  log(`moor log: ${moorLog(dirs).split("\n").find((line) => pattern.test(line))?.trim()}`);
 }
 
 function tail(file, lines = 40) {
@@ -345,7 +386,7 @@ async function openWithFolders(page, url) {
   }
 }
 
-async function scenario(page, workspace, second, port) {
+async function scenario(page, workspace, second, port, dirs) {
   await step("load the workbench", async () => {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`, {
       timeout: STEP_TIMEOUT_MS,
@@ -374,6 +415,11 @@ async function scenario(page, workspace, second, port) {
     // The squiggle in the editor too.
     await page.locator(".monaco-editor .squiggly-warning").first().waitFor({ timeout: STEP_TIMEOUT_MS });
     await shot(page, "02-problems-drifted");
+  });
+
+  await step("nothing configured: the server is the moor found on PATH", async () => {
+    const linked = literal(path.join(dirs.bin, "moor"));
+    await waitForLog(dirs, new RegExp(`starting the server: ${linked} lsp .*\\(moor from PATH\\)`));
   });
 
   await step("(b) hover the about: reference and read its history", async () => {
@@ -449,6 +495,8 @@ async function scenario(page, workspace, second, port) {
   });
 
   await step("(d) a multi-root workspace: each folder's drift in Problems, from one server", async () => {
+    // From here on the server is the .venv's Python running `-m moor`.
+    write(path.join(dirs.userData, "User", "settings.json"), JSON.stringify(userSettings(true), null, 2));
     write(path.join(workspace, "src", "net", "client.py"), CLIENT_CHANGED_AGAIN);
     makeWorkspace(second, "budget.md");
     const file = path.join(path.dirname(workspace), "two.code-workspace");
@@ -464,6 +512,8 @@ async function scenario(page, workspace, second, port) {
       await sleep(250);
     }
     await shot(page, "06-multi-root-problems");
+    const python = literal(path.join(VENV_BIN, "python"));
+    await waitForLog(dirs, new RegExp(`starting the server: ${python} -m moor lsp .*\\(moor from moor\\.python\\.interpreter\\)`));
   });
 
   await step("(d) Reaffirm in the second folder reaches the second folder's root", async () => {
@@ -492,6 +542,25 @@ async function scenario(page, workspace, second, port) {
   });
 }
 
+/** VS Code's user settings; `interpreter`: set `moor.python.interpreter` to the .venv's Python. */
+function userSettings(interpreter) {
+  return {
+    ...(interpreter ? { "moor.python.interpreter": path.join(VENV_BIN, "python") } : {}),
+    "security.workspace.trust.enabled": false,
+    "telemetry.telemetryLevel": "off",
+    "update.mode": "none",
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.enableExperiments": false,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "chat.disableAIFeatures": true,
+    "editor.hover.delay": 200,
+    "editor.minimap.enabled": false,
+  };
+}
+
 // --- main ----------------------------------------------------------------------------------
 
 async function main() {
@@ -516,6 +585,8 @@ async function main() {
     second: path.join(base, "ws2"),
     config: path.join(base, "cs.yaml"),
     userData: path.join(base, "ud"),
+    home: path.join(base, "home"),
+    bin: path.join(base, "home", ".local", "bin"),
     extensions: path.join(base, "ext"),
     xdgConfig: path.join(base, "xc"),
     xdgData: path.join(base, "xd"),
@@ -523,7 +594,7 @@ async function main() {
     tmp: path.join(base, "t"),
     profile: path.join(base, "pr"),
   };
-  for (const key of ["workspace", "second", "userData", "extensions", "xdgConfig", "xdgData", "xdgCache", "tmp", "profile"]) {
+  for (const key of ["workspace", "second", "home", "bin", "userData", "extensions", "xdgConfig", "xdgData", "xdgCache", "tmp", "profile"]) {
     fs.mkdirSync(dirs[key], { recursive: true });
   }
   const logFile = path.join(ARTIFACTS, "code-server.log");
@@ -559,28 +630,10 @@ async function main() {
         "",
       ].join("\n"),
     );
-    write(
-      path.join(dirs.userData, "User", "settings.json"),
-      JSON.stringify(
-        {
-          "moor.python.interpreter": path.join(VENV_BIN, "python"),
-          "security.workspace.trust.enabled": false,
-          "telemetry.telemetryLevel": "off",
-          "update.mode": "none",
-          "extensions.autoCheckUpdates": false,
-          "extensions.autoUpdate": false,
-          "workbench.startupEditor": "none",
-          "workbench.tips.enabled": false,
-          "workbench.enableExperiments": false,
-          "workbench.secondarySideBar.defaultVisibility": "hidden",
-          "chat.disableAIFeatures": true,
-          "editor.hover.delay": 200,
-          "editor.minimap.enabled": false,
-        },
-        null,
-        2,
-      ),
-    );
+    // Where pipx puts a command: a folder on PATH with a link into the tool's environment.
+    fs.symlinkSync(path.join(VENV_BIN, "moor"), path.join(dirs.bin, "moor"));
+    write(path.join(dirs.home, ".profile"), 'export PATH="$HOME/.local/bin:$PATH"\n');
+    write(path.join(dirs.userData, "User", "settings.json"), JSON.stringify(userSettings(false), null, 2));
 
     const extension = await step("install the extension", async () => installExtension(vsix, dirs));
     log(`installed ${extension} from ${path.relative(REPO, vsix)}`);
@@ -611,7 +664,7 @@ async function main() {
     const page = browser.pages()[0] ?? (await browser.newPage());
     page.setDefaultTimeout(STEP_TIMEOUT_MS);
     try {
-      await scenario(page, dirs.workspace, dirs.second, port);
+      await scenario(page, dirs.workspace, dirs.second, port, dirs);
     } catch (error) {
       try {
         await shot(page, "99-failure");
