@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.types import (
@@ -54,6 +55,15 @@ def answer_for(text: str) -> JSONRPCError | None:
     try:
         value = json.loads(text)
     except ValueError as error:
+        if "integer string conversion" in str(error):
+            # Valid JSON, but Python reads no integer this long (sys.int_info): nothing a
+            # tool takes is a number of thousands of digits.
+            return _error(
+                text,
+                INVALID_REQUEST,
+                f"a number in the message has more than {sys.get_int_max_str_digits()} "
+                "digits; moor mcp reads no number that long",
+            )
         return _error(text, PARSE_ERROR, f"the line is not JSON: {error}")
     try:
         json.dumps(value, ensure_ascii=False).encode("utf-8")

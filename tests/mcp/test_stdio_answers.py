@@ -68,6 +68,14 @@ CASES = {
         PARSE_ERROR,
     ),
     "a line that is not JSON at all": (b"ping\n", None, PARSE_ERROR),
+    "a tool call whose number has 5,000 digits": (
+        (
+            '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": '
+            f'"changes_since", "arguments": {{"cursor": {"9" * 5000}}}}}}}\n'
+        ).encode(),
+        7,
+        INVALID_REQUEST,
+    ),
     "JSON that is not a JSON-RPC message": (
         b'{"id": 7, "what": "no method"}\n',
         7,
