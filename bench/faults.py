@@ -65,11 +65,18 @@ _SYSCALLS = (
 
 
 def moor(
-    root: Path, *args: str, env: dict[str, str] | None = None, prefix: list[str] | None = None
+    root: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    prefix: list[str] | None = None,
+    stdin: str = "",
 ) -> subprocess.CompletedProcess[str]:
+    # -P: run as the `moor` command does, never importing a module of the workspace (the
+    # hostile cases plant some).
     return subprocess.run(
-        [*(prefix or []), PYTHON, "-m", "moor", *args],
+        [*(prefix or []), PYTHON, "-P", "-m", "moor", *args],
         cwd=root,
+        input=stdin,
         capture_output=True,
         text=True,
         env={**os.environ, "NO_COLOR": "1", **(env or {})},
@@ -575,6 +582,9 @@ def killed_leaving_nothing(base: Path, per_action: int | None) -> dict[str, dict
 # -- hostile workspaces --------------------------------------------------------------------
 
 
+Command = list[str] | tuple[list[str], str, dict[str, str]]  # argv, or argv, stdin, env
+
+
 def hostile_cases(base: Path) -> dict[str, bool]:
     outside = base / "outside"
     outside.mkdir()
@@ -584,7 +594,7 @@ def hostile_cases(base: Path) -> dict[str, bool]:
     victim = outside / "victim.txt"
     victim.write_text("precious", encoding="utf-8")
 
-    def case(name: str, plant: Callable[[Path], None], *commands: list[str]) -> bool:
+    def case(name: str, plant: Callable[[Path], None], *commands: Command) -> bool:
         root = workspace(base, f"hostile-{name}")
         (root / "app.py").write_text("def f(x):\n    return x + 1\n", encoding="utf-8")
         memory(root, "ok", "app.py#f")
@@ -592,7 +602,11 @@ def hostile_cases(base: Path) -> dict[str, bool]:
         plant(root)
         output = ""
         for command in commands or (["bind"], ["check"]):
-            run = moor(root, *command)
+            args, stdin, env = command if isinstance(command, tuple) else (command, "", {})
+            try:
+                run = moor(root, *args, stdin=stdin, env=env)
+            except subprocess.TimeoutExpired:
+                return False  # a hang is a failed case, not a stuck benchmark
             output += run.stdout + run.stderr
             if "internal error" in output:
                 return False
@@ -647,6 +661,35 @@ def hostile_cases(base: Path) -> dict[str, bool]:
         (root / ".moor").mkdir()
         os.symlink(victim, root / ".moor/intent.json")
 
+    def fifo_ignore(root: Path) -> None:
+        os.mkfifo(root / ".gitignore")
+
+    def planted_modules(root: Path) -> None:
+        # Each leaves a mark outside the workspace if anything moor starts imports it.
+        for rel in (
+            "json.py",
+            "typing.py",
+            "socket.py",
+            "moor/__init__.py",
+            "moor/__main__.py",
+            "moor_engine/__init__.py",
+            "moor_engine/index_worker.py",
+        ):
+            path = root / rel
+            path.parent.mkdir(exist_ok=True)
+            mark = f"open({str(outside / 'ran.txt')!r}, 'a').write({rel!r})\n"
+            path.write_text(mark, encoding="utf-8")
+        # Enough files of one language that a gone anchor is searched for by the definition
+        # index's worker processes.
+        (root / "pkg").mkdir()
+        for n in range(1000):
+            (root / f"pkg/m{n}.py").write_text(f"def f{n}(x):\n    return x + {n}\n")
+        memory(root, "gone", "pkg/m1.py#f1")
+        moor(root, "bind")
+        (root / "pkg/m1.py").write_text("def other(x):\n    return x\n", encoding="utf-8")
+
+    hook_json = json.dumps({"prompt": "what about f in app.py", "cwd": "."})
+    served = {"MOOR_HOOK_SERVER": "1"}
     cases = {
         "memory linked outside": case("memory", link("memories/leak.md", secret_file)),
         "memory root linked outside": case("root", memories_root),
@@ -659,6 +702,15 @@ def hostile_cases(base: Path) -> dict[str, bool]:
         "reference leaving the workspace": case("traversal", traversal),
         "intent record linked outside": case("intent", intent_link),
         "saved diff linked outside": case("diff", diff_link, ["bind"], ["diff", "memories/ok.md"]),
+        ".gitignore that is a FIFO": case("fifo-ignore", fifo_ignore),
+        "modules planted to shadow moor's (check's index workers, the hook server)": case(
+            "planted",
+            planted_modules,
+            ["check"],
+            (["hooks", "run", "session-start"], hook_json, served),
+            (["hooks", "run", "prompt"], hook_json, served),
+            ["hooks", "stop"],
+        ),
     }
     return cases
 
