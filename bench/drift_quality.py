@@ -4,7 +4,8 @@ Two sources of cases, each a symbol before and after a change with the trust sta
 bound to it should then have:
 
 * ``corpus`` — the labelled public drift corpus (real history of pallets/click and
-  Textualize/rich), read at run time from ``../shared/corpus/`` (or ``$MOOR_SHARED``);
+  Textualize/rich), read at run time from ``$MOOR_SHARED/corpus/`` (by default, a
+  ``shared`` folder beside the checkout);
 * ``stdlib`` — mutations of the running interpreter's standard library, made and verified
   with Python's own ``ast`` and ``tokenize`` (never tree-sitter, which is what is tested).
 
@@ -45,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from case_workspace import apply_change, write_workspace
 
 CATEGORIES = ("unchanged", "cosmetic", "docstring", "semantic", "moved", "renamed", "deleted")
-# Share of cases moor must get right (DESIGN targets for this benchmark).
+# Share of cases moor must get right (the targets docs/benchmarks.md publishes).
 TARGETS = {
     "unchanged": 1.0,
     "cosmetic": 1.0,

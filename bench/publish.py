@@ -1,8 +1,8 @@
-"""Run the benchmarks and rewrite their marked sections of README.md.
+"""Run the benchmarks and rewrite their marked sections of docs/benchmarks.md.
 
 Only the text between ``<!-- bench:NAME:start -->`` … ``<!-- bench:NAME:end -->`` is
-rewritten, for NAME in drift, relocation, speed, lsp, recall, writes and hooks; a README without
-the markers gets a ``## Benchmarks`` section appended (a missing README is created with
+rewritten, for NAME in drift, relocation, speed, lsp, recall, writes and hooks; a page without
+the markers gets a ``## Benchmarks`` section appended (a missing page is created with
 just that).
 ``tests/bench/test_readme_numbers.py`` re-runs the benchmarks with the settings below and
 fails when the published numbers are not what it measures.
@@ -32,7 +32,7 @@ import recall_quality
 import relocation
 
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / "README.md"
+README = REPO / "docs" / "benchmarks.md"  # the page that publishes the tables
 DRIFT = ("<!-- bench:drift:start -->", "<!-- bench:drift:end -->")
 SPEED = ("<!-- bench:speed:start -->", "<!-- bench:speed:end -->")
 LSP = ("<!-- bench:lsp:start -->", "<!-- bench:lsp:end -->")
@@ -166,7 +166,8 @@ def render_drift(results: list[drift_quality.SourceResult], limit: int | None) -
     lines += [
         "",
         "*corpus*: 300 labelled changes from the history of pallets/click and Textualize/rich "
-        "(`../shared/corpus/`). *stdlib*: functions and methods of the standard library "
+        "(read at run time from `$MOOR_SHARED/corpus/`). *stdlib*: functions and methods of "
+        "the standard library "
         "mutated with `ast`/`tokenize` (re-indented, commented, call re-wrapped; docstring "
         "edited; one code token changed; cut into a new file; renamed; deleted) and verified "
         "with `ast`. The benchmark prints every case moor gets wrong. "

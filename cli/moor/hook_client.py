@@ -61,7 +61,7 @@ def seconds(variable: str, default: float) -> float:
 
 class Wait:
     """What is left of the time a hook may wait for its server, over all it asks: the wait
-    the README promises bounds the hook, not each exchange (a hook that waited it out for
+    docs/agents.md promises bounds the hook, not each exchange (a hook that waited it out for
     its answer must not wait again to look whether a server runs)."""
 
     def __init__(self, seconds: float) -> None:

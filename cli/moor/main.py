@@ -1,6 +1,6 @@
 """`moor`: the command line. Parses arguments, calls the engine, renders, sets the exit status.
 
-Exit status (DESIGN §5): 0 nothing to look at, 1 a person should look, 2 usage or internal
+Exit status (docs/memories.md): 0 nothing to look at, 1 a person should look, 2 usage or internal
 error. Heavy imports (rich, the LSP stack) stay out of the start-up path.
 """
 

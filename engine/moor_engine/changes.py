@@ -1,7 +1,7 @@
 """What changed since a cursor: the journal read forward from a `seq`, a page at a time.
 
-An agent that keeps a cursor asks "what happened since I last looked" (DESIGN §8, "changes
-since a cursor") and gets every journal entry after it, oldest first, each with the
+An agent that keeps a cursor asks "what happened since I last looked" (docs/agents.md,
+`changes_since`) and gets every journal entry after it, oldest first, each with the
 memories it concerns: the one the entry names, else those bound to its anchor in moor.lock
 (an observation of code is journalled by anchor, once for every memory bound there). The
 next cursor is the last entry returned, or the journal's end: a cursor past the end (a

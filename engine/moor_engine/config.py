@@ -235,7 +235,7 @@ def _sources(value: object, source: _Source) -> tuple[SourceConfig, ...]:
 
 
 DEFAULT_CONFIG_TEXT = """\
-# moor configuration. See the README for every key.
+# moor configuration. moor's docs/files.md describes every key.
 # Folders holding memories (Markdown files with an `about:` frontmatter list).
 memory_roots = ["memories"]
 # Glob patterns (workspace-relative) never searched for memories or moved code.

@@ -1,4 +1,4 @@
-"""Memory text on its way to a model is data, never instructions (DESIGN §7; issues 11.8, 20.5).
+"""Memory text on its way to a model is data, never instructions (SECURITY.md; issues 11.8, 20.5).
 
 Every surface that hands memories to a model — `moor context`, `moor rules`, the MCP
 server and the hooks — renders them here, so one rule frames them all: a preamble that

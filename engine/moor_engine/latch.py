@@ -1,4 +1,4 @@
-"""Retirement and forgetting are latches (DESIGN §7): what is retired or forgotten now.
+"""Retirement and forgetting are latches (docs/decisions.md): what is retired or forgotten now.
 
 A latch is a list of events per key: a retirement (key: the memory's path), a forget (key:
 the normalised value it said, `Memory.value`) and an explicit restore of either key. Each

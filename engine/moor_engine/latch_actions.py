@@ -1,4 +1,4 @@
-"""Setting and lifting the latches (DESIGN §7): supersede, forget, restore.
+"""Setting and lifting the latches (docs/decisions.md): supersede, forget, restore.
 
 What a latch is, and when one is in force, is `latch.py`; these are the actions that
 record its events, each one unit under the write lock (as `memory_writes.py`'s), each

@@ -1,4 +1,4 @@
-"""A workspace kept checked while an editor watches it (DESIGN §8).
+"""A workspace kept checked while an editor watches it (docs/editors.md).
 
 `Session.check` reads the lock and every memory and observes every anchor: right for a CLI
 run, far too slow to answer each save in an editor. `LiveCheck` keeps one session open and,

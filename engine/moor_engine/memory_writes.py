@@ -1,4 +1,5 @@
-"""The one write path for memories (DESIGN §7): add, edit, supersede, forget, restore.
+"""The one write path for memories: add, edit, supersede, forget, restore (ARCHITECTURE.md,
+"The path of one write").
 
 Every surface (CLI, editor, MCP) calls these; each returns a structured `Written` and
 renders nothing. One action is one unit under the workspace write lock: it validates, then

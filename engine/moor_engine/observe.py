@@ -3,7 +3,8 @@
 A file is read only when its stat changed, and parsed only when its bytes changed
 (content hash); what was learnt is kept in the journal database's cache table, so a warm
 check reads and parses nothing. Every way an observation can fail is a `Failure` with a
-reason class and code (DESIGN §5) — never a guess that the code changed.
+reason class and code (docs/memories.md, *Failures are never drift*) — never a guess that
+the code changed.
 """
 
 from __future__ import annotations

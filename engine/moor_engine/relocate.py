@@ -1,4 +1,4 @@
-"""Looking for a vanished target elsewhere (DESIGN §4; ARCHITECTURE.md, "The path of one check").
+"""Looking for a vanished target elsewhere (ARCHITECTURE.md, "The path of one check").
 
 Evidence first, cheapest first:
 

@@ -1,5 +1,5 @@
 """Since when an anchor that is not current has been as it is now, as this clone's journal
-saw it: the date beside a stale memory handed to a model (DESIGN §7, "drifted since …").
+saw it: the date beside a stale memory handed to a model (docs/agents.md, "drifted since …").
 
 "Since" is the time this clone's journal first recorded the anchor as it is now. For a
 drifted, moved or gone anchor: the first entry with the address observed now, after the

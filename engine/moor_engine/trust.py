@@ -1,4 +1,4 @@
-"""Trust states (DESIGN §6) and the reports that carry them. Derived, never stored."""
+"""Trust states (docs/memories.md) and the reports that carry them. Derived, never stored."""
 
 from __future__ import annotations
 

@@ -57,7 +57,7 @@ _TAGS: dict[str, tuple[str, ...]] = {
     "markdown": (),
 }
 
-# What the shipped queries lack and the reference grammar (DESIGN §2) needs.
+# What the shipped queries lack and the reference grammar (docs/memories.md) needs.
 _JS_EXTRA = """
 ; tags.scm excludes constructors (#not-eq?) and private #names; this one pattern has both.
 (method_definition name: (_) @name) @definition.method

@@ -1,7 +1,7 @@
-"""Memory files: YAML frontmatter + Markdown body (DESIGN §2), parsed without ever raising.
+"""Memory files: YAML frontmatter + Markdown body (docs/memories.md), parsed without ever raising.
 
 `parse_memory` turns the bytes of one memory file into a `Memory`, or into positioned
-`Problem`s that make the memory ``invalid`` (DESIGN §6). Positions are 1-based; lines are
+`Problem`s that make the memory ``invalid`` (docs/memories.md). Positions are 1-based; lines are
 counted the way editors and LSP count them (``\\n``, ``\\r\\n`` and a lone ``\\r`` each end a
 line, nothing else does), and columns are counted in Unicode code points, not counting a
 leading UTF-8 BOM. The language server converts columns to UTF-16 when it needs to.
@@ -190,7 +190,7 @@ def normalise_memory_text(text: str) -> str:
     return "\n".join(lines)
 
 
-# Top-level keys moor reads (DESIGN §2, §7): a near miss of one is a problem.
+# Top-level keys moor reads (docs/memories.md): a near miss of one is a problem.
 KNOWN_KEYS = (
     "about",
     "watch",

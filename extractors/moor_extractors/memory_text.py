@@ -58,7 +58,7 @@ class NewMemory:
 
 
 def compose(new: NewMemory) -> str:
-    """The text of a new memory file (DESIGN §2), ending with its questions section."""
+    """The text of a new memory file (docs/memories.md), ending with its questions section."""
     front: dict[str, object] = {}
     if new.about:
         front["about"] = list(new.about)

@@ -1,6 +1,7 @@
 """Plain data shared by every layer: what a probe can see and how it can fail.
 
-Nothing here imports tree-sitter or SQLite; these are the words of DESIGN §1 and §5.
+Nothing here imports tree-sitter or SQLite; these are the words of docs/memories.md and
+ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ FILE_AXES: tuple[str, ...] = ("body", "text")
 
 
 class Reason(StrEnum):
-    """Failure classes (DESIGN §5). A failure is an attempt, never drift."""
+    """Failure classes (docs/memories.md). A failure is an attempt, never drift."""
 
     UNREACHABLE = "unreachable"
     UNUSABLE = "unusable"

@@ -1,4 +1,5 @@
-"""Token streams from syntax trees (DESIGN §4): comments and whitespace dropped, structure kept.
+"""Token streams from syntax trees (docs/memories.md, *Axes*): comments and whitespace
+dropped, structure kept.
 
 A node is written as `(type`, its children, `)`; a leaf as its text; an anonymous token
 (keyword, operator) as itself, except punctuation that the nesting already carries. A child

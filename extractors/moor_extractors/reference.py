@@ -1,4 +1,5 @@
-"""`about:` references: parsing the grammar of DESIGN §2 and confining paths to the workspace.
+"""`about:` references: parsing their grammar (docs/memories.md) and confining paths to the
+workspace.
 
 Grammar (one string): ``PATH``, ``PATH#SYMBOL`` or ``anchor:NAME``.
 
@@ -27,8 +28,8 @@ Refusals are `Failure` values (never exceptions), all with ``Reason.UNEVALUABLE`
 * ``outside_workspace`` — the reference would leave the workspace (absolute path, a ``..``
   that climbs above the root, or — in `resolve_path` — a symlink whose target is outside).
 
-Neither is an observation (DESIGN §5): the engine must not journal them as attempts. A
-refused reference makes its memory ``invalid`` (DESIGN §6); `moor_extractors.memory`
+Neither is an observation (docs/memories.md): the engine must not journal them as attempts. A
+refused reference makes its memory ``invalid`` (docs/memories.md); `moor_extractors.memory`
 reports parse-time refusals as problems at the reference's position.
 """
 

@@ -1,4 +1,4 @@
-"""Which definitions a symbol names (DESIGN §2): one resolver for the engine, the CLI's
+"""Which definitions a symbol names (docs/memories.md): one resolver for the engine, the CLI's
 `moor symbols` and the editor's completion.
 
 A qualified name shared by several definitions is a *group*. The parse decides what the

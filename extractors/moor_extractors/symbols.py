@@ -1,4 +1,4 @@
-"""Definitions in one file, and the facts of each (DESIGN §2, §4).
+"""Definitions in one file, and the facts of each (docs/memories.md, *References* and *Axes*).
 
 `ParsedFile.sites()` lists definitions with the grammar's own tags query and names them by
 containment; `ParsedFile.facts()` normalises one definition on demand. Nothing is normalised

@@ -1,7 +1,7 @@
 """Reading the code a memory is about: a workspace file's definitions, by qualified name.
 
 Completion, go-to-definition and code lenses need the same few things: whether a
-workspace-relative path is safe to read (no escape from the workspace, DESIGN §2), which
+workspace-relative path is safe to read (no escape from the workspace, SECURITY.md), which
 language moor parses it as, and its definition sites. Everything here is plain data and
 runs in the engine thread (tree-sitter work stays off the event loop).
 """

@@ -4,9 +4,9 @@
 {"severity": {"drifted": "error", "unbound": "off"}, "trusted": false}
 ```
 
-* `severity` maps a trust state (DESIGN §6) to `error`, `warning`, `information`, `hint`
-  or `off` (no diagnostic at all); `default` — what the VS Code client sends for a setting
-  left alone — keeps the built-in severity.
+* `severity` maps a trust state (docs/memories.md, *Trust states*) to `error`, `warning`,
+  `information`, `hint` or `off` (no diagnostic at all); `default` — what the VS Code client
+  sends for a setting left alone — keeps the built-in severity.
 * `trusted` (default true): false makes the server read-only (no reaffirm, follow, bind;
   checks are not recorded). Taken only from `initializationOptions`: workspace settings
   could be written by the untrusted workspace itself. A value that is not a boolean reads

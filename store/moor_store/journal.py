@@ -1,4 +1,4 @@
-"""The local journal: `.moor/journal.sqlite` (DESIGN §3).
+"""The local journal: `.moor/journal.sqlite` (docs/files.md).
 
 One SQLite file holds three things, none of which the team needs to share (``moor.lock`` is
 the shared record; this file is rebuildable from it and from the workspace):

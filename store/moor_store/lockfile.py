@@ -1,8 +1,8 @@
-"""`moor.lock`: the team's reviewed grounding state (DESIGN §3), committed with the code.
+"""`moor.lock`: the team's reviewed grounding state (docs/files.md), committed with the code.
 
 The file is TOML, written by hand here and read with `tomllib`. Output is a pure function of
 the `Lock` value: memories sorted by path, anchors by reference, axes in the fixed order of
-DESIGN §2 (unknown axes after them, sorted), tombstones sorted; LF endings; UTF-8. Equal
+docs/memories.md (unknown axes after them, sorted), tombstones sorted; LF endings; UTF-8. Equal
 locks give byte-identical files, so `git diff moor.lock` shows exactly what was reviewed and
 `git log -p moor.lock` is the audit trail of reaffirmations.
 
@@ -36,7 +36,7 @@ and merge cleanly::
     reason = "…"
     at = "2026-01-01T00:00:00.000Z"
 
-`retired`, `restored` and `tombstone` are the memory layer's latches (DESIGN §7): which
+`retired`, `restored` and `tombstone` are the memory layer's latches (docs/decisions.md): which
 memory was retired (by which, why, when), the latest explicit restore of each key (a
 memory path, or a tombstone's content key), and the forgotten values. What they mean
 together is decided in `moor_engine.latch`; this module only keeps them.
@@ -72,8 +72,9 @@ __all__ = [
 ]
 
 LOCK_VERSION: Final = 1
-# DESIGN §2's axes, in the order the lock writes them (mirrors moor_extractors.model.AXES;
-# `store` may not import `extractors`). Axes not listed here are written after, sorted.
+# The axes of docs/memories.md, in the order the lock writes them (mirrors
+# moor_extractors.model.AXES; `store` may not import `extractors`). Axes not listed here are
+# written after, sorted.
 AXIS_ORDER: Final[tuple[str, ...]] = (
     "kind",
     "signature",

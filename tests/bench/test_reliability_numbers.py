@@ -19,7 +19,7 @@ START, END = "<!-- bench:reliability:start -->", "<!-- bench:reliability:end -->
 
 
 def _section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
     match = re.search(re.escape(START) + r"(.*?)" + re.escape(END), text, re.DOTALL)
     assert match, "README has no reliability section"
     return match.group(1)

@@ -31,9 +31,9 @@ def test_a_memory_linked_to_a_file_outside_is_refused_and_never_copied(
     outside = tmp_path / "outside.md"
     outside.write_text(MEMORY, encoding="utf-8")
     os.symlink(outside, ws.root / "memories/leak.md")
-    (ws.root / "shared").mkdir()
-    (ws.root / "shared/inside.md").write_text(MEMORY, encoding="utf-8")
-    os.symlink("../shared/inside.md", ws.root / "memories/ok.md")  # control: a link inside
+    (ws.root / "notes").mkdir()
+    (ws.root / "notes/inside.md").write_text(MEMORY, encoding="utf-8")
+    os.symlink("../notes/inside.md", ws.root / "memories/ok.md")  # control: a link inside
     ws.moor("bind")
     states = ws.states()
     assert states["memories/ok.md"]["state"] == "current"

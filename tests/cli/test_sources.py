@@ -50,7 +50,7 @@ def test_a_missing_source_folder_is_said_not_a_crash(ws: Workspace) -> None:
 def test_a_claude_folder_linked_from_outside_is_refused_and_a_copy_is_listed(
     ws: Workspace, tmp_path: Path
 ) -> None:
-    """What the README tells a `claude` source's user: copy the folder in; a link leading
+    """What docs/agents.md tells a `claude` source's user: copy the folder in; a link leading
     out of the workspace is refused, a link that stays inside is followed."""
     configure(ws, '[[sources]]\nkind = "claude"\npath = "notes/claude"\n')
     home = tmp_path / "home-memory"

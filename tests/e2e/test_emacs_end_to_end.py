@@ -1,5 +1,5 @@
 """The real-Emacs end-to-end test: Emacs 28 with eglot 1.9 (Debian packages) and the
-README's set-up, on a real workspace, against this checkout's `moor lsp`.
+set-up docs/editors.md shows, on a real workspace, against this checkout's `moor lsp`.
 
 Opt-in only (`MOOR_E2E=1`): tests/e2e/emacs/setup.sh installs emacs-nox, elpa-eglot and
 elpa-markdown-mode with apt-get when they are missing. One Emacs run (batch mode, driven by

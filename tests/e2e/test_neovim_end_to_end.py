@@ -1,4 +1,4 @@
-"""The real-Neovim end-to-end test: Neovim 0.11 headless with the README's set-up, on a real
+"""The real-Neovim end-to-end test: Neovim 0.11 headless with docs/editors.md's set-up, on a real
 workspace, against this checkout's `moor lsp`.
 
 Opt-in only (`MOOR_E2E=1`): tests/e2e/neovim/setup.sh installs the pinned Neovim wheel

@@ -1,4 +1,4 @@
-"""Memory files (DESIGN §2): frontmatter, `about:` entries, positions, and never raising."""
+"""Memory files (docs/memories.md): frontmatter, `about:` entries, positions, and never raising."""
 
 from __future__ import annotations
 

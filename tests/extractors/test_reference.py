@@ -1,4 +1,4 @@
-"""`about:` reference grammar (DESIGN §2) and workspace confinement of paths."""
+"""`about:` reference grammar (docs/memories.md) and workspace confinement of paths."""
 
 from __future__ import annotations
 

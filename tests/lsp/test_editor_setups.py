@@ -1,8 +1,8 @@
-"""The editor set-ups the README shows are the files the end-to-end tests run, and they name
+"""The editor set-ups docs/editors.md shows are the files the end-to-end tests run, and they name
 every language moor reads.
 
 `tests/e2e/test_neovim_end_to_end.py` and `test_emacs_end_to_end.py` load these files into a
-real Neovim and Emacs; this test (no editor needed) keeps the README's copies identical to
+real Neovim and Emacs; this test (no editor needed) keeps the manual's copies identical to
 them and fails when moor learns a language the set-ups do not start it for.
 """
 
@@ -59,9 +59,9 @@ def quoted_list(text: str, key: str) -> set[str]:
 def test_the_readme_shows_each_editor_set_up_exactly_as_the_end_to_end_test_runs_it(
     name: str,
 ) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "editors.md").read_text(encoding="utf-8")
     text = (E2E / name).read_text(encoding="utf-8")
-    assert f"```{SETUPS[name]}\n{text}```\n" in readme, f"README.md's copy of {name} differs"
+    assert f"```{SETUPS[name]}\n{text}```\n" in readme, f"docs/editors.md's copy of {name} differs"
 
 
 def test_the_extension_tables_cover_every_file_moor_reads() -> None:

@@ -106,7 +106,7 @@ def test_output_is_sorted_whatever_the_insertion_order() -> None:
     assert memory_headers == [f'[memory."{p}"]' for p in sorted(paths)]
     first_anchors = [h for h in headers if h.startswith('[memory."memories/B.md".anchor.')]
     assert first_anchors == [f'[memory."memories/B.md".anchor."{r}"]' for r in sorted(refs)]
-    # Known axes in DESIGN's order, then unknown ones alphabetically.
+    # Known axes in the order of docs/memories.md, then unknown ones alphabetically.
     assert 'axes = { kind = "k", body = "b", text = "t", alpha = "a", zeta = "z" }' in text
     assert text.index('content = "t1"') < text.index('content = "t2"')
 

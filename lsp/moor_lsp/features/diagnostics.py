@@ -12,10 +12,11 @@ one that pulls without refresh support, which is then not offered pull at all โ€
 an empty list for a memory that became clean or was deleted, and a memory's diagnostics
 again when it is opened.
 
-Each diagnostic's `code` is the trust state (DESIGN ยง6), its `source` is `moor`, and its
-`data` carries what a code action needs (see `diagnostic_data`). Its severity comes from
-the settings (`moor.severity`, see `moor_lsp.settings`): a state set to `off` sends no
-diagnostic at all, and new settings re-grade what the client was sent.
+Each diagnostic's `code` is the trust state (docs/memories.md, *Trust states*), its
+`source` is `moor`, and its `data` carries what a code action needs (see
+`diagnostic_data`). Its severity comes from the settings (`moor.severity`, see
+`moor_lsp.settings`): a state set to `off` sends no diagnostic at all, and new settings
+re-grade what the client was sent.
 
 An anchor observed in an unsaved editor buffer (a *preview*) says so in its message and
 carries `"preview": true` in its data: nothing that writes is offered on it.

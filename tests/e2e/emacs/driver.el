@@ -1,7 +1,7 @@
 ;;; driver.el --- drives a real Emacs + eglot through the moor end-to-end scenario  -*- lexical-binding: t -*-
 
 ;; Run as `emacs --batch -q -l tests/e2e/emacs/driver.el' with MOOR_E2E_SCENARIO (the JSON
-;; written by tests/e2e/editor_scenario.py). Loads the README's set-up (moor-eglot.el beside
+;; written by tests/e2e/editor_scenario.py). Loads docs/editors.md's set-up (moor-eglot.el beside
 ;; this file, with only its moor path replaced), goes through the scenario and writes what
 ;; Emacs shows to the results file. Every wait polls with a deadline
 ;; (`accept-process-output'), never sleeps.
@@ -43,7 +43,7 @@
                               (moor-e2e-spec "timeout") what))))
       (accept-process-output nil 0.02))))
 
-;; The README's set-up, with this checkout's moor.
+;; docs/editors.md's set-up, with this checkout's moor.
 (let* ((file (expand-file-name "moor-eglot.el" (file-name-directory load-file-name)))
        (placeholder "(expand-file-name \"~/project/.venv/bin/moor\")")
        (text (with-temp-buffer (insert-file-contents file) (buffer-string))))

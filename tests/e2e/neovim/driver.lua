@@ -2,7 +2,7 @@
 -- what Neovim shows to the results file. Run as
 --   nvim --headless --clean -u tests/e2e/neovim/driver.lua
 -- with MOOR_E2E_SCENARIO (the scenario's JSON) and MOOR_E2E_CONFIG (which set-up file of
--- this folder to use, as the README shows it; only its moor path is replaced).
+-- this folder to use, as docs/editors.md shows it; only its moor path is replaced).
 -- MOOR_E2E_STEPS=short stops after the memory opened late (no code actions). Every wait polls with a
 -- deadline (vim.wait), never sleeps.
 
@@ -33,7 +33,7 @@ local function wait_for(what, done)
   end
 end
 
--- The README's set-up, with this checkout's moor.
+-- docs/editors.md's set-up, with this checkout's moor.
 local config = table.concat(vim.fn.readfile(here .. "/" .. vim.env.MOOR_E2E_CONFIG), "\n")
 local placeholder = 'vim.fn.expand("~/project/.venv/bin/moor")'
 assert(config:find(placeholder, 1, true), "the set-up names no moor to replace")
