@@ -66,6 +66,7 @@ def test_a_live_fault_run_loses_nothing_and_recovers_every_killed_action() -> No
         assert row["killed"] > 0, f"{action}: no run was actually killed"
         assert row["clean"] == row["trials"], (action, row, run.stderr)
     assert result["hostile"]["refused"] == result["hostile"]["cases"], result["hostile"]
+    assert result["hostile"]["cases"] >= 13, result["hostile"]  # planted modules, FIFO ignore
     # Mounting a tmpfs needs root, which CI has: the disk cases must have run there.
     disk = result.get("disk")
     assert disk is not None or os.geteuid() != 0, "the full/read-only disk cases did not run"
