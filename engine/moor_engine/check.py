@@ -93,6 +93,7 @@ class Checker:
         self.latch_journal = journal  # where this clone's latch events are read
         # What each memory read declares it supersedes (by declaring memory's path).
         self.supersedes: dict[str, tuple[str, ...]] = {}
+        self._declared: tuple[dict[str, tuple[str, ...]], dict[str, Event]] | None = None
         self._latches: Latches | None = None
         self._latches_of: Lock | None = None
         self.memo = RelocationMemo(observer, self.indexes, repr(workspace.config))
@@ -121,7 +122,14 @@ class Checker:
 
     def retirement(self, path: str) -> Event | None:
         """Why the memory at `path` is retired (None: it is not)."""
-        return self.latches().retired.get(path) or declared(self.supersedes).get(path)
+        return self.latches().retired.get(path) or self.declared().get(path)
+
+    def declared(self) -> dict[str, Event]:
+        """What the loaded memories declare (`latch.declared`), derived once per map: asked
+        for every memory, deriving it each time made a check quadratic in the memories."""
+        if self._declared is None or self._declared[0] is not self.supersedes:
+            self._declared = (self.supersedes, declared(self.supersedes))
+        return self._declared[1]
 
     def evaluate(self, paths: Iterable[str], progress: Progress | None = None) -> Evaluation:
         paths = list(paths)
