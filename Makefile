@@ -38,7 +38,7 @@ test: setup-dev
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	MOOR_MCP_NODE=1 $(BIN)/pytest --ignore=tests/e2e
+	MOOR_MCP_NODE=1 $(BIN)/pytest --ignore=tests/e2e -n auto
 	$(BIN)/moor check
 	$(MAKE) e2e
 
