@@ -3,7 +3,8 @@
 # moor in-process except at the process boundary, and on every core (pytest-xdist).
 # `make bench-check`: re-measure the numbers the README publishes (tests marked bench_check,
 # MOOR_BENCH_CHECK=1: minutes, and wants a quiet machine); `make test` runs a small,
-# load-robust version of each.
+# load-robust version of each. MOOR_TEST_PROCESS=1 runs every test's moor as a real process,
+# as the suite did before it ran moor in-process.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

@@ -25,6 +25,10 @@ os.environ.setdefault("MOOR_HOOK_SERVER", "0")
 # its small, load-robust companion instead.
 BENCH_CHECK = os.environ.get("MOOR_BENCH_CHECK") == "1"
 
+# MOOR_TEST_PROCESS=1 runs every `ws.moor` (and every MCP session) as a real process, as the
+# suite did before it ran moor in-process: the check that the two agree.
+ALWAYS_PROCESS = os.environ.get("MOOR_TEST_PROCESS") == "1"
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     skip = pytest.mark.skip(reason="re-measures a published number: `make bench-check` runs it")
@@ -183,7 +187,10 @@ class Workspace:
         process shows (exit by a signal, stdin, faults injected at start-up, real
         concurrency, isolation from the workspace's modules, a whole process's timing)."""
         overrides = {"NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
-        run = self._process(args, overrides) if process else in_process(self.root, args, overrides)
+        if process or ALWAYS_PROCESS:
+            run = self._process(args, overrides)
+        else:
+            run = in_process(self.root, args, overrides)
         if check:
             assert run.code == 0, f"moor {' '.join(args)} exited {run.code}\n{run.out}\n{run.err}"
         return run

@@ -19,6 +19,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
+from tests.conftest import ALWAYS_PROCESS
+
 
 @pytest.fixture(autouse=True)
 def state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -42,7 +44,7 @@ def run(
     in-memory transport, with the cwd set for the session; with `env` (a setting read
     while a tool runs, for a test that races another process) or `process=True` it is a
     real `moor mcp` process with `env` added to this process's environment."""
-    if process or env:
+    if process or env or ALWAYS_PROCESS:
         return anyio.run(_over_stdio, root, use, cwd, env or {})
     here = os.getcwd()
     os.chdir(cwd or root)
