@@ -40,22 +40,21 @@ SARIF_SCHEMA = (
 
 
 def render_json(report: Report, out: TextIO | None = None) -> None:
-    # Looked up when called: a default bound at import would outlive a redirected stdout.
-    out = sys.stdout if out is None else out
     # Indented for a person at a terminal; compact (C encoder, ~10x faster) for a pipe.
+    out = sys.stdout if out is None else out  # read per call, never at import
     indent = 2 if out.isatty() else None
     out.write(json.dumps(report.as_json(), indent=indent, ensure_ascii=False) + "\n")
 
 
 def render_symbols_text(path: str, symbols: list[SymbolRef], out: TextIO | None = None) -> None:
     """One reference a line, ready to paste into `about:`."""
-    out = sys.stdout if out is None else out
+    out = sys.stdout if out is None else out  # read per call, never at import
     for symbol in symbols:
         out.write(f"{path}#{symbol.symbol}\n")
 
 
 def render_symbols_json(path: str, symbols: list[SymbolRef], out: TextIO | None = None) -> None:
-    out = sys.stdout if out is None else out
+    out = sys.stdout if out is None else out  # read per call, never at import
     rows = [
         {
             "ref": f"{path}#{s.symbol}",
@@ -72,7 +71,7 @@ def render_symbols_json(path: str, symbols: list[SymbolRef], out: TextIO | None 
 
 
 def render_sarif(report: Report, version: str, out: TextIO | None = None) -> None:
-    out = sys.stdout if out is None else out
+    out = sys.stdout if out is None else out  # read per call, never at import
     results: list[dict[str, object]] = []
     for memory in report.memories:
         if not needs_look(memory):
@@ -164,7 +163,7 @@ def render_text(report: Report, *, verbose: bool, out: TextIO | None = None) -> 
     """Each memory needing a look, then one line per finding under it (`line N: state:
     reference — why`; never hard-wrapped in a pipe, so it stays greppable), then a table
     of how many memories are in each state."""
-    out = sys.stdout if out is None else out
+    out = sys.stdout if out is None else out  # read per call, never at import
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text

@@ -6,6 +6,10 @@ when its language's sources are the ones it was published for: other sources giv
 cases).
 Speed is noisy, so N = 100 is re-measured and its ratios compared within a tolerance; so is
 the editor latency at N = 1,000 (fewer rounds), with the server's memory.
+
+Re-measuring takes minutes and a quiet machine: those tests are `bench_check` and run under
+`make bench-check`. `make test` checks that every published table is well formed and reads as
+the bench writes it, and runs one tiny live sample judged only by ratios within the same run.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import platform
+import re
 import subprocess
 import sys
 import warnings
@@ -60,6 +65,40 @@ def assert_within(
         )
 
 
+def test_every_published_table_is_well_formed_with_the_rows_the_bench_check_compares() -> None:
+    drift = publish.parse_drift(section(publish.DRIFT))
+    assert {source for source, _ in drift} >= {"corpus"}, sorted(drift)
+    assert publish.published_python(section(publish.DRIFT)) is not None
+    relocation_text = section(publish.RELOCATION)
+    assert publish.parse_relocation(relocation_text), "README.md publishes no relocation rows"
+    assert publish.published_relocation_sources(relocation_text)
+    assert publish.TEST_SPEED_N in publish.parse_speed(section(publish.SPEED))
+    lsp_text = section(publish.LSP)
+    assert publish.TEST_LSP_N in publish.parse_lsp(lsp_text)
+    import lsp_latency
+
+    assert set(publish.parse_lsp_shapes(lsp_text)) == set(lsp_latency.SHAPES)
+    assert publish.TEST_RECALL_N in publish.parse_recall(section(publish.RECALL))
+    assert publish.TEST_WRITES_N in publish.parse_writes(section(publish.WRITES))
+    hooks = section(publish.HOOKS)
+    assert re.search(r"^\| 1,000 \| .*\| ([0-9.]+)x \| ([0-9.]+)x \| ([0-9.]+)x \|$", hooks, re.M)
+
+
+def test_a_tiny_live_speed_run_reads_back_from_its_own_table_and_warm_beats_cold() -> None:
+    run = check_speed.measure(10)
+    assert not run.error, run.error
+    assert run.states == {"current": run.n}, f"not every memory is current: {run.states}"
+    measured = publish.speed_rows([run])[run.n]
+    read_back = publish.parse_speed(publish.render_speed([run]))[run.n]
+    assert (read_back.n, read_back.files) == (measured.n, measured.files)
+    assert read_back.cold_parse == pytest.approx(measured.cold_parse, abs=0.06)
+    assert read_back.warm_parse == pytest.approx(measured.warm_parse, abs=0.06)
+    # Ratios within one run: a busy machine slows both checks alike. The warm check reuses
+    # the parse cache the cold one wrote, so it is never much slower.
+    assert run.warm_s <= run.cold_s * 2, (run.warm_s, run.cold_s)
+
+
+@pytest.mark.bench_check
 def test_drift_corpus_numbers_match_readme() -> None:
     assert drift_quality.corpus_path().exists(), (
         f"{drift_quality.corpus_path()} not found: set MOOR_SHARED to the shared folder"
@@ -69,6 +108,7 @@ def test_drift_corpus_numbers_match_readme() -> None:
     assert measured_drift("corpus") == published
 
 
+@pytest.mark.bench_check
 def test_drift_stdlib_numbers_match_readme() -> None:
     published_version = publish.published_python(section(publish.DRIFT))
     if published_version != platform.python_version():
@@ -81,6 +121,7 @@ def test_drift_stdlib_numbers_match_readme() -> None:
     assert measured_drift("stdlib") == published
 
 
+@pytest.mark.bench_check
 def test_relocation_numbers_match_readme() -> None:
     # The sources a run reads (Debian's golang-1.19-src, ...) are installed when missing, as
     # the e2e test installs its browser; a language still without them is skipped below.
@@ -111,6 +152,7 @@ def test_relocation_numbers_match_readme() -> None:
     assert measured == published, f"(rows not compared, other sources here: {skipped})"
 
 
+@pytest.mark.bench_check
 def test_speed_numbers_match_readme_within_tolerance() -> None:
     published = publish.parse_speed(section(publish.SPEED)).get(publish.TEST_SPEED_N)
     assert published is not None, f"README.md publishes no N = {publish.TEST_SPEED_N} row"
@@ -122,6 +164,7 @@ def test_speed_numbers_match_readme_within_tolerance() -> None:
     assert_within(measured, published, ("cold_parse", "warm_parse"), publish.SPEED_TOLERANCE)
 
 
+@pytest.mark.bench_check
 def test_editor_latency_numbers_match_readme_within_tolerance() -> None:
     import lsp_latency
 
@@ -149,6 +192,7 @@ def test_editor_latency_numbers_match_readme_within_tolerance() -> None:
         assert_within(row, expected, ("drift_p50_ms", "drift_p95_ms"), publish.LSP_TOLERANCE)
 
 
+@pytest.mark.bench_check
 def test_recall_numbers_match_readme_within_tolerance(tmp_path: Path) -> None:
     import recall_quality
 
@@ -183,9 +227,8 @@ def test_recall_numbers_match_readme_within_tolerance(tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.bench_check
 def test_hook_latency_ratios_match_readme_within_tolerance() -> None:
-    import re
-
     import hook_latency
 
     text = publish.README.read_text(encoding="utf-8")
@@ -205,6 +248,7 @@ def test_hook_latency_ratios_match_readme_within_tolerance() -> None:
     assert measured["served_p50_ms"] * 1.5 <= measured["hook_p50_ms"], measured
 
 
+@pytest.mark.bench_check
 def test_write_throughput_ratio_matches_readme_within_tolerance() -> None:
     import memory_writes
 

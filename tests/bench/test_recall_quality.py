@@ -1,6 +1,7 @@
 """A small live run of bench/recall_quality.py: moor's recall beats its baselines, the current
 memory of every verified subject outranks its stale ones, and the grep baseline still shows
-stale memories (if it stopped, the comparison would prove nothing)."""
+stale memories (if it stopped, the comparison would prove nothing). `make test` runs a tiny
+sample; `make bench-check` the small one."""
 
 from __future__ import annotations
 
@@ -15,18 +16,32 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
+@pytest.mark.bench_check
 def test_a_small_recall_run_ranks_current_memories_first_and_beats_grep(tmp_path: Path) -> None:
+    assert_ranks_current_first_and_beats_grep(tmp_path, size=1000, queries=40, subjects=10)
+
+
+@pytest.mark.slow
+def test_a_tiny_recall_run_ranks_current_memories_first_and_beats_grep(tmp_path: Path) -> None:
+    assert_ranks_current_first_and_beats_grep(tmp_path, size=200, queries=10, subjects=4)
+
+
+def assert_ranks_current_first_and_beats_grep(
+    tmp_path: Path, *, size: int, queries: int, subjects: int
+) -> None:
+    """What every run must show, at any size: quality and currency, never latency (which is
+    the published benchmark's business, `make bench-check`)."""
     out = tmp_path / "recall.json"
     run = subprocess.run(
         [
             sys.executable,
             str(REPO / "bench/recall_quality.py"),
             "--sizes",
-            "1000",
+            str(size),
             "--queries",
-            "40",
+            str(queries),
             "--subjects",
-            "10",
+            str(subjects),
             "--json",
             str(out),
         ],
@@ -38,7 +53,7 @@ def test_a_small_recall_run_ranks_current_memories_first_and_beats_grep(tmp_path
     value = json.loads(out.read_text(encoding="utf-8"))
     systems = value["quality"][0]["systems"]
     moor, grep, bm25 = (systems[name]["all"] for name in ("moor", "grep", "bm25"))
-    assert moor["queries"] == 80
+    assert moor["queries"] == 2 * queries
     assert moor["recall_at_5"] > grep["recall_at_5"] and moor["mrr"] > grep["mrr"]
     assert moor["recall_at_5"] >= bm25["recall_at_5"] - 0.02
     currency = value["currency"]

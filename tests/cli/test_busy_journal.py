@@ -44,7 +44,7 @@ def test_a_journal_held_by_another_program_is_left_alone_and_keeps_every_reason(
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         ws.write("app.py", "def f(x):\n    return [x, x * 2, x * 3, x * 4, x * 7]\n")
-        busy = ws.moor("check", env={"MOOR_WRITE_WAIT": "0.5"})
+        busy = ws.moor("check", env={"MOOR_WRITE_WAIT": "0.5"}, process=True)
         assert busy.code == 1  # it still checks: the change is reported
         assert "drifted" in busy.out
         assert "is busy" in busy.err and "records nothing" in busy.err

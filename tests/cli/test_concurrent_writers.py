@@ -97,7 +97,7 @@ def test_a_writer_waits_for_the_lock_then_refuses_naming_the_holder(ws: Workspac
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         lock_before = ws.read("moor.lock")
         refused = ws.moor(
-            "reaffirm", "memories/m0.md", "--why", "x", env={"MOOR_WRITE_WAIT": "0.5"}
+            "reaffirm", "memories/m0.md", "--why", "x", env={"MOOR_WRITE_WAIT": "0.5"}, process=True
         )
         assert refused.code == 2
         assert "waiting for another moor process" in refused.err
@@ -123,7 +123,9 @@ def test_a_killed_holder_never_leaves_the_workspace_locked(ws: Workspace) -> Non
         [sys.executable, "-c", HOLD, str(ws.root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
     assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
-    held = ws.moor("reaffirm", "memories/m0.md", "--why", "x", env={"MOOR_WRITE_WAIT": "0"})
+    held = ws.moor(
+        "reaffirm", "memories/m0.md", "--why", "x", env={"MOOR_WRITE_WAIT": "0"}, process=True
+    )
     assert held.code == 2  # control: the lock was really held
     holder.kill()
     holder.wait(timeout=30)

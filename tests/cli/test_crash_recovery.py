@@ -81,7 +81,7 @@ def test_an_action_killed_at_each_write_is_completed_by_the_next_run(
     killed = _copy(ws, "killed")
     # The uninterrupted action: where the killed one must end up.
     ws.moor(*command, check=True)
-    run = killed.moor(*command, env={"MOOR_FAULT_AT": point})
+    run = killed.moor(*command, env={"MOOR_FAULT_AT": point}, process=True)
     assert run.code == -9, f"the fault point {point} was never reached: {run.err}"
     assert (killed.root / ".moor/intent.json").exists()  # control: it died mid-way
     if point == "after-file-1" and action == "follow":
@@ -101,7 +101,7 @@ def test_an_action_killed_at_each_write_is_completed_by_the_next_run(
 
 def test_a_file_changed_by_hand_after_a_crash_is_left_as_it_is(ws: Workspace) -> None:
     command = _follow_case(ws)
-    run = ws.moor(*command, env={"MOOR_FAULT_AT": "after-intent"})
+    run = ws.moor(*command, env={"MOOR_FAULT_AT": "after-intent"}, process=True)
     assert run.code == -9
     ws.write("memories/retry.md", ws.read("memories/retry.md") + "\nEdited by hand.\n")
     edited = ws.read("memories/retry.md")

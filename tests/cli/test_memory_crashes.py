@@ -28,7 +28,12 @@ def test_an_add_killed_at_each_write_is_completed_by_the_next_run(
     ws.write("src/a.py", CODE)
 
     run = ws.moor(
-        "add", "Send returns its body", "--about", "src/a.py#send", env={"MOOR_FAULT_AT": point}
+        "add",
+        "Send returns its body",
+        "--about",
+        "src/a.py#send",
+        env={"MOOR_FAULT_AT": point},
+        process=True,
     )
 
     assert run.code == -9, f"the fault point {point} was never reached: {run.err}"
@@ -48,7 +53,9 @@ def test_a_forget_killed_at_each_write_is_completed_by_the_next_run(
     ws.memory("wrong", "src/a.py#send", body="Send doubles its body.")
     ws.moor("bind", check=True)
 
-    run = ws.moor("forget", "memories/wrong.md", "--why", "never", env={"MOOR_FAULT_AT": point})
+    run = ws.moor(
+        "forget", "memories/wrong.md", "--why", "never", env={"MOOR_FAULT_AT": point}, process=True
+    )
 
     assert run.code == -9, f"the fault point {point} was never reached: {run.err}"
     check = ws.moor("check")

@@ -140,7 +140,7 @@ def test_a_busy_index_is_searched_in_memory_and_says_so(ws: Workspace) -> None:
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        run = ws.moor("recall", "--json", "once", env={"MOOR_WRITE_WAIT": "0.2"})
+        run = ws.moor("recall", "--json", "once", env={"MOOR_WRITE_WAIT": "0.2"}, process=True)
     finally:
         assert holder.stdin is not None
         holder.stdin.write("\n")

@@ -17,7 +17,7 @@ import relocation_scale
 
 
 def test_gone_anchors_in_3000_files_cost_a_bounded_ratio_of_a_check_without() -> None:
-    result = relocation_scale.measure(3000, (1, 20), rounds=2)
+    result = relocation_scale.measure(3000, (1, 20), rounds=5)  # best of 5: load only adds
     # Before the index, 20 gone anchors cost ~3x at this size and ~26x at 50,000 files
     # (every anchor opened every file). Generous: the machine is shared and noisy.
     assert result.ratio(1) < 3.0, result

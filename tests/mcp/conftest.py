@@ -1,5 +1,7 @@
-"""The MCP tests' client: the official SDK's `ClientSession` over stdio, against a real
-`python -m moor mcp` process started in a real workspace."""
+"""The MCP tests' client: the official SDK's `ClientSession` against moor's real server
+(`moor_mcp.server.build`) in a real workspace: over the SDK's in-memory transport by
+default, or over stdio to a real `python -m moor mcp` process where the process matters
+(the transport tests have their own harnesses: test_stdio_answers, test_http, test_inspector)."""
 
 from __future__ import annotations
 
@@ -12,9 +14,12 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp.client._memory import InMemoryTransport
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
+
+from tests.conftest import ALWAYS_PROCESS
 
 
 @pytest.fixture(autouse=True)
@@ -32,22 +37,49 @@ def run(
     *,
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
+    process: bool = False,
 ) -> Any:
-    """Start `moor mcp` in `cwd` (the workspace root by default), with `env` added to this
-    process's environment, initialise a session, and return what `use` returns."""
+    """Start moor's MCP server in `cwd` (the workspace root by default), initialise a
+    session, and return what `use` returns. The server runs in this process over the SDK's
+    in-memory transport, with the cwd set for the session; with `env` (a setting read
+    while a tool runs, for a test that races another process) or `process=True` it is a
+    real `moor mcp` process with `env` added to this process's environment."""
+    if process or env or ALWAYS_PROCESS:
+        return anyio.run(_over_stdio, root, use, cwd, env or {})
+    here = os.getcwd()
+    os.chdir(cwd or root)
+    try:
+        return anyio.run(_in_memory, cwd or root, use)
+    finally:
+        os.chdir(here)
 
-    async def main() -> Any:
-        server = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "moor", "mcp"],
-            cwd=cwd or root,
-            env={**os.environ, **(env or {})},
-        )
-        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            return await use(session)
 
-    return anyio.run(main)
+async def _in_memory(start: Path, use: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+    from moor_mcp.server import build
+
+    async with (
+        InMemoryTransport(build(start)) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        return await use(session)
+
+
+async def _over_stdio(
+    root: Path,
+    use: Callable[[ClientSession], Awaitable[Any]],
+    cwd: Path | None,
+    env: dict[str, str],
+) -> Any:
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "moor", "mcp"],
+        cwd=cwd or root,
+        env={**os.environ, **env},
+    )
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        return await use(session)
 
 
 def call(root: Path, tool: str, arguments: dict[str, Any]) -> CallToolResult:
