@@ -185,7 +185,7 @@ REFUSED: dict[str, tuple[dict[str, Any], str]] = {
     "memory_forget": ({"path": "memories/none.md", "why": " "}, "usage"),
     "memory_restore": ({"path": "memories/none.md", "why": " "}, "usage"),
     "memory_reaffirm": ({"path": "memories/none.md", "why": "checked"}, "not_found"),
-    "changes_since": ({"cursor": -1}, "usage"),
+    "changes_since": ({"cursor": -1}, "invalid_argument"),
     "memory_history": ({"path": "memories/none.md"}, "not_found"),
     "checkpoint_save": ({"agent": "../up", "summary": "s"}, "agent_invalid"),
     "checkpoint_resume": ({"agent": "a", "limit": 0}, "usage"),

@@ -384,7 +384,8 @@ def test_an_edit_whose_memory_is_forgotten_while_it_waits_is_refused_as_not_foun
         edited = await edit_while_held(session, "memories/client.md", forget=False)
         return [refused, edited]
 
-    refused, edited = run(ws.root, use)
+    # A real server process: the test waits until that process holds the write lock open.
+    refused, edited = run(ws.root, use, process=True)
     entry = refusal(refused, "not_found")
     assert entry["path"] == "memories/send.md"
     assert "was removed while this edit waited" in entry["message"]
