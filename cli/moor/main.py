@@ -15,14 +15,8 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from moor_engine.config import ConfigError
 from moor_engine.distribution import version
-from moor_engine.session import Session, UsageError
-from moor_store.environment import Unavailable
-from moor_store.inside import NotInside
-from moor_store.journal import JournalError
-from moor_store.lockfile import LockError
-from moor_store.writelock import WriteBusy
+from moor_engine.session import REFUSALS, Session, UsageError
 
 from moor import (
     checkpoint_commands,
@@ -139,15 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not folder:
             raise UsageError(f"-C {args.directory}: no such folder")
         return COMMANDS[args.command](args, start)
-    except (
-        UsageError,
-        ConfigError,
-        LockError,
-        JournalError,
-        WriteBusy,
-        NotInside,
-        Unavailable,
-    ) as error:
+    except REFUSALS as error:
         print(f"moor: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -37,6 +37,7 @@ from moor_engine.check import (
     observation_entries,
     rebaseline,
 )
+from moor_engine.config import ConfigError
 from moor_engine.latch import healed, read_latches
 from moor_engine.memories import canonical_lock
 from moor_engine.observe import FileObserver
@@ -69,6 +70,31 @@ class UsageError(Exception):
         self.code = code
         self.path = path
         self.line = line
+
+
+# Every error the engine answers a request with instead of an answer: a surface renders it
+# (the CLI's exit 2, MCP's refusal shape), it is never an internal error. One list, so the
+# surfaces cannot disagree on what is a refusal.
+REFUSALS: tuple[
+    type[UsageError],
+    type[ConfigError],
+    type[LockError],
+    type[JournalError],
+    type[WriteBusy],
+    type[NotInside],
+    type[Unavailable],
+] = (
+    UsageError,
+    ConfigError,
+    LockError,
+    JournalError,
+    WriteBusy,
+    NotInside,
+    Unavailable,
+)
+EngineRefusal = (
+    UsageError | ConfigError | LockError | JournalError | WriteBusy | NotInside | Unavailable
+)
 
 
 @dataclass

@@ -37,31 +37,12 @@ from pathlib import Path
 
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent
-from moor_engine.config import ConfigError
 from moor_engine.memory_writes import Refusal, Written
-from moor_engine.session import UsageError
-from moor_store.environment import Unavailable
-from moor_store.inside import NotInside
-from moor_store.journal import JournalError
-from moor_store.lockfile import LockError
-from moor_store.writelock import WriteBusy
+from moor_engine.session import REFUSALS, EngineRefusal
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from moor_mcp.results import KnownHere, Refused, WriteResult
-
-EngineRefusal = (
-    UsageError | ConfigError | LockError | JournalError | WriteBusy | NotInside | Unavailable
-)
-_ENGINE_REFUSALS = (
-    UsageError,
-    ConfigError,
-    LockError,
-    JournalError,
-    WriteBusy,
-    NotInside,
-    Unavailable,
-)
 
 INTERNAL_ERROR = (
     "moor could not answer: an internal error stopped it (the server's log has the details); "
@@ -106,7 +87,7 @@ def engine_refusals(root: Path) -> Iterator[None]:
     path and line."""
     try:
         yield
-    except _ENGINE_REFUSALS as error:
+    except REFUSALS as error:
         raise Refusing([engine_refusal(root, error)]) from None
 
 
