@@ -234,6 +234,24 @@ def _count_calls(root: Path, command: list[str]) -> dict[str, int]:
     return counts
 
 
+def _kill_points(
+    base: Path, template: Path, command: list[str], per_action: int | None
+) -> list[tuple[str, int]]:
+    """Each write-like syscall an uninterrupted run of `command` makes, as (syscall, nth),
+    spread evenly down to `per_action` of them."""
+    counts = _count_calls(_fresh(base, template, "count"), command)
+    points = [(name, n) for name, total in sorted(counts.items()) for n in range(1, total + 1)]
+    if per_action is not None and len(points) > per_action:
+        points = [points[i * len(points) // per_action] for i in range(per_action)]
+    return points
+
+
+def _killing(syscall: str, n: int) -> list[str]:
+    """The strace prefix that kills a run with SIGKILL at its `n`th `syscall`."""
+    inject = f"inject={syscall}:signal=KILL:when={n}"
+    return ["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={syscall}", "-e", inject]
+
+
 def killed_at_every_write(base: Path, per_action: int | None) -> dict[str, dict[str, int]]:
     results: dict[str, dict[str, int]] = {}
     for action, setup in ACTIONS.items():
@@ -245,28 +263,11 @@ def killed_at_every_write(base: Path, per_action: int | None) -> dict[str, dict[
         moor(after_root, *command)
         moor(after_root, "check")
         after = _state(after_root)
-        counts = _count_calls(_fresh(base, template, "count"), command)
-        points = [(name, n) for name, total in sorted(counts.items()) for n in range(1, total + 1)]
-        if per_action is not None and len(points) > per_action:
-            points = [points[i * len(points) // per_action] for i in range(per_action)]
+        points = _kill_points(base, template, command, per_action)
         trials = killed = recovered = 0
         for syscall, n in points:
             root = _fresh(base, template, f"{syscall}-{n}")
-            run = moor(
-                root,
-                *command,
-                prefix=[
-                    "strace",
-                    "-f",
-                    "-qq",
-                    "-o",
-                    "/dev/null",
-                    "-e",
-                    f"trace={syscall}",
-                    "-e",
-                    f"inject={syscall}:signal=KILL:when={n}",
-                ],
-            )
+            run = moor(root, *command, prefix=_killing(syscall, n))
             trials += 1
             if run.returncode in (-9, 137):
                 killed += 1
@@ -550,16 +551,11 @@ def killed_leaving_nothing(base: Path, per_action: int | None) -> dict[str, dict
         moor(finished, *command)
         moor(finished, "check")
         after = _outcome(finished)
-        counts = _count_calls(_fresh(base, template, "count"), command)
-        points = [(name, n) for name, total in sorted(counts.items()) for n in range(1, total + 1)]
-        if per_action is not None and len(points) > per_action:
-            points = [points[i * len(points) // per_action] for i in range(per_action)]
+        points = _kill_points(base, template, command, per_action)
         trials = killed = left = clean = 0
         for syscall, n in points:
             root = _fresh(base, template, f"{syscall}-{n}")
-            inject = f"inject={syscall}:signal=KILL:when={n}"
-            strace = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={syscall}"]
-            run = moor(root, *command, prefix=[*strace, "-e", inject])
+            run = moor(root, *command, prefix=_killing(syscall, n))
             trials += 1
             killed += run.returncode in (-9, 137)
             left += bool(_temporaries(root))

@@ -118,12 +118,8 @@ class GitIgnores:
     def _read(self, rel: str) -> str | None:
         """The ignore file's text, read inside the workspace only and never blocking; None
         when there is none or it cannot be read (then a warning says it was skipped)."""
-        try:  # most folders have none: one lstat instead of a walk from the root
-            os.lstat(self.root / rel)
-        except (FileNotFoundError, NotADirectoryError):
+        if _certainly_absent(self.root / rel):  # most folders have none: no walk for them
             return None
-        except OSError:
-            pass  # read_inside says what is wrong with it
         try:
             data = read_inside(self.root, rel, limit=MAX_IGNORE_FILE)
         except FileNotFoundError:
@@ -137,6 +133,18 @@ class GitIgnores:
             self._warn(f"{rel}: not read ({error.strerror or error}); its patterns are not applied")
             return None
         return data.decode("utf-8", errors="replace")
+
+
+def _certainly_absent(path: Path) -> bool:
+    """Whether `path` does not exist, by one lstat; on any other error it may exist, and the
+    contained read says what is wrong with it."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def git_would_block(root: Path) -> bool:

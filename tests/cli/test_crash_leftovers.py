@@ -38,6 +38,8 @@ CODE = "def send(payload):\n    return payload\n\n\ndef top():\n    return 1\n"
 
 
 def _strace(ws: Workspace, args: tuple[str, ...], *strace: str) -> subprocess.CompletedProcess[str]:
+    if shutil.which("strace") is None:  # it injects the kills: without it nothing is tested
+        pytest.fail("strace is missing: `bash bench/setup.sh --tools` installs it")
     env = {**os.environ, "NO_COLOR": "1"}
     return subprocess.run(
         ["strace", "-f", "-qq", *strace, sys.executable, "-m", "moor", *args],
@@ -47,6 +49,21 @@ def _strace(ws: Workspace, args: tuple[str, ...], *strace: str) -> subprocess.Co
         env=env,
         timeout=120,
     )
+
+
+def _killed_at(ws: Workspace, args: tuple[str, ...], syscall: str, n: int) -> None:
+    """Run moor with `args`, killed with SIGKILL at its `n`th `syscall`."""
+    killed = _strace(
+        ws,
+        args,
+        "-o",
+        "/dev/null",
+        "-e",
+        f"trace={syscall}",
+        "-e",
+        f"inject={syscall}:signal=KILL:when={n}",
+    )
+    assert killed.returncode in (-9, 137), (syscall, n, killed.stderr)
 
 
 def _swap_points(
@@ -156,7 +173,6 @@ WRITES: dict[str, Callable[[Workspace], tuple[str, ...]]] = {
 }
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="strace injects the kills")
 @pytest.mark.parametrize("write", list(WRITES))
 def test_a_write_killed_at_each_rename_leaves_no_temporary_file_and_ends_all_or_nothing(
     ws: Workspace, write: str
@@ -176,17 +192,7 @@ def test_a_write_killed_at_each_rename_leaves_no_temporary_file_and_ends_all_or_
     left_behind = 0
     for syscall, n in points:
         trial = _copy(ws, f"{syscall}-{n}")
-        killed = _strace(
-            trial,
-            command,
-            "-o",
-            "/dev/null",
-            "-e",
-            f"trace={syscall}",
-            "-e",
-            f"inject={syscall}:signal=KILL:when={n}",
-        )
-        assert killed.returncode in (-9, 137), (syscall, n, killed.stderr)
+        _killed_at(trial, command, syscall, n)
         left_behind += bool(_leftovers(trial.root))
 
         trial.moor("check")
@@ -203,7 +209,6 @@ def test_a_write_killed_at_each_rename_leaves_no_temporary_file_and_ends_all_or_
     assert left_behind, f"no kill of {write} left a temporary file: {points}"
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="strace injects the kills")
 def test_a_checkpoint_save_killed_at_each_write_leaves_no_temporary_file(ws: Workspace) -> None:
     ws.write("main.py", "def main():\n    return 0\n")
     _plant_users(ws)
@@ -215,17 +220,7 @@ def test_a_checkpoint_save_killed_at_each_write_leaves_no_temporary_file(ws: Wor
     outcomes = set()
     for syscall, n in points:
         trial = _copy(ws, f"{syscall}-{n}")
-        killed = _strace(
-            trial,
-            command,
-            "-o",
-            "/dev/null",
-            "-e",
-            f"trace={syscall}",
-            "-e",
-            f"inject={syscall}:signal=KILL:when={n}",
-        )
-        assert killed.returncode in (-9, 137), (syscall, n, killed.stderr)
+        _killed_at(trial, command, syscall, n)
 
         resumed = trial.moor("checkpoint", "resume", "--agent", "claude")
 
