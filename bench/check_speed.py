@@ -156,7 +156,7 @@ def build_workspace(root: Path, symbols: list[Symbol], files: list[Path]) -> Non
 
 
 def bind_all(root: Path) -> tuple[float, list[str]]:
-    from moor_engine.actions import bind
+    from moor_engine.grounding.actions import bind
     from moor_engine.session import Session
 
     started = time.perf_counter()

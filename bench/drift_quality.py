@@ -807,7 +807,7 @@ def _case_in_file(module: Module, found: list[Target], category: str, number: in
 
 def run_moor(case: Case, scratch: Path) -> tuple[str, str | None, str]:
     """(state, moved_to, note) of the case's memory after bind, change and check."""
-    from moor_engine.actions import bind
+    from moor_engine.grounding.actions import bind
     from moor_engine.session import Session
 
     root = scratch / case.id

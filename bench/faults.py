@@ -669,7 +669,7 @@ def hostile_cases(base: Path) -> dict[str, bool]:
             "moor/__init__.py",
             "moor/__main__.py",
             "moor_engine/__init__.py",
-            "moor_engine/index_worker.py",
+            "moor_engine/grounding/index_worker.py",
         ):
             path = root / rel
             path.parent.mkdir(exist_ok=True)

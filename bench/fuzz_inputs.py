@@ -32,13 +32,13 @@ ROOT = Path(__file__).resolve().parent.parent
 for package in ("extractors", "store", "engine"):
     sys.path.insert(0, str(ROOT / package))
 
-from moor_engine.config import (  # noqa: E402
+from moor_engine.workspace.config import (  # noqa: E402
     DEFAULT_CONFIG_TEXT,
     Config,
     ConfigError,
     parse_config,
 )
-from moor_engine.workspace import Workspace  # noqa: E402
+from moor_engine.workspace.workspace import Workspace  # noqa: E402
 from moor_extractors.memory import parse_memory  # noqa: E402
 from moor_extractors.model import Failure  # noqa: E402
 from moor_extractors.reference import parse_reference  # noqa: E402

@@ -8,7 +8,7 @@ one process each, and the wall time of each is taken, in two settings:
 
 * unserved (`MOOR_HOOK_SERVER=0`): every hook answers in its own process. First each
   prompt once (the engine answers: the code named was not asked about before), then the
-  same prompts again (nothing moved: the kept answer, `moor_engine.hook_answers`);
+  same prompts again (nothing moved: the kept answer, `moor_engine.agents.hook_answers`);
 * served, as in a Claude Code session: the session-start hook runs first and starts the
   workspace's hook server (`moor hooks serve`), then R other prompts, each naming code
   not asked about before (the server's engine answers), then the same again.

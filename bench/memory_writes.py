@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from moor_engine.actions import bind
-from moor_engine.memory_writes import Draft, add
+from moor_engine.grounding.actions import bind
+from moor_engine.memory.memory_writes import Draft, add
 from moor_engine.session import Session
 
 DEFAULT_SIZES = (100, 500)

@@ -30,7 +30,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from moor_engine.observe import FileObserver, Found, NotFound, derivation_for, found_address
+from moor_engine.grounding.observe import (
+    FileObserver,
+    Found,
+    NotFound,
+    derivation_for,
+    found_address,
+)
 from moor_extractors.model import Failure
 from moor_extractors.reference import Reference
 from moor_extractors.symbols import parse_source

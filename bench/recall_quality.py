@@ -16,8 +16,8 @@ functions on this machine. Queries are held out of the memory text:
 
 Systems, on the same memories and queries in the same run:
 
-* ``moor`` — the engine's recall (`moor_engine.recall.recall`) over the index file it builds
-  (`moor_engine.recall_index.ready_index`), with trust states from one real check;
+* ``moor`` — the engine's recall (`moor_engine.memory.recall.recall`) over the index file it builds
+  (`moor_engine.memory.recall_index.ready_index`), with trust states from one real check;
 * ``bm25`` — plain FTS5 BM25 (porter unicode61) over each memory file's raw text, one column,
   no code-aware tokens, no field weights, no trust;
 * ``grep`` — each query word searched case-insensitively in each memory file (as
@@ -56,14 +56,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from moor_engine.actions import bind
-from moor_engine.latch_actions import forget
-from moor_engine.memory_writes import Draft, add
-from moor_engine.recall import recall
-from moor_engine.recall_index import ready_index, session_verdicts
-from moor_engine.recall_tokens import STOPWORDS
+from moor_engine.grounding.actions import bind
+from moor_engine.grounding.trust import MemoryReport
+from moor_engine.memory.latch_actions import forget
+from moor_engine.memory.memory_writes import Draft, add
+from moor_engine.memory.recall import recall
+from moor_engine.memory.recall_index import ready_index, session_verdicts
+from moor_engine.memory.recall_tokens import STOPWORDS
 from moor_engine.session import Session
-from moor_engine.trust import MemoryReport
 
 SEED = 11
 DEFAULT_SIZES = (1000, 10000, 30000)

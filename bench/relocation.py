@@ -905,7 +905,7 @@ class Outcome:
 def run_moor(case: Case, scratch: Path) -> Outcome:
     """Bind, change, check; then the follow step moor offers (`follow` for moved, `follow
     --to` its first candidate for gone) and check again — each step in a fresh Session."""
-    from moor_engine.actions import bind, follow
+    from moor_engine.grounding.actions import bind, follow
     from moor_engine.session import Session
 
     root = scratch / case.id

@@ -1,5 +1,5 @@
 """`moor checkpoint save | resume | list`: where an agent left its work. Parsing and
-rendering only; what a checkpoint is and where it is kept is `moor_engine.checkpoints`.
+rendering only; what a checkpoint is and where it is kept is `moor_engine.memory.checkpoints`.
 
 Exit status: 0 done; 1 `resume` found no checkpoint (a fresh start); 2 usage (a bad agent
 name, an empty summary, a file outside the workspace).
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from moor.arguments import add_format, at_least
 
 if TYPE_CHECKING:
-    from moor_engine.checkpoints import Resumed
+    from moor_engine.memory.checkpoints import Resumed
 
 EXIT_OK, EXIT_LOOK = 0, 1
 
@@ -48,8 +48,8 @@ def add_parsers(commands: Any) -> None:
 
 
 def cmd_checkpoint(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine import checkpoints
-    from moor_engine.workspace import find_root
+    from moor_engine.memory import checkpoints
+    from moor_engine.workspace.workspace import find_root
 
     root = find_root(start)
     if args.checkpoint_action == "save":

@@ -1,6 +1,6 @@
 """`moor context`: the managed block of memories for an agent file — print it, write it
 into AGENTS.md/CLAUDE.md (`--write`), or fail when the file's block is out of date
-(`--check`, for CI). The engine decides the block (`moor_engine.agent_context`)."""
+(`--check`, for CI). The engine decides the block (`moor_engine.agents.agent_context`)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ def add_parsers(commands: Any) -> None:
 
 
 def cmd_context(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.agent_context import DEFAULT_BUDGET, context_block, managed, merged
-    from moor_engine.outputs import output_target
+    from moor_engine.agents.agent_context import DEFAULT_BUDGET, context_block, managed, merged
+    from moor_engine.agents.outputs import output_target
     from moor_store.inside import read_inside
     from moor_store.intent import Change
 

@@ -21,8 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from moor_engine.python_children import WORKING_FOLDER, module_command
-from moor_engine.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR, find_root
+from moor_engine.workspace.python_children import WORKING_FOLDER, module_command
+from moor_engine.workspace.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR, find_root
 
 # Not `typing`: a prompt hook imports this module first of all (see `hook_commands`).
 TYPE_CHECKING = False

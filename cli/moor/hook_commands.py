@@ -4,7 +4,7 @@ A hook run is Claude Code's: it reads the hook's JSON on stdin (`cwd`, `prompt`,
 prints `hookSpecificOutput.additionalContext`. It is fail-silent: whatever goes wrong, it
 exits 0 with nothing on stdout and one line in `.moor/hooks.log`, so a broken workspace
 never blocks a prompt. The engine is imported only once the run has begun, inside that
-guard. What is shown is decided by `moor_engine.agent_hooks`.
+guard. What is shown is decided by `moor_engine.agents.agent_hooks`.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def cmd_hooks(args: argparse.Namespace, start: Path) -> int:
 
 
 def _server(action: str, start: Path) -> int:
-    from moor_engine.workspace import Workspace
+    from moor_engine.workspace.workspace import Workspace
 
     from moor import hook_client
 
@@ -72,8 +72,8 @@ def _server(action: str, start: Path) -> int:
 
 
 def _settings(action: str, start: Path) -> int:
-    from moor_engine import claude_settings
-    from moor_engine.workspace import Workspace
+    from moor_engine.agents import claude_settings
+    from moor_engine.workspace.workspace import Workspace
 
     root = Workspace.open(start).root
     try:
@@ -147,12 +147,12 @@ def hook_answer(event: str, where: Path, payload: dict[str, object]) -> str:
         if not isinstance(prompt, str):
             raise ValueError('the hook input has no "prompt" text')
         # The engine's last answer, if nothing it read has moved: no engine import at all.
-        from moor_engine.hook_answers import lookup
+        from moor_engine.agents.hook_answers import lookup
 
         cached, kept = lookup(where, prompt)
         if cached is not None:
             return cached[0]
-    from moor_engine import agent_hooks
+    from moor_engine.agents import agent_hooks
     from moor_engine.session import Session
 
     with Session.open(where) as session:
@@ -164,7 +164,7 @@ def hook_answer(event: str, where: Path, payload: dict[str, object]) -> str:
 def log_line(where: Path, line: str) -> None:
     """One line in `.moor/hooks.log` of the workspace (if there is one); never raises."""
     try:
-        from moor_engine.workspace import find_root
+        from moor_engine.workspace.workspace import find_root
         from moor_store.inside import read_inside, write_inside
 
         root = find_root(where.resolve())  # not Workspace.open: its config may be the failure

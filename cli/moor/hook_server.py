@@ -33,9 +33,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from moor_engine.filestat import stat_key
-from moor_engine.hook_answers import code_keys
-from moor_engine.roots import STATE_DIR, find_root
+from moor_engine.agents.hook_answers import code_keys
+from moor_engine.workspace.filestat import stat_key
+from moor_engine.workspace.roots import STATE_DIR, find_root
 from moor_store.inside import open_inside_dir
 
 from moor import hook_client
@@ -224,7 +224,7 @@ def _listen(root: Path, folder: int) -> socket.socket | None:
 def _warm(root: Path) -> None:
     """Import what an answer needs and read moor.lock once, before the first hook asks."""
     with contextlib.suppress(Exception):
-        from moor_engine import agent_hooks  # noqa: F401
+        from moor_engine.agents import agent_hooks  # noqa: F401
         from moor_engine.session import Session
 
         with Session.open(root):

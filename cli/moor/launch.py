@@ -1,6 +1,6 @@
 """The `moor` command's entry point: Claude Code's prompt hook, which runs on every prompt,
 goes straight to `hook_commands` (which answers from the engine's kept answer when nothing
-moved: `moor_engine.hook_answers`); everything else is `moor.main`, whose imports (the
+moved: `moor_engine.agents.hook_answers`); everything else is `moor.main`, whose imports (the
 engine, argparse's whole tree of commands) cost ~150 ms."""
 
 from __future__ import annotations

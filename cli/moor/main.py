@@ -15,8 +15,8 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from moor_engine.distribution import version
 from moor_engine.session import REFUSALS, Session, UsageError
+from moor_engine.workspace.distribution import version
 
 from moor import (
     checkpoint_commands,
@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_init(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.init import init_workspace
+    from moor_engine.workspace.init import init_workspace
 
     for line in init_workspace(start.resolve()):
         print(line)
@@ -205,7 +205,7 @@ def cmd_check(args: argparse.Namespace, start: Path) -> int:
     with _session(start) as session:
         paths = session.select(args.paths)
         if args.changed_since is not None:
-            from moor_engine.changed_since import changed_files, select_changed
+            from moor_engine.grounding.changed_since import changed_files, select_changed
 
             changed = changed_files(session, args.changed_since)
             every = len(paths)
@@ -247,7 +247,7 @@ def _outcome(done: list[str], refused: list[str]) -> int:
 
 
 def cmd_bind(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.actions import bind
+    from moor_engine.grounding.actions import bind
 
     with _session(start) as session:
         outcome = bind(session, args.memories)
@@ -257,7 +257,7 @@ def cmd_bind(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_reaffirm(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.actions import reaffirm
+    from moor_engine.grounding.actions import reaffirm
 
     with _session(start) as session:
         outcome = reaffirm(session, args.memory, args.why)
@@ -265,7 +265,7 @@ def cmd_reaffirm(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_follow(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.actions import follow
+    from moor_engine.grounding.actions import follow
 
     with _session(start) as session:
         if args.source is not None and args.to is None:
@@ -275,7 +275,7 @@ def cmd_follow(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_diff(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.history import memory_diff
+    from moor_engine.memory.history import memory_diff
 
     with _session(start) as session:
         _path, diffs = memory_diff(session, args.memory)
@@ -288,7 +288,7 @@ def cmd_diff(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_log(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.history import memory_log
+    from moor_engine.memory.history import memory_log
 
     with _session(start) as session:
         path, entries = memory_log(session, args.memory)
@@ -309,7 +309,7 @@ def cmd_log(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_symbols(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.listing import file_symbols
+    from moor_engine.grounding.listing import file_symbols
 
     from moor import render
 

@@ -35,7 +35,7 @@ def add_parser(commands: Any) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.workspace import find_root
+    from moor_engine.workspace.workspace import find_root
     from moor_mcp.http import DEFAULT_PORT, LOOPBACK, HttpRefusal, serve
     from moor_mcp.server import build
     from moor_mcp.stdio import run_stdio

@@ -1,6 +1,6 @@
 """`moor add`, `edit`, `supersede`, `forget`, `restore`: the memory layer's writes.
 
-Parsing and rendering only; what each does is `moor_engine.memory_writes`. Exit status: 0
+Parsing and rendering only; what each does is `moor_engine.memory.memory_writes`. Exit status: 0
 written, 1 refused (a structured refusal: with `--format json`, on stdout), 2 usage.
 """
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from moor.arguments import add_format
 
 if TYPE_CHECKING:
-    from moor_engine.memory_writes import Written
+    from moor_engine.memory.memory_writes import Written
 
 EXIT_OK, EXIT_LOOK = 0, 1
 
@@ -79,7 +79,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def cmd_add(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.memory_writes import Draft, add
+    from moor_engine.memory.memory_writes import Draft, add
 
     from moor.main import _session
 
@@ -98,7 +98,7 @@ def cmd_add(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_edit(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.memory_writes import edit, sections_of
+    from moor_engine.memory.memory_writes import edit, sections_of
     from moor_engine.session import UsageError
 
     from moor.main import _session
@@ -124,7 +124,7 @@ def cmd_edit(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_supersede(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.latch_actions import supersede
+    from moor_engine.memory.latch_actions import supersede
 
     from moor.main import _session
 
@@ -133,7 +133,7 @@ def cmd_supersede(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_forget(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.latch_actions import forget
+    from moor_engine.memory.latch_actions import forget
 
     from moor.main import _session
 
@@ -142,7 +142,7 @@ def cmd_forget(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_restore(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.latch_actions import restore
+    from moor_engine.memory.latch_actions import restore
 
     from moor.main import _session
 

@@ -38,7 +38,7 @@ def add_parsers(commands: Any) -> None:
 
 
 def cmd_recall(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.recall_index import session_recall
+    from moor_engine.memory.recall_index import session_recall
 
     from moor.main import _session
 
@@ -91,7 +91,7 @@ def cmd_recall(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_about(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.about import about
+    from moor_engine.grounding.about import about
 
     from moor.main import _session
 

@@ -6,8 +6,8 @@ import json
 import sys
 from typing import TextIO
 
-from moor_engine.trust import QUIET_STATES, MemoryReport, Report, State, needs_look
-from moor_engine.verdicts import next_step
+from moor_engine.grounding.trust import QUIET_STATES, MemoryReport, Report, State, needs_look
+from moor_engine.grounding.verdicts import next_step
 from moor_extractors.resolve import SymbolRef
 
 STATE_STYLE: dict[State, str] = {

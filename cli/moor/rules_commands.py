@@ -1,6 +1,6 @@
 """`moor rules`: the memories as path-scoped rule files for coding agents — list what would
 be written, write it (`--write`), or fail when any is missing, out of date or stale
-(`--check`, for CI). The engine decides the files (`moor_engine.agent_rules`)."""
+(`--check`, for CI). The engine decides the files (`moor_engine.agents.agent_rules`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from moor.arguments import add_format, at_least
 
 if TYPE_CHECKING:
-    from moor_engine.agent_rules import Planned, RulesPlan
+    from moor_engine.agents.agent_rules import Planned, RulesPlan
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 _TARGETS = ("claude", "cursor", "agents")
@@ -58,7 +58,7 @@ def add_parsers(commands: Any) -> None:
 
 
 def cmd_rules(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.agent_rules import DEFAULT_BUDGET, plan, write_rules
+    from moor_engine.agents.agent_rules import DEFAULT_BUDGET, plan, write_rules
 
     from moor.main import _session
 

@@ -1,6 +1,6 @@
 """`moor source list`: the read-only sources moor.toml names, their notes and which are
 bound; `moor source bind`: write the sidecar memory binding one note to code. The engine
-lists and binds (`moor_engine.sources`); bind exits as `moor add` does: 0 written, 1
+lists and binds (`moor_engine.memory.sources`); bind exits as `moor add` does: 0 written, 1
 refused, 2 usage (an unknown kind, a note that is not there or cannot be read)."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def add_parsers(commands: Any) -> None:
 def cmd_source(args: argparse.Namespace, start: Path) -> int:
     if args.source_action == "bind":
         return _bind(args, start)
-    from moor_engine.sources import list_sources
+    from moor_engine.memory.sources import list_sources
 
     from moor.main import _session
 
@@ -68,7 +68,7 @@ def cmd_source(args: argparse.Namespace, start: Path) -> int:
 
 
 def _bind(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.sources import bind_source
+    from moor_engine.memory.sources import bind_source
 
     from moor.main import _session
     from moor.memory_commands import render_written

@@ -30,20 +30,20 @@ from moor_store.journal import (
 from moor_store.lockfile import Lock, LockedMemory, LockError, format_lock, parse_lock
 from moor_store.writelock import WriteBusy, holding, write_lock
 
-from moor_engine.check import (
+from moor_engine.grounding.check import (
     Checker,
     Evaluation,
     Progress,
     observation_entries,
     rebaseline,
 )
-from moor_engine.config import ConfigError
-from moor_engine.latch import healed, read_latches
-from moor_engine.memories import canonical_lock
-from moor_engine.observe import FileObserver
-from moor_engine.roots import CONFIG_FILE
-from moor_engine.trust import Report
-from moor_engine.workspace import JOURNAL_FILE, LOCK_FILE, STATE_DIR, Workspace
+from moor_engine.grounding.memories import canonical_lock
+from moor_engine.grounding.observe import FileObserver
+from moor_engine.grounding.trust import Report
+from moor_engine.memory.latch import healed, read_latches
+from moor_engine.workspace.config import ConfigError
+from moor_engine.workspace.roots import CONFIG_FILE
+from moor_engine.workspace.workspace import JOURNAL_FILE, LOCK_FILE, STATE_DIR, Workspace
 
 # A check waits this long for another writer before leaving a re-baseline to the next one.
 _REBASE_WAIT_S = 2.0
@@ -223,7 +223,7 @@ class Session:
             ) from error
 
     def _memories_about(self, every: list[str], targets: list[str]) -> list[str]:
-        from moor_engine.memories import load_memory
+        from moor_engine.grounding.memories import load_memory
 
         found = []
         for path in every:

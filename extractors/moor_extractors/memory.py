@@ -153,7 +153,7 @@ class Memory:
     pinned: bool = False  # `pinned: true`: ranked up in recall
     created: str | None = None  # `created:` as written (an ISO date): recall's recency
     # `agent:` as written (a non-string value described, so it is never a valid name):
-    # whether it names a namespace is the engine's decision (moor_engine/namespaces.py).
+    # whether it names a namespace is the engine's decision (moor_engine/memory/namespaces.py).
     agent: str | None = None
     agent_line: int = 0
     # `source:` as written (`KIND:NAME`): a sidecar binding a note moor only reads.

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from moor_engine.history import AnchorDiff, memory_diff
+from moor_engine.memory.history import AnchorDiff, memory_diff
 from moor_engine.session import UsageError
-from moor_engine.workspace import STATE_DIR
+from moor_engine.workspace.workspace import STATE_DIR
 from moor_store.inside import write_inside
 
 from moor_lsp.engine import EngineProblem, open_session

@@ -50,8 +50,8 @@ def is_memory(folder: Folder, rel: str) -> bool:
     snapshot = folder.snapshot
     if snapshot is not None and rel in snapshot.memories:
         return True
-    from moor_engine.config import ConfigError
-    from moor_engine.workspace import Workspace
+    from moor_engine.workspace.config import ConfigError
+    from moor_engine.workspace.workspace import Workspace
 
     try:
         return Workspace.open(folder.root).is_memory_path(rel)

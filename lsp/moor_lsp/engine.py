@@ -1,8 +1,9 @@
 """The server's only door into the engine. Everything here runs in the engine worker thread.
 
-`Evaluator` keeps the workspace checked between changes (`moor_engine.live.LiveCheck`: only
-what changed is read, observed and re-derived) and the editor's view of each memory: where
-each reference is written, and where the code it names is now. It returns plain data — no
+`Evaluator` keeps the workspace checked between changes
+(`moor_engine.grounding.live.LiveCheck`: only what changed is read, observed and
+re-derived) and the editor's view of each memory: where each reference is written, and
+where the code it names is now. It returns plain data — no
 protocol types, no event loop. Actions and hovers open their own `Session` (so a lock
 rewritten by `moor reaffirm` in a terminal, a `git checkout` or an agent is read fresh).
 """
@@ -15,17 +16,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from moor_engine.about import AboutResult, about
-from moor_engine.actions import Outcome, bind, follow, reaffirm
-from moor_engine.config import ConfigError
-from moor_engine.history import AnchorDiff, memory_diff, memory_log
-from moor_engine.latch_actions import forget, restore, supersede
-from moor_engine.live import LiveCheck, Refreshed
-from moor_engine.memory_writes import Written
-from moor_engine.observe import FileView, Found
+from moor_engine.grounding.about import AboutResult, about
+from moor_engine.grounding.actions import Outcome, bind, follow, reaffirm
+from moor_engine.grounding.live import LiveCheck, Refreshed
+from moor_engine.grounding.observe import FileView, Found
+from moor_engine.grounding.trust import AnchorReport, MemoryReport, State
+from moor_engine.grounding.verdicts import reaffirm_verdict
+from moor_engine.memory.history import AnchorDiff, memory_diff, memory_log
+from moor_engine.memory.latch_actions import forget, restore, supersede
+from moor_engine.memory.memory_writes import Written
 from moor_engine.session import Session, UsageError
-from moor_engine.trust import AnchorReport, MemoryReport, State
-from moor_engine.verdicts import reaffirm_verdict
+from moor_engine.workspace.config import ConfigError
 from moor_store.inside import read_inside
 from moor_store.journal import Entry, JournalError
 from moor_store.lockfile import LockError
@@ -102,13 +103,13 @@ class Snapshot:
     reobserved: int = 0  # anchors observed for this evaluation
     overlaid: frozenset[str] = frozenset()  # code files seen in unsaved editor buffers
     # Code files seen while they were being written (`file_changing`): to evaluate again
-    # after `moor_engine.live.RECHECK_CHANGING_S` if no change reported brings them back.
+    # after `moor_engine.grounding.live.RECHECK_CHANGING_S` if no change reported brings them back.
     changing: frozenset[str] = frozenset()
 
 
 def find_root(start: Path) -> Path:
     """The engine's workspace root for an editor folder (it may be a parent of it)."""
-    from moor_engine.workspace import find_root as engine_find_root
+    from moor_engine.workspace.workspace import find_root as engine_find_root
 
     return engine_find_root(start)
 
@@ -359,7 +360,7 @@ def _latched(written: Written) -> Outcome:
     return Outcome(done=list(written.done), refused=[r.message for r in written.refused])
 
 
-# The latch actions (moor_engine.latch_actions), the same functions `moor forget`,
+# The latch actions (moor_engine.memory.latch_actions), the same functions `moor forget`,
 # `moor supersede` and `moor restore` call; args end with the reason.
 ACTIONS["forget"] = lambda session, path, args: _latched(forget(session, path, args[0]))
 ACTIONS["supersede"] = lambda session, path, args: _latched(
@@ -372,7 +373,7 @@ def about_line(
     root: Path, rel: str, line: int, buffers: Mapping[str, bytes] | None = None
 ) -> AboutResult | None:
     """The memories about the definition at `line` (1-based) of the code file `rel`
-    (`moor_engine.about`: it checks only the memories about that file, recording
+    (`moor_engine.grounding.about`: it checks only the memories about that file, recording
     nothing); None when `rel` is a memory. The editor is a person's whole view: every
     agent's memories are listed, each marked with its owner."""
     with open_session(root, buffers) as session:

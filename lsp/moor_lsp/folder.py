@@ -6,7 +6,7 @@ Any change — a save, a file watcher event, `workspace/didChangeWatchedFiles`, 
 an open code buffer, an action — calls `schedule` with the root-relative paths that
 changed; changes are coalesced over a quiet window (200 ms) and then evaluated in the
 server's engine thread, off the event loop, by an `Evaluator` that re-reads and
-re-observes only what those paths touch (`moor_engine.live`). Each evaluation carries a
+re-observes only what those paths touch (`moor_engine.grounding.live`). Each evaluation carries a
 generation number (one counter per folder); a result that a newer change has overtaken is
 not published (the memories it changed are carried into the next one). Journal and cache
 writes run after the diagnostics are out.
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from moor_engine.live import RECHECK_CHANGING_S
+from moor_engine.grounding.live import RECHECK_CHANGING_S
 
 from moor_lsp import engine
 from moor_lsp.engine import Snapshot

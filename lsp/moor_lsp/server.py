@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
-from moor_engine.distribution import version
+from moor_engine.workspace.distribution import version
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 

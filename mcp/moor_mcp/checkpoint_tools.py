@@ -1,12 +1,12 @@
 """The tools that keep an agent's place: save a checkpoint, resume from the newest
-(`moor_engine.checkpoints`, as `moor checkpoint`)."""
+(`moor_engine.memory.checkpoints`, as `moor checkpoint`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
-from moor_engine import checkpoints
+from moor_engine.memory import checkpoints
 
 from moor_mcp.annotations import ADDITIVE, READ_ONLY
 from moor_mcp.refusals import engine_refusals

@@ -1,12 +1,12 @@
-"""The tools that read the journal: what changed since a cursor (`moor_engine.changes`) and
-one memory's history (`moor_engine.history.memory_log`, as `moor log`)."""
+"""The tools that read the journal: what changed since a cursor (`moor_engine.memory.changes`) and
+one memory's history (`moor_engine.memory.history.memory_log`, as `moor log`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
-from moor_engine.changes import DEFAULT_LIMIT
+from moor_engine.memory.changes import DEFAULT_LIMIT
 from moor_engine.session import Session
 
 from moor_mcp.annotations import READ_ONLY
@@ -25,7 +25,7 @@ def register(server: MCPServer, root: Path) -> None:
         get what follows; memory_history gives one memory's whole journal. With `agent`,
         that agent's own memories' entries are included (without it, only the shared
         ones')."""
-        from moor_engine.changes import changes_since as since
+        from moor_engine.memory.changes import changes_since as since
 
         with engine_refusals(root), Session.open(root) as session:
             found = since(session, cursor, limit, agent)
@@ -37,7 +37,7 @@ def register(server: MCPServer, root: Path) -> None:
         done to it (written, edited, reaffirmed, retired, forgotten, restored) with the
         reasons given — also for a forgotten memory; changes_since reads every memory's.
         Another agent's memory is not found; with `agent`, that agent's own are."""
-        from moor_engine.history import reader_log
+        from moor_engine.memory.history import reader_log
 
         with engine_refusals(root), Session.open(root) as session:
             rel, entries = reader_log(session, path, agent)

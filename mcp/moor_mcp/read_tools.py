@@ -53,7 +53,7 @@ def register(server: MCPServer, root: Path) -> None:
         its enclosing and nested definitions, with trust states: ask this before editing
         code, and before memory_write, to see what is already known there. With `agent`,
         that agent's own memories are listed too (without it, only the shared ones)."""
-        from moor_engine.about import about
+        from moor_engine.grounding.about import about
 
         with engine_refusals(root), Session.open(root) as session:
             found = about(session, target, agent)
@@ -82,7 +82,7 @@ def register(server: MCPServer, root: Path) -> None:
         memory_reaffirm accepts the code as it is now once the memory still holds. With
         `agent`, that agent's own memories are reported too (without it, only the shared
         ones)."""
-        from moor_engine.drift_report import drift_report as report_drift
+        from moor_engine.agents.drift_report import drift_report as report_drift
 
         with engine_refusals(root), Session.open(root) as session:
             found = report_drift(session, agent)
@@ -107,7 +107,7 @@ def register(server: MCPServer, root: Path) -> None:
 
 
 def _search(session: Session, query: str, limit: int, agent: str | None) -> SearchResult:
-    from moor_engine.recall_index import session_recall
+    from moor_engine.memory.recall_index import session_recall
 
     result, _status = session_recall(
         session, query, limit=max(1, min(limit, MAX_HITS)), agent=agent

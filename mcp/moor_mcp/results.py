@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from moor_engine.framing import neutralise
+from moor_engine.agents.framing import neutralise
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
 ENGINE_ANSWER = ConfigDict(from_attributes=True)

@@ -21,7 +21,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult
-from moor_engine.workspace import find_root
+from moor_engine.workspace.workspace import find_root
 
 from moor_mcp import checkpoint_tools, journal_tools, read_tools, refusals, write_tools
 from moor_mcp.stdio import run_stdio

@@ -1,16 +1,16 @@
 """A memory as a tool result shows it: its text framed as untrusted data
-(`moor_engine.framing`, the one rendering of memory text for models, with the engine's
-verdict as warnings, dated from the journal: `moor_engine.since`), and what an edit of it is
+(`moor_engine.agents.framing`, the one rendering of memory text for models, with the engine's
+verdict as warnings, dated from the journal: `moor_engine.agents.since`), and what an edit of it is
 based on (its content hash, its sections)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from moor_engine.framing import frame_one, framed
+from moor_engine.agents.framing import frame_one, framed
+from moor_engine.agents.since import since
+from moor_engine.grounding.trust import MemoryReport
 from moor_engine.session import Session
-from moor_engine.since import since
-from moor_engine.trust import MemoryReport
 from moor_extractors.memory import parse_memory
 from moor_extractors.memory_text import section_names
 from moor_store.inside import read_inside

@@ -50,7 +50,7 @@ def register(server: MCPServer, root: Path) -> None:
         replace a wrong one by writing the right one with supersedes (or memory_supersede).
         Refused for text that was forgotten (memory_forget), citing when and why. With
         `agent`, the memory is that agent's own (`agent:`); without it, it is shared."""
-        from moor_engine.memory_writes import Draft, add
+        from moor_engine.memory.memory_writes import Draft, add
 
         draft = Draft(
             text=text,
@@ -72,7 +72,7 @@ def register(server: MCPServer, root: Path) -> None:
         read: `based_on` is its content_hash from memory_search or an earlier write. A memory
         changed since is a conflict, refused with its hash now. For a memory that was wrong,
         prefer memory_supersede."""
-        from moor_engine.memory_writes import edit
+        from moor_engine.memory.memory_writes import edit
 
         with engine_refusals(root), Session.open(root) as session:
             return written_result("memory_edit", edit(session, path, section, text, based_on))
@@ -81,7 +81,7 @@ def register(server: MCPServer, root: Path) -> None:
     def memory_supersede(old: str, by: str, why: str) -> Answer:
         """Retire memory `old` because memory `by` says it better: memory_search no longer
         returns it. A latch: only memory_restore brings it back."""
-        from moor_engine.latch_actions import supersede
+        from moor_engine.memory.latch_actions import supersede
 
         with engine_refusals(root), Session.open(root) as session:
             return written_result("memory_supersede", supersede(session, old, by, why))
@@ -91,7 +91,7 @@ def register(server: MCPServer, root: Path) -> None:
         """Forget a memory that never held: its file is removed and its text is refused by
         memory_write from now on, citing `why`. For one that was true once and is outdated,
         use memory_supersede; memory_restore undoes either."""
-        from moor_engine.latch_actions import forget
+        from moor_engine.memory.latch_actions import forget
 
         with engine_refusals(root), Session.open(root) as session:
             return written_result("memory_forget", forget(session, path, why))
@@ -101,7 +101,7 @@ def register(server: MCPServer, root: Path) -> None:
         """Restore a memory: the only way back from memory_supersede (un-retire) and
         memory_forget (lift the tombstone, and write the file again from this clone's
         journal)."""
-        from moor_engine.latch_actions import restore
+        from moor_engine.memory.latch_actions import restore
 
         with engine_refusals(root), Session.open(root) as session:
             return written_result("memory_restore", restore(session, path, why))
@@ -111,8 +111,8 @@ def register(server: MCPServer, root: Path) -> None:
         """Reaffirm a memory once you have checked it still holds for the code as it is now
         (drift_report lists the ones that need it): every anchor is bound to the code now,
         with `why` journalled. All or nothing: a gone or moved anchor refuses it."""
-        from moor_engine.actions import reaffirm
-        from moor_engine.memory_writes import Refusal, Written
+        from moor_engine.grounding.actions import reaffirm
+        from moor_engine.memory.memory_writes import Refusal, Written
 
         with engine_refusals(root), Session.open(root) as session:
             rel = session.relative_arg(path)

@@ -39,7 +39,7 @@ and merge cleanly::
 `retired`, `restored` and `tombstone` are the memory layer's latches (docs/decisions.md): which
 memory was retired (by which, why, when), the latest explicit restore of each key (a
 memory path, or a tombstone's content key), and the forgotten values. What they mean
-together is decided in `moor_engine.latch`; this module only keeps them.
+together is decided in `moor_engine.memory.latch`; this module only keeps them.
 """
 
 from __future__ import annotations

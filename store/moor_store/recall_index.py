@@ -5,7 +5,7 @@ corrupt) costs a rebuild and nothing else. It lives in its own file rather than 
 journal so that a broken index can be thrown away without touching history.
 
 This module stores and searches documents; what a document holds (fields, tokens, signals)
-is the engine's business (`moor_engine.recall_index`). Rows are keyed by memory path and
+is the engine's business (`moor_engine.memory.recall_index`). Rows are keyed by memory path and
 carry the memory's content hash, so an update re-indexes only memories whose text changed.
 """
 

@@ -1,8 +1,9 @@
-"""The code a document cites (`file.py`, `file.py#name`, `moor_engine.about`), and what is
-wrong with each.
+"""The code a document cites (`file.py`, `file.py#name`, `moor_engine.grounding.about`), and
+what is wrong with each.
 
-A path is resolved the way ARCHITECTURE.md writes it: in full (`engine/moor_engine/check.py`),
-without the package folder (`engine/check.py`, `store/lockfile.py`), from the package
+A path is resolved the way ARCHITECTURE.md writes it: in full
+(`engine/moor_engine/grounding/check.py`), without the package folder
+(`engine/grounding/check.py`, `store/lockfile.py`), from the package
 (`moor_extractors/frontmatter.py`), or by its name alone (`check.py`); `lang_*.py` is a
 glob. A name is checked with moor's own listing (`moor symbols`: the definitions a
 reference can name exactly), so the map is read the way moor reads a memory's `about:`.
@@ -39,7 +40,8 @@ CALLABLE = frozenset({"function", "method"})
 _SPAN = re.compile(r"`([^`\n]+)`")
 _CITED = re.compile(r"(?<![\w/.*-])((?:[\w.*-]+/)*[\w*-]+\.py)(?:#([\w.@]+))?(?![\w/])")
 _NAME_ONLY = re.compile(r"^#([\w.@]+)$")
-# `moor_engine.about`, `moor_store.inside`: a module of one of moor's packages, as imported.
+# `moor_engine.grounding.about`, `moor_store.inside`: a module of one of moor's packages, as
+# imported.
 # Not `moor.…`: `moor.lock` and `moor.toml` are files.
 _MODULE = re.compile(r"^(moor_[a-z]+)((?:\.[a-z_][a-z0-9_]*)+)$")
 

@@ -46,7 +46,7 @@ def test_a_planted_module_that_breaks_the_layers_is_flagged(tmp_path: Path) -> N
         "\n"
         "\n"
         "def later():\n"
-        "    from moor_engine.trust import State\n"
+        "    from moor_engine.grounding.trust import State\n"
         "    return importlib.import_module('moor_extractors.memory'), State\n"
     )
     (tmp_path / "engine/moor_engine/talks.py").write_text(
@@ -67,7 +67,7 @@ def test_a_planted_module_that_breaks_the_layers_is_flagged(tmp_path: Path) -> N
         "only moor_lsp may import lsprotocol",
         "mcp/moor_mcp/peer.py:2: moor_mcp imports moor_lsp.engine: "
         "a layer imports one above it or beside it",
-        "store/moor_store/leak.py:7: moor_store imports moor_engine.trust: "
+        "store/moor_store/leak.py:7: moor_store imports moor_engine.grounding.trust: "
         "a layer imports one above it or beside it",
         "store/moor_store/leak.py:8: moor_store imports moor_extractors.memory: "
         "a layer imports one above it or beside it",

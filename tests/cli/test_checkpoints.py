@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from moor_engine import checkpoints
+from moor_engine.memory import checkpoints
 
 from tests.conftest import Workspace
 

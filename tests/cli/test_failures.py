@@ -78,7 +78,7 @@ def test_an_unreadable_file_is_unverified_file_missing_unreadable(
 ) -> None:
     """In-process, because this machine runs tests as root and root reads any file: the
     operating system's refusal is simulated at the one call that reads bytes."""
-    from moor_engine.actions import bind
+    from moor_engine.grounding.actions import bind
     from moor_engine.session import Session
 
     root = tmp_path / "ws"

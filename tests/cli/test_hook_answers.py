@@ -1,4 +1,4 @@
-"""A prompt hook answered from the engine's kept answer (`moor_engine.hook_answers`): only
+"""A prompt hook answered from the engine's kept answer (`moor_engine.agents.hook_answers`): only
 while nothing it rests on moved, with the engine's own text, never a stale verdict."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from moor_engine import agent_hooks
-from moor_engine.hook_answers import FILE, cached_answer, lookup
+from moor_engine.agents import agent_hooks
+from moor_engine.agents.hook_answers import FILE, cached_answer, lookup
 from moor_engine.session import Session
 
 from tests.conftest import Workspace

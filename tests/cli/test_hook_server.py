@@ -302,8 +302,8 @@ def test_a_hook_of_another_moor_install_is_not_served_and_a_changed_server_exits
         expected = run_hook(served, "prompt", env=UNSERVED)
         assert run_hook(served, "prompt") == expected
         assert answered(served) == 0  # refused: the hook answered itself
-        (copy / "moor_engine" / "framing.py").write_text(
-            (copy / "moor_engine" / "framing.py").read_text(encoding="utf-8") + "\n",
+        (copy / "moor_engine" / "agents" / "framing.py").write_text(
+            (copy / "moor_engine" / "agents" / "framing.py").read_text(encoding="utf-8") + "\n",
             encoding="utf-8",
         )
         assert server.wait(timeout=60) == 0  # its judge changed: it left

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from moor_engine.recall import CUT
+from moor_engine.memory.recall import CUT
 
 from tests.conftest import Workspace
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from moor_engine.workspace import Workspace
+from moor_engine.workspace.workspace import Workspace
 from moor_lsp.features.completion import list_folder
 from moor_lsp.features.watching import ChangeFilter
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from moor_engine.gitignore import GitIgnores
+from moor_engine.workspace.gitignore import GitIgnores
 
 from tests.conftest import Workspace
 

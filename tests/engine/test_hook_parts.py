@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from moor_engine.claude_settings import SettingsError, installed, uninstalled
-from moor_engine.prompt_names import matching, prompt_names, remembered
+from moor_engine.agents.claude_settings import SettingsError, installed, uninstalled
+from moor_engine.agents.prompt_names import matching, prompt_names, remembered
 
 
 def test_a_prompt_names_paths_references_and_identifiers() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from moor_engine.actions import bind
+from moor_engine.grounding.actions import bind
 from moor_engine.session import Session
 
 CODE = "class A:\n    def f(self):\n        return 1\n\n\ndef g():\n    return 2\n"

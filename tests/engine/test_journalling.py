@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from moor_engine.actions import bind
+from moor_engine.grounding.actions import bind
+from moor_engine.grounding.trust import SEVERITY_ORDER, State, worst
 from moor_engine.session import Session
-from moor_engine.trust import SEVERITY_ORDER, State, worst
 from moor_store.journal import Journal
 
 CODE = "def g():\n    return 2\n"

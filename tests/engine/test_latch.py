@@ -1,14 +1,14 @@
-"""The latch rules (moor_engine.latch) and the latch through sessions and the editor's live
+"""The latch rules (moor_engine.memory.latch) and the latch through sessions and the editor's live
 check: a stale snapshot cannot un-retire, and the live check agrees with one from scratch."""
 
 from __future__ import annotations
 
 import shutil
 
-from moor_engine.actions import bind
-from moor_engine.latch import Event, latches_of, stamp
-from moor_engine.latch_actions import forget, supersede
-from moor_engine.live import LiveCheck
+from moor_engine.grounding.actions import bind
+from moor_engine.grounding.live import LiveCheck
+from moor_engine.memory.latch import Event, latches_of, stamp
+from moor_engine.memory.latch_actions import forget, supersede
 from moor_engine.session import Session
 from moor_store.lockfile import format_lock
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from moor_engine.actions import bind, reaffirm
-from moor_engine.live import LiveCheck
-from moor_engine.observe import FileView
+from moor_engine.grounding.actions import bind, reaffirm
+from moor_engine.grounding.live import LiveCheck
+from moor_engine.grounding.observe import FileView
 from moor_engine.session import Session
 from moor_store.journal import Journal
 
@@ -119,16 +119,16 @@ def test_an_edit_above_a_definition_that_shifts_it_reuses_its_facts_and_keeps_it
 def calls_to(monkeypatch: pytest.MonkeyPatch, name: str) -> list[str]:
     """The first argument (a language) of every call the observer makes to its `name`
     (`parse_source`, `file_facts`) from now on; the real function still runs."""
-    import moor_engine.observe
+    import moor_engine.grounding.observe
 
-    real = getattr(moor_engine.observe, name)
+    real = getattr(moor_engine.grounding.observe, name)
     made: list[str] = []
 
     def spy(language: str | None, *args: Any) -> Any:
         made.append(str(language))
         return real(language, *args)
 
-    monkeypatch.setattr(moor_engine.observe, name, spy)
+    monkeypatch.setattr(moor_engine.grounding.observe, name, spy)
     return made
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
-from moor_engine.actions import bind, reaffirm
-from moor_engine.live import LiveCheck
+from moor_engine.grounding.actions import bind, reaffirm
+from moor_engine.grounding.live import LiveCheck
 from moor_engine.session import Session
 
 CODE = {

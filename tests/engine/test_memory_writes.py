@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from moor_engine.latch_actions import forget
-from moor_engine.memory_writes import AFTER_WRITE, Draft, Written, add
+from moor_engine.memory.latch_actions import forget
+from moor_engine.memory.memory_writes import AFTER_WRITE, Draft, Written, add
 from moor_engine.session import Session
 
 from tests.conftest import Workspace

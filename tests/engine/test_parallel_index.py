@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from moor_engine import definition_index
-from moor_engine.workspace import Workspace as MoorWorkspace
+from moor_engine.grounding import definition_index
+from moor_engine.workspace.workspace import Workspace as MoorWorkspace
 
 from tests.conftest import Workspace
 

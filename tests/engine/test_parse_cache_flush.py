@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from moor_engine.check import Checker
+from moor_engine.grounding.check import Checker
 from moor_engine.session import Session
 
 from tests.conftest import Workspace

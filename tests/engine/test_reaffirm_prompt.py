@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from moor_engine.actions import bind
+from moor_engine.grounding.actions import bind
+from moor_engine.grounding.trust import MemoryReport
+from moor_engine.grounding.verdicts import reaffirm_prompt
 from moor_engine.session import Session
-from moor_engine.trust import MemoryReport
-from moor_engine.verdicts import reaffirm_prompt
 
 from tests.conftest import Workspace
 

@@ -6,9 +6,9 @@ import math
 import textwrap
 from pathlib import Path
 
-from moor_engine.actions import bind, reaffirm
-from moor_engine.recall import CUT, RecallResult
-from moor_engine.recall_index import session_recall
+from moor_engine.grounding.actions import bind, reaffirm
+from moor_engine.memory.recall import CUT, RecallResult
+from moor_engine.memory.recall_index import session_recall
 from moor_engine.session import Session
 
 CODE = """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from moor_engine.recall_tokens import joined_terms, query_terms, tokens
+from moor_engine.memory.recall_tokens import joined_terms, query_terms, tokens
 
 
 def test_a_dotted_snake_case_name_gives_its_words_each_segment_and_the_whole() -> None:

@@ -11,7 +11,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from moor_engine.check import Checker
+from moor_engine.grounding.check import Checker
 from moor_engine.session import Session
 
 from tests.conftest import Workspace

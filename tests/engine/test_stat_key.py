@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from moor_engine.actions import bind
-from moor_engine.filestat import RACY_WINDOW_NS
+from moor_engine.grounding.actions import bind
 from moor_engine.session import Session
+from moor_engine.workspace.filestat import RACY_WINDOW_NS
 
 from tests.conftest import Workspace
 

@@ -7,7 +7,7 @@ import random
 import subprocess
 from pathlib import Path
 
-from moor_engine.gitignore import GitIgnores
+from moor_engine.workspace.gitignore import GitIgnores
 
 from tests.conftest import Workspace
 from tests.hostile.common import CODE, timed

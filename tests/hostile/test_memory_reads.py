@@ -2,7 +2,8 @@
 `max_file_size` is refused before it is read.
 
 Both rest on the contained read of memory files (moor_store.inside#read_inside via
-engine/memories.py#load_memories: O_NOFOLLOW, non-blocking, regular files only, size-capped).
+engine/grounding/memories.py#load_memories:
+O_NOFOLLOW, non-blocking, regular files only, size-capped).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from moor_engine.agent_hooks import RECENT_COMMITS
+from moor_engine.agents.agent_hooks import RECENT_COMMITS
 
 from tests.cli.test_hook_answers import backdate, code, with_functions
 from tests.conftest import Workspace

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from moor.main import main
-from moor_engine import definition_index
+from moor_engine.grounding import definition_index
 
 from tests.cli.test_hook_server import answered, served, server_pid
 from tests.conftest import Workspace
@@ -72,7 +72,7 @@ def test_a_checks_index_workers_import_nothing_planted_in_the_workspace_it_runs_
     ws.write("pkg/m7.py", "def f7(x):\n    return x + 7\n\n\n" + SEND)
     markers = tmp_path / "markers"
     plant(ws.root, markers)
-    assert started_as_before(ws.root, markers, "moor_engine.index_worker")  # the control
+    assert started_as_before(ws.root, markers, "moor_engine.grounding.index_worker")  # the control
     capsys.readouterr()
     monkeypatch.chdir(ws.root)  # a person runs `moor check` in the repository
 
@@ -81,7 +81,7 @@ def test_a_checks_index_workers_import_nothing_planted_in_the_workspace_it_runs_
     report = json.loads(capsys.readouterr().out)
     [anchor] = report["memories"][0]["anchors"]
     assert (code, anchor["state"], anchor["moved_to"]) == (1, "moved", "pkg/m7.py#send")
-    workers = [c for c in watching if "moor_engine.index_worker" in c]
+    workers = [c for c in watching if "moor_engine.grounding.index_worker" in c]
     assert len(workers) >= 2  # the control: the check did start its workers
     assert ran(markers) == []
 
@@ -92,7 +92,7 @@ def test_index_workers_started_in_a_planted_workspace_give_every_row(
     rels = many_files(ws)
     markers = tmp_path / "markers"
     plant(ws.root, markers)
-    assert started_as_before(ws.root, markers, "moor_engine.index_worker")  # the control
+    assert started_as_before(ws.root, markers, "moor_engine.grounding.index_worker")  # the control
     monkeypatch.chdir(ws.root)
 
     rows = definition_index._in_parallel(ws.root, 10**6, rels, {})

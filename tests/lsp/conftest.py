@@ -18,7 +18,7 @@ from typing import Any, Union
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from moor_engine.actions import bind
+from moor_engine.grounding.actions import bind
 from moor_engine.session import Session
 from pygls.protocol import default_converter
 from pytest_lsp import (

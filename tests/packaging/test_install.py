@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from moor_engine.distribution import DISTRIBUTION
+from moor_engine.workspace.distribution import DISTRIBUTION
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_TIMEOUT = 600  # seconds: the build's isolated environment comes from the registry

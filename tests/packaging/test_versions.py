@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from moor.main import main
-from moor_engine.distribution import DISTRIBUTION, UNKNOWN_VERSION
+from moor_engine.workspace.distribution import DISTRIBUTION, UNKNOWN_VERSION
 from moor_lsp.server import MoorLanguageServer
 from moor_store.lockfile import LOCK_VERSION, LockError, read_lock
 

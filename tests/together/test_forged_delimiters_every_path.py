@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcp.client.session import ClientSession
-from moor_engine.framing import PREAMBLE
+from moor_engine.agents.framing import PREAMBLE
 
 from tests.conftest import Workspace
 from tests.mcp.conftest import run

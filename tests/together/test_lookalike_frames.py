@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from mcp.client.session import ClientSession
-from moor_engine.framing import PREAMBLE
-from moor_engine.hook_answers import MAX_MEMORIES
+from moor_engine.agents.framing import PREAMBLE
+from moor_engine.agents.hook_answers import MAX_MEMORIES
 
 from tests.conftest import Workspace
 from tests.engine.frame_reader import CLOSE, MARKER, OPEN, TRUST, kept, read_frame, reads_as

@@ -14,7 +14,7 @@ import asyncio
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from moor_engine.trust import SEVERITY_ORDER, State, needs_look
+from moor_engine.grounding.trust import SEVERITY_ORDER, State, needs_look
 
 from moor_lsp.features import Feature
 

@@ -54,7 +54,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from moor_engine.verdicts import reaffirm_prompt, reaffirm_verdict
+from moor_engine.grounding.verdicts import reaffirm_prompt, reaffirm_verdict
 from pygls.exceptions import (
     JsonRpcInvalidParams,
     JsonRpcInvalidRequest,

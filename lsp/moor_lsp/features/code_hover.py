@@ -3,7 +3,7 @@
 Hovering the first line of a definition in a code file (not a memory) shows the memories
 bound to it, to what encloses it and to what it holds, closest first, each with its trust
 state and its first line (its title). The engine decides which and how they stand
-(`moor_engine.about`, as `moor about PATH:LINE`); this module only renders. It is fast
+(`moor_engine.grounding.about`, as `moor about PATH:LINE`); this module only renders. It is fast
 because `about` checks only the memories about that one file and records nothing (no full
 check per hover), in a session of its own off the event loop
 (memories/lsp-hover-on-code-lists-memories.md).
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from moor_engine.about import AboutResult
+from moor_engine.grounding.about import AboutResult
 
 from moor_lsp import engine
 

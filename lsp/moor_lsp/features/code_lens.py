@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from moor_engine.trust import State
+from moor_engine.grounding.trust import State
 from moor_extractors.model import Failure
 from moor_extractors.reference import normalise_path, parse_reference
 from pygls.exceptions import JsonRpcInvalidParams

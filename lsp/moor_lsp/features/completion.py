@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsprotocol import types
-from moor_engine.config import BUILTIN_IGNORES, ConfigError
-from moor_engine.workspace import Workspace
+from moor_engine.workspace.config import BUILTIN_IGNORES, ConfigError
+from moor_engine.workspace.workspace import Workspace
 from moor_extractors.languages import language_for_path
 from moor_extractors.model import Failure
 from moor_extractors.reference import normalise_path, resolve_path

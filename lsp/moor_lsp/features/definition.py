@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsprotocol import types
-from moor_engine.trust import AnchorReport
+from moor_engine.grounding.trust import AnchorReport
 from moor_extractors.model import Failure
 from moor_extractors.reference import Reference, parse_reference
 

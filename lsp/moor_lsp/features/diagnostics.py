@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from moor_engine.trust import State
-from moor_engine.verdicts import bind_verdict, follow_verdict
+from moor_engine.grounding.trust import State
+from moor_engine.grounding.verdicts import bind_verdict, follow_verdict
 
 from moor_lsp.engine import QUIET_ANCHOR_STATES, AnchorView, MemoryView, Snapshot, Spot
 from moor_lsp.features import Feature

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from lsprotocol import types
-from moor_engine.trust import AnchorReport
+from moor_engine.grounding.trust import AnchorReport
 from moor_store.journal import Entry
 
 from moor_lsp import engine

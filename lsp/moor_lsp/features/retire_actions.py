@@ -4,7 +4,7 @@
 * `moor.supersede [memory, by, reason]` — retire the memory: `by` says it better.
 * `moor.restore [memory, reason]` — the only way back for a retired memory.
 
-They run the engine's latch actions (`moor_engine.latch_actions`, what `moor forget`,
+They run the engine's latch actions (`moor_engine.memory.latch_actions`, what `moor forget`,
 `moor supersede` and `moor restore` run) through `engine.act`, in the engine thread, and
 answer `{"done": [...], "refused": [...]}` like the other actions (`code_actions.py`).
 
@@ -39,8 +39,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from moor_engine.trust import State
-from moor_engine.verdicts import retire_prompt
+from moor_engine.grounding.trust import State
+from moor_engine.grounding.verdicts import retire_prompt
 from pygls.exceptions import JsonRpcInvalidParams
 
 from moor_lsp.features import Feature

@@ -8,7 +8,7 @@ memory is tagged deprecated when the client understands tags.
 from __future__ import annotations
 
 from lsprotocol import types
-from moor_engine.trust import State
+from moor_engine.grounding.trust import State
 
 from moor_lsp.features import Feature
 

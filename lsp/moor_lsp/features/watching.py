@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from moor_engine.config import BUILTIN_IGNORES, ConfigError
-from moor_engine.gitignore import IGNORE_FILE, GitIgnores
-from moor_engine.workspace import Workspace
+from moor_engine.workspace.config import BUILTIN_IGNORES, ConfigError
+from moor_engine.workspace.gitignore import IGNORE_FILE, GitIgnores
+from moor_engine.workspace.workspace import Workspace
 
 from moor_lsp.features import Feature
 

@@ -1,0 +1,272 @@
+"""About this code: the memories bound to a symbol, to what encloses it, to what it holds,
+or to a whole file — with their trust states and questions. The question an agent (or a
+person) should ask before editing code.
+
+Nesting is decided by the definitions' spans in the file as it is now (the same parse a
+check uses), not by splitting names, so it holds in every language moor reads: a memory
+about `Client` encloses `Client.send`, one about `Client.send.inner` is nested in it, and one
+about the whole file encloses everything in it. A memory whose code is not found now is
+matched only by its exact reference.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from moor_extractors.model import DefinitionSite, Failure
+from moor_extractors.reference import parse_reference
+from moor_extractors.resolve import reference_symbol
+
+from moor_engine.agents.since import since
+from moor_engine.grounding.memories import LoadedMemory, load_memories
+from moor_engine.grounding.observe import Found, NotFound
+from moor_engine.grounding.trust import QUIET_STATES, AnchorReport, MemoryReport, State
+from moor_engine.memory import namespaces
+from moor_engine.memory.recall import state_reasons
+from moor_engine.session import Session, UsageError
+
+# Closest first: how a listed memory's code stands to the code asked about.
+RELATIONS = ("exact", "enclosing", "nested", "file", "in file")
+_LINE = re.compile(r"(.+):([0-9]+)")
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    symbol: str | None  # the definition asked about (or found at the line)
+    line: int | None  # the line asked about
+    start_line: int = 0  # the definition's lines (0: the whole file)
+    end_line: int = 0
+    note: str | None = None  # e.g. the symbol does not exist now
+
+    def describe(self) -> str:
+        if self.symbol is None:
+            where = self.path if self.line is None else f"{self.path}:{self.line}"
+            return where + ("" if self.line is None else " (the file: no definition there)")
+        shown = f"{self.path}#{self.symbol}"
+        if self.start_line:
+            shown += f" (lines {self.start_line}-{self.end_line})"
+        return shown
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "symbol": self.symbol,
+            "line": self.line,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class AboutItem:
+    path: str
+    title: str
+    state: State  # the memory's trust state (the engine's verdict)
+    relation: str  # one of RELATIONS
+    ref: str  # the reference that ties it here
+    anchor_state: State
+    detail: str | None
+    why: tuple[str, ...]
+    questions: tuple[str, ...]
+    agent: str | None = None  # its namespace (None: shared)
+    since: str | None = None  # the journal's time the anchor has been as it is now since
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "agent": self.agent,
+            "title": self.title,
+            "state": self.state.value,
+            "relation": self.relation,
+            "about": self.ref,
+            "anchor_state": self.anchor_state.value,
+            "detail": self.detail,
+            "why": list(self.why),
+            "questions": list(self.questions),
+            "since": self.since,
+        }
+
+
+@dataclass
+class AboutResult:
+    target: Target
+    items: list[AboutItem] = field(default_factory=list)
+    retired: int = 0  # retired memories left out
+
+    @property
+    def needs_attention(self) -> bool:
+        return any(item.state not in QUIET_STATES for item in self.items)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "target": self.target.as_json(),
+            "memories": [item.as_json() for item in self.items],
+            "retired_left_out": self.retired,
+        }
+
+
+def about(
+    session: Session, arg: str, agent: str | None = None, *, everyone: bool = False
+) -> AboutResult:
+    """Memories about `arg`: `PATH#SYMBOL`, `PATH:LINE` or `PATH`, as reader `agent` sees
+    them (`namespaces`). `everyone`: a person's whole view (the editor, like `moor check`),
+    every agent's memories too, each item naming its owner."""
+    agent = namespaces.reader(agent)
+    path_arg, symbol, line = _split(session, arg)
+    rel = session.relative_arg(path_arg)
+    if not (session.workspace.root / rel).is_file():
+        raise UsageError(
+            f"{rel}: no such file in {session.workspace.root}", code="not_found", path=rel
+        )
+    target, span = _target(session, rel, symbol, line)
+    every = session.workspace.memory_paths()
+    loaded = load_memories(session.workspace, every, session.journal)
+    candidates = [
+        path
+        for path, memory in loaded.items()
+        if memory.memory is not None
+        and (everyone or namespaces.visible(memory.memory.agent, agent))
+        and any(item.ref is not None and item.ref.path == rel for item in memory.entries)
+    ]
+    # With the memories that declare `supersedes:`, so the verdict sees every retirement.
+    declaring = [p for p, m in loaded.items() if m.memory is not None and m.memory.supersedes]
+    report = session.check(list(dict.fromkeys([*candidates, *declaring])), record=False)
+    wanted = set(candidates)
+    evaluation = session.last_evaluation
+    observations = evaluation.observations if evaluation is not None else {}
+    result = AboutResult(target)
+    dates = since(session.journal, (m for m in report.memories if m.path in wanted))
+    for memory_report in report.memories:
+        if memory_report.path not in wanted:
+            continue
+        best: tuple[int, AnchorReport] | None = None
+        for anchor in memory_report.anchors:
+            relation = _relation(target, span, anchor, observations.get(anchor.canonical or ""))
+            if relation is not None and (best is None or RELATIONS.index(relation) < best[0]):
+                best = (RELATIONS.index(relation), anchor)
+        if best is None:
+            continue
+        if memory_report.state == State.RETIRED:
+            result.retired += 1
+            continue
+        anchor = best[1]
+        dated = dates.get(anchor.canonical) if anchor.canonical is not None else None
+        result.items.append(_item(memory_report, RELATIONS[best[0]], anchor, loaded, dated))
+    result.items.sort(key=lambda item: (RELATIONS.index(item.relation), item.path))
+    return result
+
+
+def _split(session: Session, arg: str) -> tuple[str, str | None, int | None]:
+    if "#" in arg:
+        path, _hash, symbol = arg.partition("#")
+        if not symbol:
+            raise UsageError(f"{arg}: name a symbol after '#', or leave '#' out for the file")
+        return path, symbol, None
+    line = _LINE.fullmatch(arg)
+    if line is not None and not (session.start / arg).exists():
+        number = int(line.group(2))
+        if number < 1:
+            raise UsageError(f"{arg}: lines are counted from 1")
+        return line.group(1), None, number
+    return arg, None, None
+
+
+_Span = tuple[int, int]
+
+
+def _target(
+    session: Session, rel: str, symbol: str | None, line: int | None
+) -> tuple[Target, _Span | None]:
+    if symbol is not None:
+        ref = parse_reference(f"{rel}#{symbol}")
+        if isinstance(ref, Failure):
+            raise UsageError(f"{rel}#{symbol}: {ref.detail}", code=ref.code, path=rel)
+        assert ref.symbol is not None
+        observation = session.observer.observe(ref)
+        if isinstance(observation, Found) and observation.site is not None:
+            site = observation.site
+            target = Target(rel, ref.symbol, None, site.line, site.end_line)
+            return target, (site.start_byte, site.end_byte)
+        note = (
+            f"{ref.symbol} is not in {rel} now: only memories naming it exactly are listed"
+            if isinstance(observation, NotFound)
+            else f"{ref.symbol} could not be observed ({observation.detail}): only memories "
+            "naming it exactly are listed"
+            if isinstance(observation, Failure)
+            else None
+        )
+        return Target(rel, ref.symbol, None, note=note), None
+    if line is None:
+        return Target(rel, None, None), None
+    view = session.observer.view(rel)
+    if isinstance(view, Failure):
+        raise UsageError(f"{rel}: {view.detail}", code=view.code, path=rel)
+    if view is None:
+        raise UsageError(f"{rel}: no such file", code="not_found", path=rel)
+    lines = view.source().count(b"\n") + (0 if view.source().endswith(b"\n") else 1)
+    if line > max(lines, 1):
+        raise UsageError(f"{rel}:{line}: the file has {lines} lines", path=rel, line=line)
+    inner = _innermost(view.sites() if view.language is not None else (), line)
+    if inner is None:
+        return Target(rel, None, line), None
+    name = reference_symbol(rel, inner.qname) or inner.qname
+    target = Target(rel, name, line, inner.line, inner.end_line)
+    return target, (inner.start_byte, inner.end_byte)
+
+
+def _innermost(sites: tuple[DefinitionSite, ...], line: int) -> DefinitionSite | None:
+    holding = [s for s in sites if s.line <= line <= s.end_line]
+    if not holding:
+        return None
+    return min(holding, key=lambda s: (s.end_byte - s.start_byte, s.start_byte))
+
+
+def _relation(
+    target: Target, span: _Span | None, anchor: AnchorReport, observation: object
+) -> str | None:
+    if anchor.canonical is None:
+        return None
+    ref = parse_reference(anchor.canonical)
+    if isinstance(ref, Failure) or ref.path != target.path:
+        return None
+    if target.symbol is None:
+        return "file" if ref.symbol is None else "in file"
+    if ref.symbol is None:
+        return "file"
+    if span is not None and isinstance(observation, Found) and observation.site is not None:
+        start, end = observation.site.start_byte, observation.site.end_byte
+        if (start, end) == span:
+            return "exact"
+        if start <= span[0] and span[1] <= end:
+            return "enclosing"
+        if span[0] <= start and end <= span[1]:
+            return "nested"
+        return None
+    return "exact" if ref.symbol == target.symbol else None
+
+
+def _item(
+    report: MemoryReport,
+    relation: str,
+    anchor: AnchorReport,
+    loaded: dict[str, LoadedMemory],
+    dated: str | None,
+) -> AboutItem:
+    memory = loaded[report.path].memory if report.path in loaded else None
+    questions = tuple(memory.questions) if memory is not None else ()
+    return AboutItem(
+        report.path,
+        report.title,
+        report.state,
+        relation,
+        anchor.ref,
+        anchor.state,
+        anchor.detail,
+        state_reasons(report) if report.state not in QUIET_STATES else (),
+        questions,
+        memory.agent if memory is not None else None,
+        dated,
+    )

@@ -1,0 +1,564 @@
+"""Observe every anchor of the chosen memories, compare with moor.lock, journal what moved.
+
+One pass for the whole workspace: references are resolved and refused before any read,
+each anchor (canonical reference) is observed once however many memories share it, and
+trust states are derived from the lock — so a fresh clone with no journal gets them right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+
+from moor_extractors.memory import effective_watch
+from moor_extractors.model import Failure, Reason
+from moor_extractors.reference import Reference
+from moor_store.journal import Entry, Journal, NewEntry
+from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
+
+from moor_engine.grounding.bound_code import bound_code
+from moor_engine.grounding.definition_index import Indexes
+from moor_engine.grounding.dependents import Dependents
+from moor_engine.grounding.derivations import Standing, Translation, standing, translate
+from moor_engine.grounding.memories import (
+    LoadedMemory,
+    ResolvedEntry,
+    canonical_lock,
+    load_memories,
+    loaded_lock_content,
+)
+from moor_engine.grounding.observe import (
+    FileObserver,
+    FileView,
+    Found,
+    NotFound,
+    Observation,
+    found_address,
+)
+from moor_engine.grounding.relocate import Relocation, Search, alias_target, relocate
+from moor_engine.grounding.relocation_memo import RelocationMemo
+from moor_engine.grounding.suggest import suggestions
+from moor_engine.grounding.trust import AnchorReport, MemoryReport, Report, State, worst
+from moor_engine.memory.latch import Event, Latches, declared, read_latches
+from moor_engine.workspace.workspace import Workspace
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Evaluation:
+    """Everything one check learnt, for reports and for the actions built on it."""
+
+    report: Report
+    loaded: dict[str, LoadedMemory]
+    observations: dict[str, Observation]
+    relocations: dict[str, Search] = field(default_factory=dict)
+    # Anchors of an older derivation: their bound code under today's normaliser, the
+    # baseline they were compared with and the one a re-baseline writes.
+    translations: dict[str, Translation] = field(default_factory=dict)
+
+    def dependents(self) -> Dependents:
+        """Which memories depend on which files, by this evaluation's memories."""
+        return Dependents.of(self.loaded)
+
+
+def locked_anchor_from(ref: Reference, found: Found) -> LockedAnchor:
+    return LockedAnchor(
+        ref=ref.canonical(),
+        address=found.address,
+        derivation=found.derivation,
+        kind=found.facts.kind,
+        axes=dict(found.facts.axes),
+    )
+
+
+class Checker:
+    def __init__(
+        self,
+        workspace: Workspace,
+        lock: Lock,
+        journal: Journal | None,
+        observer: FileObserver,
+    ) -> None:
+        self.workspace = workspace
+        self.lock = lock
+        self.journal = journal
+        self.observer = observer
+        self.snapshots = journal  # where the bound code's sealed source is looked up
+        self._relocations: dict[str, Search] = {}
+        self._translations: dict[str, Translation | None] = {}
+        self._bound: dict[str, set[str]] = {}
+        self._bound_of: Lock | None = None  # the lock `_bound` was read from
+        self.indexes = Indexes(workspace, observer)  # where vanished code may be
+        self.latch_journal = journal  # where this clone's latch events are read
+        # What each memory read declares it supersedes (by declaring memory's path).
+        self.supersedes: dict[str, tuple[str, ...]] = {}
+        self._declared: tuple[dict[str, tuple[str, ...]], dict[str, Event]] | None = None
+        self._latches: Latches | None = None
+        self._latches_of: Lock | None = None
+        self.memo = RelocationMemo(observer, self.indexes, repr(workspace.config))
+
+    @property
+    def lock(self) -> Lock:
+        return self._lock
+
+    @lock.setter
+    def lock(self, lock: Lock) -> None:
+        self._lock = canonical_lock(lock)
+
+    def latches(self) -> Latches:
+        """The latches in force (moor_engine.memory.latch), read once per lock and refresh."""
+        if self._latches is None or self._latches_of is not self.lock:
+            self._latches = read_latches(self.lock, self.latch_journal)
+            self._latches_of = self.lock
+        return self._latches
+
+    def refresh_latches(self, loaded: Iterable[LoadedMemory] | None = None) -> None:
+        """Read the latches again (the journal may hold new events); with `loaded`, what
+        those memories declare replaces what was known."""
+        self._latches = None
+        if loaded is not None:
+            self.supersedes = {m.path: m.memory.supersedes for m in loaded if m.memory}
+
+    def retirement(self, path: str) -> Event | None:
+        """Why the memory at `path` is retired (None: it is not)."""
+        return self.latches().retired.get(path) or self.declared().get(path)
+
+    def declared(self) -> dict[str, Event]:
+        """What the loaded memories declare (`latch.declared`), derived once per map: asked
+        for every memory, deriving it each time made a check quadratic in the memories."""
+        if self._declared is None or self._declared[0] is not self.supersedes:
+            self._declared = (self.supersedes, declared(self.supersedes))
+        return self._declared[1]
+
+    def evaluate(self, paths: Iterable[str], progress: Progress | None = None) -> Evaluation:
+        paths = list(paths)
+        loaded = load_memories(self.workspace, paths, self.journal)
+        self.refresh_latches(loaded.values())
+        if progress is not None:
+            progress(len(paths), 2 * len(paths))
+        refs: dict[str, Reference] = {}
+        for memory in loaded.values():
+            for item in memory.entries:
+                if item.ref is not None:
+                    refs.setdefault(item.ref.canonical(), item.ref)
+        self.observer.preload(ref.path for ref in refs.values() if ref.path is not None)
+        observations: dict[str, Observation] = {}
+        for index, (canonical, ref) in enumerate(refs.items()):
+            observations[canonical] = self.observe(ref)
+            if progress is not None and index % 64 == 0:
+                progress(len(paths) + index * len(paths) // max(len(refs), 1), 2 * len(paths))
+        reports = [self.memory_report(loaded[path], observations) for path in paths]
+        translations = {k: t for k, t in self._translations.items() if t is not None}
+        return Evaluation(Report(reports), loaded, observations, self._relocations, translations)
+
+    def observe(self, ref: Reference) -> Observation:
+        if ref.path is None:
+            return Failure(
+                Reason.UNEVALUABLE,
+                "command_probes_unavailable",
+                f"{ref.canonical()}: custom anchors (command probes) are not supported by this "
+                "version of moor yet",
+            )
+        return self.observer.observe(ref, self._bound_addresses().get(ref.canonical(), ()))
+
+    def _bound_addresses(self) -> dict[str, set[str]]:
+        """Every address moor.lock binds each anchor to (in any memory): what an observation
+        near a syntax error is believed for (`FileObserver.observe`)."""
+        if self._bound_of is not self.lock:
+            addresses: dict[str, set[str]] = {}
+            for memory in self.lock.memories.values():
+                for canonical, locked in memory.anchors.items():
+                    addresses.setdefault(canonical, set()).add(locked.address)
+            self._bound, self._bound_of = addresses, self.lock
+        return self._bound
+
+    def forget_relocation(self, canonical: str) -> None:
+        """Look for this anchor's code elsewhere again on the next report (code changed)."""
+        self._relocations.pop(canonical, None)
+        self.indexes.stale()
+
+    def relocation(self, ref: Reference, locked: LockedAnchor) -> Search:
+        key = ref.canonical()
+        if key not in self._relocations:
+
+            def snapshot() -> str | None:
+                found = bound_code(self.workspace, self.snapshots, key, locked)
+                return found.text if found is not None else None
+
+            search = self.memo.recall(ref, locked)
+            if search is None:
+                search = relocate(
+                    self.workspace, self.observer, ref, locked, snapshot, self.indexes
+                )
+                self.memo.keep(ref, locked, search)
+            self._relocations[key] = search
+        return self._relocations[key]
+
+    def memory_report(
+        self, loaded: LoadedMemory, observations: dict[str, Observation]
+    ) -> MemoryReport:
+        if loaded.memory is None:
+            first = loaded.problems[0] if loaded.problems else None
+            return MemoryReport(
+                path=loaded.path,
+                state=State.INVALID,
+                notes=[loaded.read_error]
+                if loaded.read_error
+                else [p.message for p in loaded.problems],
+                line=first.line if first else 1,
+                column=first.column if first else 1,
+                code=first.code if first else (loaded.read_code or "unreadable"),
+            )
+        memory = loaded.memory
+        locked_memory = self.lock.memories.get(loaded.path)
+        report = MemoryReport(path=loaded.path, state=State.CURRENT, title=memory.title)
+        report.line = max(memory.about_line, 1)
+        states: list[State] = []
+        if not memory.about:
+            states.append(State.UNGROUNDED)
+            report.code = "ungrounded"
+            report.notes.append("no `about:` references: nothing ties this memory to code")
+        for item in loaded.entries:
+            anchor = self._anchor_report(
+                item, memory_watch(loaded, item), locked_memory, observations
+            )
+            report.anchors.append(anchor)
+            states.append(anchor.state)
+        if locked_memory is None and memory.about:
+            report.notes.append("not in moor.lock yet: run `moor bind`")
+        elif locked_memory is not None and locked_memory.content != loaded_lock_content(
+            self.workspace, loaded, locked_memory.anchors
+        ):
+            states.append(State.REWRITTEN)
+            report.code = "rewritten"
+            report.notes.append(
+                "the memory's text changed since it was bound: re-read it, then "
+                f"`moor reaffirm {loaded.path} --why ...`"
+            )
+        retirement = self.retirement(loaded.path)
+        tombstone = self.latches().tombstone(memory.value)
+        if retirement is not None:
+            states.append(State.RETIRED)
+            report.code = "retired"
+            report.notes.insert(
+                0,
+                f"retired: {retirement.describe()}; only `moor restore {loaded.path} --why "
+                "...` brings it back",
+            )
+        if tombstone is not None:
+            states.append(State.RETIRED)
+            report.code = "tombstoned"
+            report.notes.insert(
+                0,
+                f"this text was {tombstone.describe()}: it is kept out of recall; delete "
+                f"this file, or `moor restore {tombstone.path} --why ...` to bring it back",
+            )
+        report.state = worst(states)
+        return report
+
+    def _anchor_report(
+        self,
+        item: ResolvedEntry,
+        watch: tuple[str, ...],
+        locked_memory: LockedMemory | None,
+        observations: dict[str, Observation],
+    ) -> AnchorReport:
+        entry = item.entry
+        report = AnchorReport(
+            ref=entry.raw,
+            state=State.CURRENT,
+            line=entry.line,
+            column=entry.column,
+            end_line=entry.end_line,
+            end_column=entry.end_column,
+        )
+        if item.ref is None:
+            problem = item.problem
+            report.state = State.INVALID
+            if problem is not None:
+                report.reason, report.code, report.detail = (
+                    problem.reason.value,
+                    problem.code,
+                    problem.detail,
+                )
+            return report
+        canonical = item.ref.canonical()
+        report.canonical = canonical
+        observation = observations[canonical]
+        locked = locked_memory.anchors.get(canonical) if locked_memory is not None else None
+        report.bound_address = locked.address if locked else None
+        if isinstance(observation, Failure):
+            report.state = State.UNVERIFIED
+            report.reason = observation.reason.value
+            report.code = observation.code
+            report.detail = observation.detail
+            return report
+        report.address = observation.address
+        if isinstance(observation, NotFound):
+            search = self.relocation(item.ref, locked) if locked is not None else Search()
+            relocation = search.relocation
+            if relocation is None:
+                report.state = State.GONE
+                report.code = "not_found"
+                what = item.ref.symbol or "the file"
+                report.detail = f"{what} no longer exists in {item.ref.path} or anywhere else"
+                if locked is None:
+                    report.detail = f"{canonical} does not exist"
+                    report.suggestions = suggestions(self.workspace, self.observer, item.ref)
+                    if report.suggestions:
+                        report.detail += f"; did you mean {', '.join(report.suggestions)}?"
+                if search.candidates:
+                    report.candidates = list(search.candidates)
+                    perhaps = ", ".join(c.describe() for c in search.candidates)
+                    report.detail = (
+                        f"{what} no longer exists in {item.ref.path}; perhaps now {perhaps}"
+                    )
+                    if search.why:
+                        report.detail += f" ({search.why})"
+                return report
+            report.state = State.MOVED
+            report.code = relocation.how
+            report.moved_to = relocation.ref.canonical()
+            report.axes, note = self._moved_axes(relocation, locked, watch)
+            report.detail = f"{relocation.how}: now {report.moved_to}{note}"
+            return report
+        if locked is None:
+            report.state = State.UNBOUND
+            report.code = "unbound"
+            report.detail = "not bound yet: run `moor bind`"
+            return report
+        if locked.derivation != observation.derivation:
+            baseline = self._baseline(canonical, locked, observation, report)
+            if baseline is None:
+                return report
+            locked = baseline
+        alias = alias_target(self.observer, observation, locked)
+        if alias is not None:
+            report.state = State.MOVED
+            report.code = "renamed"
+            report.moved_to = alias.canonical()
+            report.axes, note = self._moved_axes(Relocation(alias, "renamed"), locked, watch)
+            report.detail = (
+                f"renamed: now {report.moved_to} ({item.ref.symbol} is an alias of it){note}"
+            )
+            return report
+        moved = [
+            axis for axis in watch if observation.facts.axes.get(axis) != locked.axes.get(axis)
+        ]
+        if moved:
+            report.state = State.DRIFTED
+            report.axes = moved
+            report.code = "drifted"
+            what = item.ref.symbol or item.ref.path or canonical
+            report.detail = f"{', '.join(moved)} changed in {what} since it was bound"
+        return report
+
+    def _baseline(
+        self, canonical: str, locked: LockedAnchor, found: Found, report: AnchorReport
+    ) -> LockedAnchor | None:
+        """What an anchor bound by another derivation is compared with (derivations.py):
+        its bound code under today's normaliser; None when nothing can be compared (the
+        report then says why)."""
+        how = standing(locked.derivation, found.derivation)
+        if how in (Standing.NEWER, Standing.UNKNOWN):
+            report.state = State.UNVERIFIED
+            report.code = "lock_from_newer_moor" if how == Standing.NEWER else "unknown_derivation"
+            report.detail = (
+                f"bound by {locked.derivation!r}, which this moor ({found.derivation!r}) "
+                + (
+                    "does not have: a newer moor wrote moor.lock; upgrade moor"
+                    if how == Standing.NEWER
+                    else "does not know: nothing is compared and nothing re-baselined"
+                )
+            )
+            return None
+        translation = self.translation(canonical, locked, found)
+        if translation is None:
+            report.state = State.UNVERIFIED
+            report.code = "older_derivation_unverifiable"
+            report.detail = (
+                f"bound by an older normaliser ({locked.derivation!r}) and the bound code is "
+                "neither in this clone's journal nor in git history, so whether it changed "
+                "cannot be told: read the code, then `moor reaffirm --why`"
+            )
+            return None
+        report.code = "rebaselined"
+        report.detail = (
+            f"re-baselined: derivation {locked.derivation!r} -> {found.derivation!r} "
+            f"(bound code from {translation.origin})"
+        )
+        return replace(
+            locked,
+            derivation=found.derivation,
+            kind=translation.facts.kind,
+            axes=dict(translation.facts.axes),
+        )
+
+    def translation(self, canonical: str, locked: LockedAnchor, found: Found) -> Translation | None:
+        """The bound code of `locked` (an older derivation) under today's normaliser, put
+        in the context of `found` (its code now, wherever it is); cached per anchor."""
+        if standing(locked.derivation, found.derivation) != Standing.OLDER:
+            return None
+        if canonical not in self._translations:
+            view = self.observer.view(found.path)
+            self._translations[canonical] = (
+                translate(self.workspace, self.snapshots, canonical, locked, found, view.source())
+                if isinstance(view, FileView)
+                else None
+            )
+        return self._translations[canonical]
+
+    def _moved_axes(
+        self, relocation: Relocation, locked: LockedAnchor | None, watch: tuple[str, ...]
+    ) -> tuple[list[str], str]:
+        """The watched axes that differ between the bound code and its new place — every
+        one of them: the name is no axis (a signature leaves it out), so a rename with a
+        changed default, or a move with a changed body, shows what changed. Also a note
+        when the two cannot be compared."""
+        if locked is None:
+            return [], ""
+        observation = self.observer.observe(relocation.ref)
+        if not isinstance(observation, Found):
+            return [], ""
+        bound = locked.axes
+        if observation.derivation != locked.derivation:
+            translation = self.translation(locked.ref, locked, observation)
+            if translation is None:
+                return [], (
+                    f"; bound by another normaliser ({locked.derivation}) and its bound code "
+                    "is not recoverable, so what changed on the way cannot be compared: "
+                    "`moor diff` shows the code"
+                )
+            bound = translation.facts.axes
+        axes = [axis for axis in watch if observation.facts.axes.get(axis) != bound.get(axis)]
+        return axes, ""
+
+
+def memory_watch(loaded: LoadedMemory, item: ResolvedEntry) -> tuple[str, ...]:
+    assert loaded.memory is not None
+    return effective_watch(loaded.memory, item.entry)
+
+
+def observation_entries(
+    journal: Journal,
+    evaluation: Evaluation,
+    lock: Lock,
+    changed: set[str],
+) -> list[NewEntry]:
+    """What this check saw, as journal entries (not yet appended)."""
+    bound: dict[str, LockedAnchor] = {}
+    for memory in canonical_lock(lock).memories.values():
+        for canonical, locked in memory.anchors.items():
+            bound.setdefault(canonical, locked)
+    states: dict[str, AnchorReport] = {}
+    for memory_report in evaluation.report.memories:
+        for anchor in memory_report.anchors:
+            if anchor.canonical is not None:
+                states.setdefault(anchor.canonical, anchor)
+    keys = [key for key in evaluation.observations if key in bound]
+    latest = journal.latest(keys)
+    last_addresses = journal.last_addresses(keys)
+    entries: list[NewEntry] = []
+    for key in keys:
+        observation = evaluation.observations[key]
+        previous: Entry | None = latest.get(key)
+        last_address = last_addresses.get(key)
+        if previous is None:
+            entries.append(
+                NewEntry(
+                    "open",
+                    key,
+                    address=bound[key].address,
+                    code="lock",
+                    detail="first seen in this clone: bound state taken from moor.lock",
+                )
+            )
+            last_address = bound[key].address
+        if isinstance(observation, Failure):
+            if previous is None or previous.kind != "attempt" or previous.code != observation.code:
+                entries.append(
+                    NewEntry(
+                        "attempt",
+                        key,
+                        reason=observation.reason.value,
+                        code=observation.code,
+                        detail=observation.detail,
+                    )
+                )
+            continue
+        seen = states.get(key)
+        translation = evaluation.translations.get(key)
+        if translation is not None and isinstance(observation, Found):
+            # Bound by an older normaliser: the baseline it is compared with from now on.
+            translated = found_address(observation.derivation, translation.facts)
+            entries.append(
+                NewEntry(
+                    "revise",
+                    key,
+                    address=translated,
+                    previous=bound[key].address,
+                    code="reprobe",
+                    detail=seen.detail if seen else None,
+                    data={"old_derivation": bound[key].derivation, "origin": translation.origin},
+                )
+            )
+            last_address = translated
+        if observation.address != last_address:
+            entries.append(
+                NewEntry(
+                    "transition",
+                    key,
+                    address=observation.address,
+                    previous=last_address,
+                    code=seen.state.value if seen else None,
+                    detail=seen.detail if seen else None,
+                    data={"axes": seen.axes, "moved_to": seen.moved_to} if seen else None,
+                )
+            )
+        elif (isinstance(observation, Found) and observation.path in changed) or (
+            previous is not None and previous.kind == "attempt"
+        ):
+            # The file's bytes changed (or the last look failed) and the anchor held.
+            entries.append(NewEntry("still", key, address=observation.address))
+    return entries
+
+
+def translated_anchor(old: LockedAnchor, derivation: str, translation: Translation) -> LockedAnchor:
+    facts = translation.facts
+    return replace(
+        old,
+        address=found_address(derivation, facts),
+        derivation=derivation,
+        kind=facts.kind,
+        axes=dict(facts.axes),
+    )
+
+
+def rebaseline(lock: Lock, evaluation: Evaluation) -> tuple[Lock, int]:
+    """Adopt new derivations for anchors whose normaliser changed (never reported as drift)."""
+    lock = canonical_lock(lock)
+    memories = dict(lock.memories)
+    count = 0
+    for memory_report in evaluation.report.memories:
+        locked_memory = memories.get(memory_report.path)
+        if locked_memory is None:
+            continue
+        rebased = [a for a in memory_report.anchors if a.canonical in evaluation.translations]
+        if not rebased:
+            continue
+        anchors = dict(locked_memory.anchors)
+        for anchor in rebased:
+            assert anchor.canonical is not None
+            observation = evaluation.observations.get(anchor.canonical)
+            if isinstance(observation, Found) and anchor.canonical in anchors:
+                # The bound code under today's normaliser, not the code as it is now: drift
+                # since binding stays drift after the upgrade.
+                anchors[anchor.canonical] = translated_anchor(
+                    anchors[anchor.canonical],
+                    observation.derivation,
+                    evaluation.translations[anchor.canonical],
+                )
+                count += 1
+        memories[memory_report.path] = replace(locked_memory, anchors=anchors)
+    return replace(lock, memories=memories), count

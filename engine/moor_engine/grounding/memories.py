@@ -1,0 +1,282 @@
+"""Loading memory files and resolving their references, before anything is observed.
+
+Parsed memories are cached in the journal database by their stat, like code files: a
+warm check of 10,000 memories must not re-run YAML on files nobody touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from moor_extractors import digest as digest_module
+from moor_extractors import memory as memory_module
+from moor_extractors import model as model_module
+from moor_extractors import reference as reference_module
+from moor_extractors.digest import digest_bytes
+from moor_extractors.memory import (
+    AboutEntry,
+    Memory,
+    ParsedMemory,
+    Problem,
+    hash_memory_text_without,
+    parse_memory,
+)
+from moor_extractors.model import Failure
+from moor_extractors.reference import Reference, parse_reference, resolve_path
+from moor_store.inside import NotInside, read_inside, stat_inside
+from moor_store.journal import CachedFile, Journal
+from moor_store.lockfile import Lock, LockedAnchor
+from moor_store.own_files import read_own_sources
+
+from moor_engine.memory import namespaces
+from moor_engine.workspace.filestat import stat_key, stored
+from moor_engine.workspace.workspace import Workspace
+
+_CACHE_PREFIX = "memory:"
+
+
+@dataclass
+class ResolvedEntry:
+    entry: AboutEntry
+    ref: Reference | None  # None when the reference is refused
+    problem: Failure | None = None
+
+
+@dataclass
+class LoadedMemory:
+    path: str
+    memory: Memory | None
+    problems: tuple[Problem, ...] = ()
+    entries: list[ResolvedEntry] = field(default_factory=list)
+    read_error: str | None = None
+    read_code: str | None = None  # why it was not read (moor_store.inside codes)
+
+    @property
+    def valid(self) -> bool:
+        return self.memory is not None
+
+
+def lock_content(
+    text: str | None,
+    memory: Memory,
+    entries: Iterable[tuple[AboutEntry, str | None]],
+    bound: Iterable[str],
+) -> str:
+    """The content hash moor.lock records for a memory bound to `bound`: its text without
+    the `about:` entries that are not bound. A reference that could not be bound, once
+    removed from the file, then leaves the memory as it was reaffirmed — and one added
+    but not bound yet is `unbound`, not a rewrite. (`text`: the file's text, read only when
+    some entry is unbound; None when it could not be read.)"""
+    bound = set(bound)
+    unbound = [entry for entry, canonical in entries if canonical is None or canonical not in bound]
+    if not unbound or text is None:
+        return memory.content_hash
+    lines = {n for e in unbound for n in range(e.line, max(e.end_line, e.line) + 1)}
+    return hash_memory_text_without(text, lines)
+
+
+def loaded_lock_content(workspace: Workspace, loaded: LoadedMemory, bound: Iterable[str]) -> str:
+    """`lock_content` of a loaded memory, its file read only when it has unbound entries."""
+    assert loaded.memory is not None
+    bound = set(bound)
+    entries = [
+        (item.entry, item.ref.canonical() if item.ref is not None else None)
+        for item in loaded.entries
+    ]
+    text: str | None = None
+    if any(canonical is None or canonical not in bound for _e, canonical in entries):
+        try:
+            data = read_inside(workspace.root, loaded.path, limit=workspace.config.max_file_size)
+            text = data.decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = None
+    return lock_content(text, loaded.memory, entries, bound)
+
+
+def canonical_lock(lock: Lock) -> Lock:
+    """`lock` keyed as `parse_reference` spells references now. A lock written when a
+    pasted spelling was its own key (`x.rs#Client::send`) keeps its bound state under the
+    canonical key (`x.rs#Client.send`): never re-bound, never re-baselined. Two old keys of
+    one symbol keep the one already canonical, else the first in sorted order."""
+    if not any(_maybe_pasted(key) for memory in lock.memories.values() for key in memory.anchors):
+        return lock
+    memories = dict(lock.memories)
+    for path, memory in lock.memories.items():
+        if not any(_maybe_pasted(key) for key in memory.anchors):
+            continue
+        anchors: dict[str, LockedAnchor] = {}
+        for key in sorted(memory.anchors, key=lambda k: (_canonical_key(k) != k, k)):
+            anchors.setdefault(_canonical_key(key), memory.anchors[key])
+        memories[path] = dataclasses.replace(memory, anchors=anchors)
+    return dataclasses.replace(lock, memories=memories)
+
+
+def _maybe_pasted(key: str) -> bool:
+    """Whether a lock key could be spelt otherwise now (a cheap look: most keys are not)."""
+    _path, hash_sign, symbol = key.partition("#")
+    return bool(hash_sign) and ("::" in symbol or "/" in symbol or symbol.startswith("("))
+
+
+def _canonical_key(key: str) -> str:
+    ref = parse_reference(key)
+    return key if isinstance(ref, Failure) else ref.canonical()
+
+
+@cache
+def parser_derivation() -> str:
+    """Names the parser's own source: any change to it invalidates cached memories, so no
+    version number has to be remembered by hand."""
+    memory_file = memory_module.__file__
+    sources = (
+        memory_file,
+        # The YAML half of the parser, named without importing it (nor YAML).
+        memory_file and str(Path(memory_file).with_name("frontmatter.py")),
+        reference_module.__file__,
+        model_module.__file__,  # AXES and DEFAULT_WATCH shape what a memory means
+        digest_module.__file__,  # content hashes
+    )
+    return "memory/" + digest_bytes(read_own_sources(sources))
+
+
+def load_memory(workspace: Workspace, path: str) -> LoadedMemory:
+    return load_memories(workspace, [path], None)[path]
+
+
+def load_memories(
+    workspace: Workspace, paths: Iterable[str], journal: Journal | None
+) -> dict[str, LoadedMemory]:
+    paths = list(paths)
+    derivation = parser_derivation()
+    cached: dict[str, CachedFile] = {}
+    if journal is not None and paths:
+        cached = journal.cached_files(_CACHE_PREFIX + p for p in paths)
+    loaded: dict[str, LoadedMemory] = {}
+    fresh: list[CachedFile] = []
+    resolved: dict[str, Path | Failure] = {}  # many memories point into the same file
+    for path in paths:
+        try:
+            info = stat_inside(workspace.root, path)
+            row = cached.get(_CACHE_PREFIX + path)
+            parsed = None
+            if (
+                row is not None
+                and row.derivation == derivation
+                and (row.size, row.mtime_ns, row.ctime_ns, row.inode, row.device) == stat_key(info)
+            ):
+                parsed = _from_payload(row.payload)
+            if parsed is None:
+                data = read_inside(workspace.root, path, limit=workspace.config.max_file_size)
+                parsed = parse_memory(path, data)
+                key = stored(stat_key(info), time.time_ns())
+                fresh.append(
+                    CachedFile(
+                        _CACHE_PREFIX + path,
+                        key.size,
+                        key.mtime_ns,
+                        digest_bytes(data),
+                        derivation,
+                        _to_payload(parsed),
+                        key.ctime_ns,
+                        key.inode,
+                        key.device,
+                    )
+                )
+        except NotInside as error:
+            # Memory files are contained like code: never read through a link leading
+            # outside, never a FIFO or device, never over the size cap.
+            loaded[path] = LoadedMemory(
+                path, None, read_error=f"{path} was not read: {error}", read_code=error.code
+            )
+            continue
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            loaded[path] = LoadedMemory(path, None, read_error=f"cannot read {path}: {reason}")
+            continue
+        if parsed.memory is not None:
+            # Fail closed: a memory in no valid namespace is invalid, so nothing shows it.
+            problem = namespaces.memory_problem(parsed.memory)
+            if problem is not None:
+                parsed = ParsedMemory(None, (problem,))
+        memory = LoadedMemory(path, parsed.memory, parsed.problems)
+        if parsed.memory is not None:
+            memory.entries = [
+                resolve_entry(workspace.root, e, resolved) for e in parsed.memory.about
+            ]
+        loaded[path] = memory
+    if journal is not None and fresh:
+        journal.store_files(fresh)
+    return loaded
+
+
+def resolve_entry(
+    root: Path, entry: AboutEntry, seen: dict[str, Path | Failure] | None = None
+) -> ResolvedEntry:
+    parsed = parse_reference(entry.raw)
+    if isinstance(parsed, Failure):
+        return ResolvedEntry(entry, None, parsed)
+    if parsed.path is None:
+        return ResolvedEntry(entry, parsed)
+    seen = {} if seen is None else seen
+    if parsed.path not in seen:
+        seen[parsed.path] = resolve_path(root, parsed.path)
+    resolved = seen[parsed.path]
+    if isinstance(resolved, Failure):
+        return ResolvedEntry(entry, None, resolved)
+    return ResolvedEntry(entry, parsed)
+
+
+def _to_payload(parsed: ParsedMemory) -> str:
+    return json.dumps(
+        {
+            "memory": None if parsed.memory is None else _memory_json(parsed.memory),
+            "problems": [
+                {"code": p.code, "message": p.message, "line": p.line, "column": p.column}
+                for p in parsed.problems
+            ],
+        },
+        separators=(",", ":"),
+    )
+
+
+_MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
+_ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(AboutEntry))
+
+
+def _memory_json(memory: Memory) -> dict[str, object]:
+    # By hand rather than dataclasses.asdict: asdict deep-copies and cost 60 µs a memory.
+    fields = {name: getattr(memory, name) for name in _MEMORY_FIELDS}
+    fields["about"] = [{name: getattr(e, name) for name in _ENTRY_FIELDS} for e in memory.about]
+    fields["links"] = {key: list(value) for key, value in memory.links.items()}
+    return fields
+
+
+def _from_payload(text: str) -> ParsedMemory | None:
+    try:
+        value = json.loads(text)
+        problems = tuple(Problem(**p) for p in value["problems"])
+        raw = value["memory"]
+        if raw is None:
+            return ParsedMemory(None, problems)
+        about = tuple(
+            AboutEntry(**{**e, "watch": None if e["watch"] is None else tuple(e["watch"])})
+            for e in raw["about"]
+        )
+        memory = Memory(
+            **{
+                **raw,
+                "about": about,
+                "watch": None if raw["watch"] is None else tuple(raw["watch"]),
+                "supersedes": tuple(raw["supersedes"]),
+                "links": {k: tuple(v) for k, v in raw["links"].items()},
+                "questions": tuple(raw["questions"]),
+            }
+        )
+        return ParsedMemory(memory, problems)
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,270 @@
+"""What the recall index holds, and keeping it in step with the memory files.
+
+A memory's document: its title, its questions ("When this changes, ask"), its references
+and its body, each as code-aware tokens (`recall_tokens`), and the signals ranking reads
+(confidence, pinned, created). The index is derived: opened broken, it is deleted and
+rebuilt; busy (another process writing it), this run builds a private one in memory; in
+both cases the warning says so. Memories are never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from moor_extractors.digest import digest_bytes
+from moor_extractors.memory import Memory
+from moor_store import recall_index as store
+from moor_store import recall_postings as store_postings
+from moor_store.inside import NotInside
+from moor_store.own_files import read_own_sources
+from moor_store.recall_index import (
+    Document,
+    IndexBroken,
+    IndexBusy,
+    IndexUnavailable,
+    RecallIndex,
+    stat_text,
+)
+
+from moor_engine.grounding.memories import load_memories
+from moor_engine.grounding.trust import MemoryReport
+from moor_engine.memory import namespaces, recall_tokens
+from moor_engine.memory.recall import WEIGHTS, RecallResult, Verdicts, recall, visible_owners
+from moor_engine.session import Session
+from moor_engine.workspace.filestat import StatKey, stat_key, stored
+from moor_engine.workspace.workspace import STATE_DIR
+
+FIELD_WEIGHTS = tuple(WEIGHTS[name] for name in store.FIELDS)
+
+
+@cache
+def derivation() -> str:
+    """Names the code that decides what a document holds: a change to it rebuilds every
+    index, so no version number has to be bumped by hand."""
+    sources = (__file__, recall_tokens.__file__, store.__file__, store_postings.__file__)
+    return "recall/" + digest_bytes(read_own_sources(sources))
+
+
+def memory_document(memory: Memory, stat: tuple[int, ...] | None = None) -> Document:
+    refs = [entry.raw for entry in memory.about]
+    texts = (memory.title, "\n".join(memory.questions), "\n".join(refs), memory.body)
+    fields = tuple(recall_tokens.document_text(text) for text in texts)
+    words = frozenset(word for text in fields for word in text.split())
+    meta: dict[str, object] = {
+        "title": memory.title,
+        "confidence": memory.confidence,
+        "pinned": memory.pinned,
+        "created": memory.created,
+        "refs": refs,
+        "questions": list(memory.questions),
+        "agent": memory.agent,  # its namespace (`namespaces.visible`)
+    }
+    return Document(
+        memory.path,
+        memory.content_hash,
+        (fields[0], fields[1], fields[2], fields[3]),
+        words,
+        meta,
+        stat,
+        bool(memory.supersedes),
+        memory.agent,
+    )
+
+
+@dataclass
+class IndexStatus:
+    """What bringing the index up to date did (shown by `--explain` and `--json`)."""
+
+    memories: int = 0  # documents in the index now (after a recall: those the reader sees)
+    reindexed: int = 0  # memories whose text changed (or new): indexed again
+    removed: int = 0  # documents of memories that are gone or no longer parse
+    rebuilt: bool = False  # the index was made from nothing
+    in_memory: bool = False  # the file could not be used: a private index for this run
+    warnings: list[str] = field(default_factory=list)
+    # Memories that declare `supersedes:`: checked with the candidates, so the engine's
+    # verdict sees every declaration that may retire one of them.
+    declaring: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "memories": self.memories,
+            "reindexed": self.reindexed,
+            "removed": self.removed,
+            "rebuilt": self.rebuilt,
+            "in_memory": self.in_memory,
+        }
+
+
+def index_path(session: Session) -> Path:
+    return session.workspace.root / STATE_DIR / store.INDEX_FILE
+
+
+def open_index(session: Session, status: IndexStatus) -> RecallIndex:
+    """The workspace's index file, or (with a warning in `status`) a new one in memory."""
+    root = session.workspace.root
+    try:
+        store.check_contained(root, STATE_DIR)
+    except (NotInside, OSError) as error:
+        status.warnings.append(
+            f"the recall index was not opened ({error}); this run used one built in memory"
+        )
+        status.in_memory = True
+        return RecallIndex(None, derivation(), FIELD_WEIGHTS)
+    path = index_path(session)
+    try:
+        index = RecallIndex(path, derivation(), FIELD_WEIGHTS)
+    except IndexBroken as error:
+        store.remove_files(path)
+        status.warnings.append(
+            f"the recall index {STATE_DIR}/{store.INDEX_FILE} was unusable ({error}) and was "
+            "rebuilt from the memories (it holds nothing else)"
+        )
+        index = RecallIndex(path, derivation(), FIELD_WEIGHTS)
+    except IndexBusy as error:
+        status.warnings.append(_busy_warning(error))
+        status.in_memory = True
+        return RecallIndex(None, derivation(), FIELD_WEIGHTS)
+    status.rebuilt = index.rebuilt
+    return index
+
+
+def _busy_warning(error: IndexBusy) -> str:
+    if isinstance(error, IndexUnavailable):  # a full or read-only disk: it says which
+        return f"{error}; this run used one built in memory"
+    return (
+        f"the recall index {STATE_DIR}/{store.INDEX_FILE} is busy (another moor is writing "
+        "it); this run used one built in memory"
+    )
+
+
+def sync(session: Session, index: RecallIndex, status: IndexStatus) -> None:
+    """Re-index the memories whose content hash changed; drop those that went away. A file
+    whose stat key is the one it was indexed with is not read (`filestat`: what vouches)."""
+    root = session.workspace.root
+    paths = session.workspace.memory_paths()
+    indexed = index.indexed()
+    keys: dict[str, StatKey] = {}
+    unchanged: set[str] = set()
+    for path in paths:
+        try:
+            # A plain stat, links followed: it only vouches for bytes that were read through
+            # the contained path with exactly this key, and a link re-pointed elsewhere has
+            # another file's key. Walking each path contained cost 2/3 of a no-change sync.
+            keys[path] = stat_key(os.stat(root / path))
+        except OSError:
+            continue  # load_memories says why it cannot be read
+        row = indexed.get(path)
+        if row is not None and row.stat == stat_text(keys[path]):
+            unchanged.add(path)
+    to_read = [path for path in paths if path not in unchanged]
+    loaded = load_memories(session.workspace, to_read, session.journal)
+    now = time.time_ns()
+    documents: list[Document] = []
+    restat: dict[str, tuple[int, ...] | None] = {}
+    valid = set(unchanged)
+    for path in to_read:
+        memory = loaded[path].memory
+        if memory is None:
+            continue
+        valid.add(path)
+        key = keys.get(path)
+        stat = None if key is None else tuple(stored(key, now))
+        row = indexed.get(path)
+        if row is None or row.content_hash != memory.content_hash:
+            documents.append(memory_document(memory, stat))
+        elif row.stat != stat_text(stat):
+            restat[path] = stat
+    removed = [path for path in indexed if path not in valid]
+    if documents or removed:
+        index.update(documents, removed)
+    if restat:
+        index.restat(restat)
+    status.reindexed += len(documents)
+    status.removed += len(removed)
+    status.memories = len(valid)
+    status.declaring = index.declaring()
+
+
+def ready_index(session: Session) -> tuple[RecallIndex, IndexStatus]:
+    """An index that holds every memory as it is now, whatever state the file was in."""
+    status = IndexStatus()
+    index = open_index(session, status)
+    try:
+        sync(session, index, status)
+    except IndexBusy as error:
+        index.close()
+        status.warnings.append(_busy_warning(error))
+        status.in_memory = True
+        index = RecallIndex(None, derivation(), FIELD_WEIGHTS)
+        sync(session, index, status)
+    except IndexBroken as error:
+        index.close()
+        index = rebuild(session, status, str(error))
+    return index, status
+
+
+def rebuild(session: Session, status: IndexStatus, why: str) -> RecallIndex:
+    """Throw the index file away and index every memory again (into memory if need be)."""
+    path = index_path(session)
+    with contextlib.suppress(OSError):
+        store.remove_files(path)
+    status.warnings.append(
+        f"the recall index {STATE_DIR}/{store.INDEX_FILE} was unusable ({why}) and was "
+        "rebuilt from the memories (it holds nothing else)"
+    )
+    try:
+        index = RecallIndex(path, derivation(), FIELD_WEIGHTS)
+        sync(session, index, status)
+    except (IndexBroken, IndexBusy):
+        status.in_memory = True
+        index = RecallIndex(None, derivation(), FIELD_WEIGHTS)
+        sync(session, index, status)
+    status.rebuilt = True
+    return index
+
+
+def session_verdicts(session: Session, declaring: Sequence[str] = ()) -> Verdicts:
+    """Trust states of the candidates from a check of them and of the memories that declare
+    `supersedes:` (nothing journalled)."""
+
+    def verdicts(paths: Sequence[str]) -> Mapping[str, MemoryReport]:
+        if not paths:
+            return {}
+        # Evaluated, not checked: nothing journalled, and the parse cache is written once,
+        # by `session_recall`, not once per page of candidates.
+        evaluation = session.evaluate(list(dict.fromkeys([*paths, *declaring])))
+        return {memory.path: memory for memory in evaluation.report.memories}
+
+    return verdicts
+
+
+def session_recall(
+    session: Session, query: str, *, limit: int = 10, agent: str | None = None
+) -> tuple[RecallResult, IndexStatus]:
+    """`recall` over the workspace's memories as they are now, as reader `agent` sees them
+    (shared ones and its own; an invalid name is refused before anything is read)."""
+    agent = namespaces.reader(agent)
+    index, status = ready_index(session)
+    try:
+        try:
+            result = recall(
+                index, query, session_verdicts(session, status.declaring), limit=limit, agent=agent
+            )
+        except IndexBroken as error:  # broke after it was opened: once more, from nothing
+            index.close()
+            index = rebuild(session, status, str(error))
+            result = recall(
+                index, query, session_verdicts(session, status.declaring), limit=limit, agent=agent
+            )
+        # The reader is told how many memories it may see, not how many the index holds.
+        status.memories = index.documents(visible_owners(index, agent))
+    finally:
+        index.close()
+    session.observer.flush()
+    return result, status

@@ -1,0 +1,137 @@
+"""What git already knows about the worktree, from one look: which tracked files it vouches
+for (their bytes are the blob its index names) and a digest of every code file's state.
+
+Looking for vanished code needs every file of a language up to date (`definition_index`);
+a stat of each of 50,000 files from Python costs more than the rest of a check. git keeps
+the stat of every tracked file in its index and compares them in C: `diff-files` names the
+files whose worktree bytes may differ from the index (it compares size, mtimes, inode and
+device, and re-reads a "racily clean" entry), so every other tracked file holds exactly
+the blob `ls-files -s` gives for it.
+
+Nothing is vouched for when git's answer could be wrong or inconsistent: entries marked
+assume-unchanged or skip-worktree (git stops looking at those), unmerged entries, an index
+rewritten while the commands ran, a `.git` that is not a folder (a linked worktree or
+submodule: its index is elsewhere). Callers then stat those files themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from moor_store.inside import read_inside, stat_inside
+
+from moor_engine.workspace.filestat import RACY_WINDOW_NS, stat_key
+from moor_engine.workspace.git import git_all
+from moor_engine.workspace.gitignore import git_would_block
+
+# `ls-files -s -v` entries: tag, mode, blob, stage, tab, path. Tag "H" is a cached entry
+# git looks at ("h": assume-unchanged, "S": skip-worktree); mode 100644/100755 a file.
+_LOOKED_AT = re.compile(r"(?:^|(?<=\0))H 100[0-7]{3} ([0-9a-f]+) 0\t([^\0]*)\0")
+_NOT_LOOKED_AT = re.compile(r"(?:^|(?<=\0))[^H\0] [0-7]+ [0-9a-f]+ [0-3]\t([^\0]*)\0")
+# Any stage but 0 (a path holding this text is also taken for unmerged: never vouched).
+_UNMERGED = re.compile(r" [1-3]\t([^\0]*)\0")
+# A file changed just now is read into the digest up to this size; a larger one is not
+# digested at all (nothing is kept for that change set).
+_RACY_READ_LIMIT = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """One consistent look: the index's entries, the files that may differ from them, and
+    the files git does not track but does not ignore."""
+
+    root: Path
+    tracked: bytes  # `ls-files -s -v`
+    modified: bytes  # `diff-files --name-only`
+    untracked: bytes  # `ls-files --others --exclude-standard`
+
+    def vouched_blobs(self) -> dict[str, str]:
+        """Path -> blob id of every tracked file git vouches is unchanged in the worktree."""
+        text = self.tracked.decode("utf-8", "surrogateescape")
+        unsure = set(self.modified.decode("utf-8", "surrogateescape").split("\0"))
+        unmerged = set(_UNMERGED.findall(text))
+        return {
+            path: oid
+            for oid, path in _LOOKED_AT.findall(text)
+            if path not in unsure and path not in unmerged and path.isprintable()
+        }
+
+    def digest(self, also: str, ignored: Callable[[str], bool]) -> str | None:
+        """A digest of the state of every file git lists — the index's blobs, and the stat
+        of each file that may differ from them or is untracked (its bytes, when it changed
+        too recently for a stat to vouch for it: git's "racy" window), leaving out what
+        `ignored` leaves out (moor's own state changes on every check) — and of `also`.
+        Equal digests: no listed file changed in between. None when a file cannot be
+        looked at."""
+        hasher = hashlib.sha256(also.encode("utf-8"))
+        hasher.update(len(self.tracked).to_bytes(8, "big"))
+        hasher.update(self.tracked)
+        racy_after = time.time_ns() - RACY_WINDOW_NS
+        listed = {*self.modified.split(b"\0"), *self.untracked.split(b"\0")} - {b""}
+        # Entries git does not look at (assume-unchanged, skip-worktree) or that are
+        # unmerged: `diff-files` would not name their changes.
+        text = self.tracked.decode("utf-8", "surrogateescape")
+        unlooked = {*_NOT_LOOKED_AT.findall(text), *_UNMERGED.findall(text)}
+        listed |= {os.fsencode(path) for path in unlooked}
+        for raw in sorted(listed):
+            rel = os.fsdecode(raw)
+            if ignored(rel):
+                continue
+            try:
+                info = stat_inside(self.root, rel)
+            except FileNotFoundError:
+                hasher.update(b"\0missing\0" + raw)
+                continue
+            except OSError:
+                return None
+            key = stat_key(info)
+            hasher.update(b"\0" + raw + b"\0" + ":".join(map(str, key)).encode())
+            if key.mtime_ns >= racy_after or key.ctime_ns >= racy_after:
+                try:
+                    hasher.update(read_inside(self.root, rel, limit=_RACY_READ_LIMIT))
+                except OSError:
+                    return None
+        return hasher.hexdigest()
+
+
+def look(root: Path) -> Worktree | None:
+    """git's view of the worktree, or None when git cannot give a consistent one."""
+    index = root / ".git" / "index"
+    before = _index_stat(index)
+    if before is None or git_would_block(root):
+        return None
+    tracked, modified, untracked = git_all(
+        root,
+        ("ls-files", "-z", "-s", "-v", "--cached"),
+        ("diff-files", "-z", "--name-only", "--ignore-submodules"),
+        ("ls-files", "-z", "--others", "--exclude-standard"),
+    )
+    if tracked is None or modified is None or untracked is None:
+        return None
+    if _index_stat(index) != before:
+        return None  # the index was rewritten meanwhile: the answers may not agree
+    return Worktree(root, tracked, modified, untracked)
+
+
+def blob_id(data: bytes, like: str) -> str:
+    """The id git gives these bytes as a blob, in the hash of the id `like` (a SHA-1 or a
+    SHA-256 repository): what `vouched_blobs` compares with."""
+    name = "sha256" if len(like) == 64 else "sha1"
+    header = b"blob %d\0" % len(data)
+    return hashlib.new(name, header + data, usedforsecurity=False).hexdigest()
+
+
+def _index_stat(index: Path) -> tuple[int, int, int, int] | None:
+    try:
+        info = os.stat(index, follow_symlinks=False)
+    except OSError:
+        return None
+    if not index.parent.is_dir() or index.parent.is_symlink():
+        return None
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
