@@ -10,8 +10,8 @@ code is unchanged, so the only right answers are `current` or `unverified`:
   `gone` when error recovery lost it (and `moved`, had a same-named copy existed
   elsewhere), `drifted` when recovery reshaped it;
 * moor — `FileObserver.observe` on the mutated file on disk, with the bound address
-  expected (what `Checker.observe` passes): `parse_error_near_symbol` where the error may
-  reach the definition (memory: parse-errors-reach-what-follows).
+  expected (what `Checker.observe` passes): `parse_error_near_symbol` where an error region
+  may hide or reshape the definition (memory: parse-errors-reach-what-follows).
 
 Prints both, the false gone/drifted of each, and how many definitions moor left
 unverified (the price: a real change to them is not reported until the bracket is closed).
@@ -32,6 +32,7 @@ from pathlib import Path
 
 from moor_engine.grounding.observe import (
     FileObserver,
+    FileView,
     Found,
     NotFound,
     derivation_for,
@@ -94,7 +95,6 @@ def main() -> int:
                 observer = FileObserver(root, MAX_FILE * 2, None)
                 view = observer.view(rel)
                 assert view is not None and not isinstance(view, Failure)
-                error = view.first_error()
                 for qname, (site, address) in bound.items():
                     if site.start_byte <= offset <= site.end_byte:
                         continue  # the edited definition itself
@@ -103,8 +103,7 @@ def main() -> int:
                     baseline[old] += 1
                     seen = observer.observe(ref, {address})
                     moor[_state(seen, address)] += 1
-                    end = site.end_byte + (len(opener) if site.start_byte > offset else 0)
-                    if error is not None and error[0] < end:
+                    if _reachable(view, qname):
                         reached += 1
             (root / rel).unlink()
     seconds = time.perf_counter() - started
@@ -123,6 +122,17 @@ def main() -> int:
         f"{reached} of {total} ({100 * reached / max(total, 1):.1f} %)"
     )
     return 0 if false_after == 0 else 1
+
+
+def _reachable(view: FileView, qname: str) -> bool:
+    """Whether a real change to the definition would be unverified, not drifted: an error
+    region may hide it or reshape it."""
+    if not view.error_regions():
+        return False
+    indexes = view.named(qname)
+    if len(indexes) != 1:
+        return view.error_hiding(qname.rpartition(".")[2]) is not None
+    return view.error_reaching(view.sites()[indexes[0]]) is not None
 
 
 def _baseline(observer: FileObserver, ref: Reference, address: str) -> str:
