@@ -47,7 +47,7 @@ def _from_git(workspace: Workspace, canonical: str, locked: LockedAnchor) -> Bou
     for commit in commits_writing(workspace, locked.address):
         # The anchor as it was named in that commit: after a follow the lock keeps the
         # bound address under the new reference, and the code was at the old one.
-        for ref_text in _refs_with_address(workspace, commit, locked.address) or [canonical]:
+        for ref_text in refs_with_address(workspace, commit, locked.address) or [canonical]:
             found = _observed_at(workspace, commit, ref_text, locked.address)
             if found is not None:
                 return found
@@ -64,6 +64,9 @@ def commits_writing(workspace: Workspace, address: str) -> list[str]:
         "--format=%H",
         "--no-textconv",
         "--no-ext-diff",
+        # A lock entry that came in with a merge changed nowhere else on this branch's line.
+        "--diff-merges=first-parent",
+        "--no-patch",
         f"-n{_MAX_COMMITS}",
         "-S",
         address,
@@ -73,7 +76,7 @@ def commits_writing(workspace: Workspace, address: str) -> list[str]:
     return (commits or b"").decode("ascii", "replace").split()
 
 
-def _refs_with_address(workspace: Workspace, commit: str, address: str) -> list[str]:
+def refs_with_address(workspace: Workspace, commit: str, address: str) -> list[str]:
     data = git(workspace.root, "show", "--no-textconv", f"{commit}:./{LOCK_FILE}")
     if data is None:
         return []
