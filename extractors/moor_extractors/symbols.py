@@ -141,6 +141,13 @@ class ParsedFile:
             self._error_regions = _error_regions(self.language, text, self.tree)
         return self._error_regions
 
+    def context_start(self, site: DefinitionSite) -> int:
+        """Where the bytes a site's facts read start: the end of the code before it (the
+        comments between, which may be its doc, are the site's)."""
+        definition = self._located(site)
+        assert definition.span is not None
+        return _context_start(definition.span.first, self._spec.comment_types)
+
     def error_reaching(self, site: DefinitionSite) -> ErrorRegion | None:
         """The first error region that can change a listed site's facts: one that overlaps
         the bytes they read (it holds the site, or ends in the comments before it), or — at
@@ -148,9 +155,12 @@ class ParsedFile:
         regions = self.error_regions()
         if not regions:
             return None
+        if site.end_byte <= min(region.error for region in regions):
+            # Recovery never reshaped what the parser had finished before the first error:
+            # wrapping earlier code moves the error's start back (bench/parse_errors.py).
+            return None
         definition = self._located(site)
-        assert definition.span is not None
-        context = _context_start(definition.span.first, self._spec.comment_types)
+        context = self.context_start(site)
         for region in regions:
             if region.start < site.end_byte and region.end > context:
                 return region
@@ -175,9 +185,8 @@ class ParsedFile:
         # it lost or swallowed would have named the place: measured, bench/parse_errors.py.)
         alone = [other for other in before if holder.start <= other.start_byte < holder.end]
         whole = (place.start_byte, place.end_byte) == (holder.start, holder.end)
-        closed = _closing_brace(
-            self.tree.root_node.descendant_for_byte_range(holder.start, holder.end)
-        )
+        statement = self.tree.root_node.descendant_for_byte_range(holder.start, holder.end)
+        closed = _closing_brace(statement) and _braces_intact(statement)
         if whole and closed and alone == [place] and place.line < holder.line:
             return None
         return holder
@@ -321,11 +330,13 @@ def parse_source(language: str, source: bytes, earlier: ParsedFile | None = None
 
 @dataclass(frozen=True)
 class ErrorRegion:
-    """Bytes error recovery may have parsed differently, and the line of the error in them."""
+    """Bytes error recovery may have parsed differently, and where the first error in them
+    starts (its byte and line)."""
 
     start: int
     end: int
     line: int
+    error: int
 
 
 def _error_regions(language: str, text: bytes, tree: Tree) -> tuple[ErrorRegion, ...]:
@@ -346,18 +357,25 @@ def _error_regions(language: str, text: bytes, tree: Tree) -> tuple[ErrorRegion,
             errors.append(node)
         else:
             pending.extend(reversed([c for c in node.children if c.has_error or c.is_missing]))
-    first = errors[0] if errors else root
-    open_ended = (ErrorRegion(first.start_byte, len(text), first.start_point.row + 1),)
+    # A MISSING token is made up where recovery gave up (a `}` at the end of the file);
+    # what lacks it starts where its node does (the unclosed `{`).
+    starts = [e.parent if e.is_missing and e.parent is not None else e for e in errors]
+    first = min(starts, key=lambda node: node.start_byte, default=root)
+    open_ended = (
+        ErrorRegion(first.start_byte, len(text), first.start_point.row + 1, first.start_byte),
+    )
     regions: dict[tuple[int, int], ErrorRegion] = {}
-    for error in errors:
+    for error, start in zip(errors, starts, strict=True):
         statement = error
         while statement.parent is not None and statement.parent.parent is not None:
             statement = statement.parent
         if statement.parent is None:  # the file itself is the error
             return open_ended
         span = (statement.start_byte, statement.end_byte)
-        if span not in regions:
-            regions[span] = ErrorRegion(span[0], span[1], error.start_point.row + 1)
+        if span not in regions or start.start_byte < regions[span].error:
+            regions[span] = ErrorRegion(
+                span[0], span[1], start.start_point.row + 1, start.start_byte
+            )
     blanked = bytearray(text)
     for region in regions.values():
         blanked[region.start : region.end] = re.sub(
@@ -378,6 +396,27 @@ def _closing_brace(node: Node | None) -> bool:
     while node is not None and node.child_count:
         node = node.children[-1]
     return node is not None and node.type == "}" and not node.is_missing
+
+
+def _braces_intact(node: Node | None) -> bool:
+    """Whether every brace in a node is one the code has, matched as the code matches it: no
+    error holds a brace and none is made up. (An unclosed `{` borrows the next function's
+    `}`, and its own function then swallows that one: errors with braces in them.)"""
+    pending = [node] if node is not None else []
+    while pending:
+        node = pending.pop()
+        if node.is_missing and node.type in ("{", "}"):
+            return False
+        if node.is_error:
+            inside = [node]
+            while inside:
+                leaf = inside.pop()
+                if leaf.type in ("{", "}"):
+                    return False
+                inside.extend(leaf.children)
+            continue
+        pending.extend(c for c in node.children if c.has_error or c.is_missing)
+    return True
 
 
 def _outside(

@@ -164,7 +164,9 @@ class FileView:
             self._file_facts = Facts(kind=whole[0], axes=whole[1])
         regions = payload.get("regions")
         if isinstance(regions, list):
-            self._regions = tuple(ErrorRegion(int(a), int(b), int(c)) for a, b, c in regions)
+            self._regions = tuple(
+                ErrorRegion(int(a), int(b), int(c), int(d)) for a, b, c, d in regions
+            )
         groups = payload.get("groups")
         if isinstance(groups, dict):
             self._groups = {
@@ -191,7 +193,7 @@ class FileView:
                     for qname, group in self._groups.items()
                 },
                 **(
-                    {"regions": [[r.start, r.end, r.line] for r in self._regions]}
+                    {"regions": [[r.start, r.end, r.line, r.error] for r in self._regions]}
                     if self._regions is not None
                     else {}
                 ),
