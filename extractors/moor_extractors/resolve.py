@@ -277,7 +277,11 @@ def references(parsed: ParsedFile, path: str) -> list[SymbolRef]:
         alone = meaning.indexes if isinstance(meaning, Named) and len(meaning.indexes) == 1 else ()
         for position, (index, spelling) in enumerate(zip(indexes, found.spellings, strict=True)):
             picked = _spelled(symbol, spelling, found.spellings)
-            if picked is None and not found.together and index not in alone:
+            # Its ordinal where nothing else picks it alone: a member of a group that is not
+            # one symbol, or one whose spelling a namesake shares (a Python overload and its
+            # implementation both `(bool)`).
+            shared = spelling is not None and picked is None
+            if picked is None and (shared or not found.together) and index not in alone:
                 picked = _picking(symbol, indexes, position, found.spellings)
             if picked is not None:
                 result.append(_ref(picked, [sites[index]]))

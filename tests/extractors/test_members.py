@@ -362,3 +362,24 @@ def test_a_python_overload_change_drifts_that_variant_only() -> None:
 
     assert signature(OVERLOADS_PY, 5) != signature(changed, 5)
     assert signature(OVERLOADS_PY, 7) == signature(changed, 7)
+
+
+CONTEXT_PY = """\
+@t.overload
+def current(silent: t.Literal[False] = False) -> Context: ...
+@t.overload
+def current(silent: bool = ...) -> Context | None: ...
+def current(silent: bool = False) -> Context | None:
+    return None
+"""
+
+
+def test_overloads_spelled_alike_are_listed_by_their_ordinals() -> None:
+    assert symbols("python", CONTEXT_PY) == [
+        "current",
+        "current(t.Literal[False])",
+        "current@2",
+        "current@3",
+    ]
+    assert lines("python", CONTEXT_PY, "current@2") == [3]
+    assert str(lines("python", CONTEXT_PY, "current(bool)")).startswith("ambiguous")
