@@ -277,3 +277,18 @@ def test_a_lock_bound_before_members_were_listed_stays_current(ws: Workspace) ->
     ws.write("src/store.ts", STORE_TS.replace("merge(persisted", "merge(stored"))
     anchors = ws.states()["memories/before.md"]["anchors"]
     assert [a["state"] for a in anchors].count("drifted") == 1
+
+
+def test_a_field_follows_its_type_into_another_file_in_a_git_workspace(ws: Workspace) -> None:
+    ws.git("init", "-q", "-b", "main")
+    ws.write("cli/command.go", COMMAND_GO)
+    ws.memory("field", ["cli/command.go#Command.Name"])
+    ws.moor("bind", check=True)
+    ws.git("add", "-A")
+    ws.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "bound")
+    start = COMMAND_GO.index("type Command struct")
+    end = COMMAND_GO.index("type FlagBase")
+    ws.write("cli/command.go", COMMAND_GO[:start] + COMMAND_GO[end:])
+    ws.write("cli/types.go", "package cli\n\n" + COMMAND_GO[start:end])
+    anchor = ws.anchor("memories/field.md")
+    assert (anchor["state"], anchor["moved_to"]) == ("moved", "cli/types.go#Command.Name")

@@ -29,7 +29,7 @@ from moor_engine.workspace.worktree import Worktree
 
 _KEY = "relocations:"
 # The modules whose logic a kept search stands for: a change to any of them looks again.
-_LOGIC = ("relocate.py", "definition_index.py", "relocation_memo.py", "worktree.py")
+_LOGIC = ("relocate.py", "definition_index.py", "relocation_memo.py", "workspace/worktree.py")
 
 
 class RelocationMemo:
@@ -150,5 +150,8 @@ def _search(value: object) -> Search | None:
 @functools.cache
 def _derivation() -> str:
     here = Path(__file__).parent
-    logic = read_own_sources(here / name for name in _LOGIC)
+    # (`workspace/…` is a sibling sub-package of the engine's.)
+    logic = read_own_sources(
+        (here.parent / name if "/" in name else here / name) for name in _LOGIC
+    )
     return f"{cache_derivation()} relocation/{digest_bytes(logic)[:16]}"
