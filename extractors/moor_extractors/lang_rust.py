@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -128,7 +129,20 @@ class RustSpec(LanguageSpec):
         # `bail!` is how a reader writes a macro's name (a macro is named without its `!`).
         if symbol.endswith("!") and not symbol.endswith("!!"):
             return super().pasted(symbol[:-1]) or symbol[:-1]
+        # `<(A, B) as BothDebug>::__dispatch_ensure`, Rust's own name for a trait's method
+        # of a type: the type's method picked by the trait (`Error.fmt(Display)`), at the
+        # file's level where the type has no name (a tuple: `__dispatch_ensure(BothDebug)`).
+        qualified = _QUALIFIED_PATH.fullmatch(symbol)
+        if qualified is not None:
+            owner = _written_type_name(qualified["type"])
+            rest = qualified["rest"].replace("::", ".")
+            method = f"{owner}.{rest}" if owner else rest
+            return f"{method}({qualified['trait'].strip()})"
         return super().pasted(symbol)
+
+    def simple_spelling(self, spelling: str) -> str:
+        # A trait named by its path or by its name (`fmt::Display`, `Display`) is one trait.
+        return _PATH_PREFIX.sub("", spelling)
 
     def name(self, node: Node, name_node: Node | None) -> str | None:
         if node.type == "impl_item":
@@ -180,6 +194,21 @@ class RustSpec(LanguageSpec):
         if parent.type == "macro_definition" and child.type == "macro_rule":
             return Part.BODY
         return super().classify(parent, child, field_name)
+
+
+_QUALIFIED_PATH = re.compile(r"<\s*(?P<type>.+?)\s+as\s+(?P<trait>.+)>::(?P<rest>[\w:]+)")
+_PATH_PREFIX = re.compile(r"(?<![\w:])(?:[A-Za-z_]\w*::)+(?=[A-Za-z_])")
+
+
+def _written_type_name(written: str) -> str | None:
+    """`&'a mut fmt::Wrapper<T>` -> `Wrapper`, as `type_name` reads the node; None for a
+    type without a name (a tuple, an array, a slice)."""
+    text = re.sub(r"\A(?:&\s*(?:'\w+\s+)?(?:mut\s+)?|\*\s*(?:const|mut)\s+|dyn\s+)+", "", written)
+    if not text or text[0] in "([":
+        return None
+    path = text.split("<", 1)[0].strip()
+    own = path.rsplit("::", 1)[-1]
+    return own if re.fullmatch(r"[A-Za-z_]\w*", own) else None
 
 
 def _text(node: Node | None) -> str | None:

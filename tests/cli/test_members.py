@@ -73,6 +73,20 @@ macro_rules! bail {
 }
 """
 
+ENSURE_RS = """\
+impl<A, B> BothDebug for (A, B) {
+    fn __dispatch_ensure(self) -> Error {
+        render(&self.0, &self.1)
+    }
+}
+
+impl<A, B> NotBothDebug for &(A, B) {
+    fn __dispatch_ensure(self) -> Error {
+        Error::msg()
+    }
+}
+"""
+
 ERROR_RS = """\
 impl Error {
     pub fn is(&self) -> bool {
@@ -118,6 +132,7 @@ SOURCES = {
     "cli/command.go": COMMAND_GO,
     "src/backtrace.rs": BACKTRACE_RS,
     "src/error.rs": ERROR_RS,
+    "src/ensure.rs": ENSURE_RS,
     "src/Document.java": DOCUMENT_JAVA,
     "src/registry.py": REGISTRY_PY,
 }
@@ -172,6 +187,12 @@ CASES = [
         "src/error.rs#Error(Debug)",
         ("        false", "        true"),
         ("Ok(())", "Err(Error)"),
+    ),
+    (
+        "src/ensure.rs",
+        "src/ensure.rs#<(A, B) as BothDebug>::__dispatch_ensure",
+        ("Error::msg()", 'Error::msg("x")'),
+        ("render(&self.0, &self.1)", "render(&self.1, &self.0)"),
     ),
     (
         "src/Document.java",

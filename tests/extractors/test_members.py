@@ -383,3 +383,40 @@ def test_overloads_spelled_alike_are_listed_by_their_ordinals() -> None:
     ]
     assert lines("python", CONTEXT_PY, "current@2") == [3]
     assert str(lines("python", CONTEXT_PY, "current(bool)")).startswith("ambiguous")
+
+
+ENSURE_RS = """\
+pub trait BothDebug {
+    fn __dispatch_ensure(self, msg: &'static str) -> Error;
+}
+
+impl<A, B> BothDebug for (A, B) {
+    fn __dispatch_ensure(self, msg: &'static str) -> Error {
+        render(msg, &self.0, &self.1)
+    }
+}
+
+impl<A, B> NotBothDebug for &(A, B) {
+    fn __dispatch_ensure(self, msg: &'static str) -> Error {
+        Error::msg(msg)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { Ok(()) }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { Ok(()) }
+}
+"""
+
+
+def test_rusts_own_qualified_path_names_a_trait_method_of_a_tuple_or_a_type() -> None:
+    assert lines("rust", ENSURE_RS, "<(A, B) as BothDebug>::__dispatch_ensure") == [6]
+    assert lines("rust", ENSURE_RS, "<&(A, B) as NotBothDebug>::__dispatch_ensure") == [12]
+    assert lines("rust", ENSURE_RS, "<Error as fmt::Display>::fmt") == [18]
+    # The trait by its name where the impl writes its path, as Java types by simple names.
+    assert lines("rust", ENSURE_RS, "<Error as Debug>::fmt") == [22]
+    assert lines("rust", ENSURE_RS, "Error.fmt(Debug)") == [22]
+    assert lines("rust", ENSURE_RS, "<Error as Hash>::fmt") is None  # control
