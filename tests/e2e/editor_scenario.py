@@ -338,17 +338,24 @@ def check_follow_diagnostics(run: EditorRun) -> None:
     assert check_states(run.root)["moved"] == "current"
 
 
-def check_reaffirm_quick_fix(run: EditorRun) -> None:
+def check_reaffirm_quick_fix(run: EditorRun, asked: bool = True) -> None:
+    """`asked`: the server asks the reason (a client that says it can be asked); else the
+    prepared reasons are the actions themselves and nothing is asked (eglot)."""
     reaffirm = [a for a in actions(run) if a["command"] == "moor.reaffirm"]
     assert reaffirm, f"the reaffirm quick fix was not offered: {actions(run)}"
     assert not reaffirm[0].get("error"), f"the reaffirm quick fix failed: {reaffirm[0]}"
-    asked = [q for q in run.results.get("questions") or [] if "late.md" in q["message"]]
-    assert asked, f"the server asked no question (window/showMessageRequest): {run.results}"
-    question = asked[0]
-    titles = question["titles"]
-    assert len(titles) >= 4, titles  # prepared reasons, then write my own, then cancel
-    assert titles[-2].startswith("Write my own reason"), titles
-    assert titles[-1] == "Cancel", titles
+    questions = [q for q in run.results.get("questions") or [] if "late.md" in q["message"]]
+    if asked:
+        assert questions, f"the server asked no question (showMessageRequest): {run.results}"
+        titles = questions[0]["titles"]
+        assert len(titles) >= 4, titles  # prepared reasons, then write my own, then cancel
+        assert titles[-2].startswith("Write my own reason"), titles
+        assert titles[-1] == "Cancel", titles
+    else:
+        assert not questions, f"the person was asked: {questions}"
+        offered = [o["title"] for o in run.get("offered") if o["memory"] == "late"]
+        titles = [t.removeprefix("Reaffirm: ") for t in offered if t.startswith("Reaffirm: ")]
+        assert len(titles) >= 2 and reaffirm[0]["title"] == "Reaffirm: " + titles[0], offered
     assert diagnostics(run, "quick_reaffirmed", "late") == []
     assert check_states(run.root)["late"] == "current"
     log = moor(run.root, "log", "memories/late.md")
@@ -362,17 +369,22 @@ def check_follow_buffer(run: EditorRun) -> None:
     assert buffer == disk, f"buffer and file disagree:\n{buffer}\n---\n{disk}"
 
 
-def check_forget(run: EditorRun) -> None:
+def check_forget(run: EditorRun, asked: bool = True) -> None:
+    """`asked`: as in `check_reaffirm_quick_fix` (False: the action puts the reason line)."""
     forget = run.get("forget")
     assert not forget.get("error"), f"the forget with the written reason failed: {forget}"
-    # Cancel changed nothing …
-    assert forget["cancelled"]["cancelled"] is True, forget
-    assert forget["kept"] is True, forget
-    # … the question offered only the person's own reason …
-    [question, *_] = [q for q in run.get("questions") if "wrong.md" in q["message"]]
-    assert "Forget memories/wrong.md" in question["message"], question
-    assert question["titles"] == ["Write my own reason…", "Cancel"], question
-    assert "line 4" in forget["asked"]["next"], forget  # under the three-line frontmatter
+    questions = [q for q in run.results.get("questions") or [] if "wrong.md" in q["message"]]
+    if asked:
+        # Cancel changed nothing …
+        assert forget["cancelled"]["cancelled"] is True, forget
+        # … the question offered only the person's own reason …
+        [question, *_] = questions
+        assert "Forget memories/wrong.md" in question["message"], question
+        assert question["titles"] == ["Write my own reason…", "Cancel"], question
+        assert "line 4" in forget["asked"]["next"], forget  # under the three-line frontmatter
+    else:
+        assert not questions, f"the person was asked: {questions}"
+    assert forget["kept"] is True, forget  # nothing gone before the reason was given
     assert forget["line"] == "<!-- moor forget because:  -->", forget
     # … and the reason written in the buffer forgot it, with that reason.
     assert forget["done"]["done"], forget

@@ -138,7 +138,29 @@ class RetireActions(Feature):
                 )
             )
 
-        if retirable("restore", view) and writes:
+        actions = self._actions()
+        if actions.reasons_in_menu():
+            # No question where the client cannot be asked: prepared reasons are actions,
+            # and writing one's own is an edit putting the reason line in the buffer.
+            home = (folder, rel)
+            if retirable("restore", view):
+                restore = f"Restore {rel}: it holds after all…"
+                offered.extend(actions.reason_line_action(home, "restore", None, restore))
+            elif retirable("forget", view):
+                for by in replacements(folder.snapshot, rel):
+                    other = folder.snapshot.memories[by]
+                    shared = sorted(_anchors(view) & _anchors(other))
+                    for reason in retire_prompt("supersede", rel, by, shared).reasons:
+                        offer(
+                            f"Supersede {rel} by {by}: {reason}",
+                            SUPERSEDE,
+                            [memory, str(folder.root / by), reason],
+                        )
+                    own = f"Supersede {rel} by {by} with my own reason…"
+                    offered.extend(actions.reason_line_action(home, "supersede", by, own))
+                forget = f"Forget {rel}: it never held…"
+                offered.extend(actions.reason_line_action(home, "forget", None, forget))
+        elif retirable("restore", view) and writes:
             offer(f"Restore {rel}: it holds after all…", RESTORE, [memory])
         elif retirable("forget", view):
             for by in replacements(folder.snapshot, rel) if picks else []:
