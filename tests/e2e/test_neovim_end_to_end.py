@@ -109,10 +109,10 @@ def test_follow_updates_the_open_buffer(neovim: EditorRun) -> None:
     scenario.check_follow_buffer(neovim)
 
 
-def test_forget_through_the_code_action_takes_the_reason_written_in_the_buffer(
+def test_forget_through_the_code_action_takes_the_reason_written_and_closes_the_buffer(
     neovim: EditorRun,
 ) -> None:
-    scenario.check_forget(neovim)
+    scenario.check_forget(neovim, closes=True)
 
 
 def test_the_neovim_09_set_up_shows_updates_and_reaffirms(neovim_09: EditorRun) -> None:

@@ -77,7 +77,7 @@ from moor_lsp.buffer_text import (
 )
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import SOURCE, Diagnostics
-from moor_lsp.features.retire_actions import RetireActions, asks_reasons, retirable
+from moor_lsp.features.retire_actions import RESTORE, RetireActions, asks_reasons, retirable
 from moor_lsp.memory_buffers import MemoryBuffers
 from moor_lsp.positions import code_units, from_client_character
 from moor_lsp.questions import CANCEL, WRITE_OWN, Question, written_title
@@ -288,6 +288,15 @@ class CodeActions(Feature):
                 )
                 for own in own_line:
                     own.diagnostics = [diagnostic]
+        if state == "retired" and home is not None:
+            # Restore where the diagnostic says it is retired (or forgotten and written back).
+            restore = f"Restore {home[1]}: it holds after all…"
+            if self.reasons_in_menu():
+                for own in self.reason_line_action(home, "restore", None, restore):
+                    own.diagnostics = [diagnostic]
+                    own_line.append(own)
+            elif asks_reasons(self.server.initialization_options) or self.buffers.can_apply:
+                action(restore, RESTORE, [target_memory])
         suggested = data.get("suggestions")
         uri = data.get("uri")
         if state == "gone" and isinstance(suggested, list) and isinstance(uri, str):

@@ -26,8 +26,11 @@ fail for want of a reason. A reason given but blank is InvalidParams.
 
 Offered on the first line of an open memory (the frontmatter's opening `---`; elsewhere
 only a diagnostic's own actions are), whatever its diagnostics
-(memories/lsp-retire-actions-take-a-reason.md): restore only on a memory retired by
-`supersede`/`supersedes:`; forget and supersede only on one that is not retired;
+(memories/lsp-retire-actions-take-a-reason.md): restore only on a retired memory (by
+`supersede`/`supersedes:`, or forgotten and its file written back), and on the
+diagnostic that says it is retired; after a forget, the client closes the memory's buffer
+(a `DeleteFile` edit, `MemoryBuffers.close_deleted`) where it takes one, else it is told
+not to save it; forget and supersede only on one that is not retired;
 supersede once per live memory bound to some of the same code (the "already known
 here" rule of the write path: shared anchors, never similarity). None is offered in an
 untrusted workspace, nor on a memory whose open buffer has unsaved edits (executed there
@@ -69,14 +72,10 @@ def _anchors(view: MemoryView) -> set[str]:
     return {a.canonical for a in view.report.anchors if a.canonical}
 
 
-def _superseded(view: MemoryView) -> bool:
-    return view.report.state == State.RETIRED and view.report.code != "tombstoned"
-
-
 def retirable(action: str, view: MemoryView) -> bool:
     """Whether `action` (forget, supersede, restore) is offered on the memory of `view`."""
     if action == "restore":
-        return _superseded(view)
+        return view.report.state == State.RETIRED  # superseded, or forgotten and written back
     return view.report.state != State.RETIRED
 
 
@@ -213,7 +212,16 @@ class RetireActions(Feature):
                 return actions._refuse(action, f"{where[1]} is not a memory moor has checked")
             return await actions._ask_reason(where, question)
         assert isinstance(reason, str)
-        return await actions._act_with_reason(action, where, [*replacing, reason.strip()])
+        result = await actions._act_with_reason(action, where, [*replacing, reason.strip()])
+        if action == "forget" and result["done"]:
+            closed = await actions.buffers.close_deleted(*where)
+            if closed is None or not closed.ok:
+                why = f" ({closed.why})" if closed is not None else ""
+                actions._warn(
+                    f"{where[1]} is forgotten: close its buffer without saving it{why} "
+                    f"(saved, its text is refused; `moor restore {where[1]}` brings it back)"
+                )
+        return result
 
     async def forget(self, memory: object = None, reason: object = None) -> object:
         return await self._run("forget", memory, reason)
