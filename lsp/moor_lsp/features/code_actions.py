@@ -46,9 +46,10 @@ diagnostics are up to date when the command answers) and returns
 warning, and so is each of `warnings` (what the CLI prints after the same action on stderr,
 such as a journal that was not opened, so nothing was recorded).
 
-Actions are built from `Diagnostic.data` of the diagnostics in the request's context whose
-range overlaps the requested range (touching counts: a cursor at the end of a reference is
-on it); when a client sends no data, the server's own current diagnostics are used.
+Actions are built from `Diagnostic.data` of the diagnostics in the request's context on a
+line the requested range touches (`on_its_lines`: anywhere on the reference's line, where
+Neovim's cursor and sign are); when a client sends no data, the server's own current
+diagnostics are used.
 """
 
 from __future__ import annotations
@@ -100,11 +101,11 @@ WRITING = frozenset({REAFFIRM, FOLLOW, BIND})
 WRITTEN = written_title("reaffirm")
 
 
-def overlaps(a: types.Range, b: types.Range) -> bool:
-    def key(position: types.Position) -> tuple[int, int]:
-        return (position.line, position.character)
-
-    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+def on_its_lines(diagnostic: types.Range, wanted: types.Range) -> bool:
+    """Whether a request for `wanted` is where the person meets the diagnostic: anywhere on
+    the lines it spans, not only on its characters — Neovim asks at the cursor, which is
+    often at the start of the `about:` line where the sign is, before the reference."""
+    return diagnostic.start.line <= wanted.end.line and wanted.start.line <= diagnostic.end.line
 
 
 def range_from_json(value: object) -> types.Range | None:
@@ -161,7 +162,9 @@ class CodeActions(Feature):
         diagnostics = [
             d
             for d in params.context.diagnostics
-            if d.source == SOURCE and isinstance(d.data, dict) and overlaps(d.range, params.range)
+            if d.source == SOURCE
+            and isinstance(d.data, dict)
+            and on_its_lines(d.range, params.range)
         ]
         if not diagnostics:
             diagnostics = self._own_diagnostics(params.text_document.uri, params.range)
@@ -226,7 +229,7 @@ class CodeActions(Feature):
     def _own_diagnostics(self, uri: str, wanted: types.Range) -> list[types.Diagnostic]:
         for feature in self.server.features:
             if isinstance(feature, Diagnostics):
-                return [d for d in feature._items_for(uri) if overlaps(d.range, wanted)]
+                return [d for d in feature._items_for(uri) if on_its_lines(d.range, wanted)]
         return []
 
     def actions_for(self, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
