@@ -398,3 +398,12 @@ def check_forget(run: EditorRun, asked: bool = True, closes: bool = False) -> No
         assert forget["closed"] is True, forget
     else:
         assert forget["after"] == forget["before"], "the reason line stayed in the buffer"
+
+
+def check_code_lenses(run: EditorRun) -> None:
+    """Code lenses on src/app.py without a manual refresh: one on each symbol a memory is
+    about, on the line of its definition."""
+    assert run.results.get("lenses_shown") is True, f"no code lens came:\n{run.log}"
+    lines = APP_EXTERNAL.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("def start"))
+    assert any(lens["line"] in (start, start - 1) for lens in run.get("lenses")), run.get("lenses")

@@ -115,12 +115,17 @@ def test_forget_through_the_code_action_takes_the_reason_written_and_closes_the_
     scenario.check_forget(neovim, closes=True)
 
 
+def test_code_lenses_show_on_code_without_a_manual_refresh(neovim: EditorRun) -> None:
+    scenario.check_code_lenses(neovim)
+
+
 def test_the_neovim_09_set_up_shows_updates_and_reaffirms(neovim_09: EditorRun) -> None:
     scenario.check_positions(neovim_09)
     scenario.check_external_change(neovim_09)
     scenario.check_cli_reaffirm(neovim_09)
     scenario.check_reaffirm(neovim_09)
     scenario.check_late_open(neovim_09)
+    scenario.check_code_lenses(neovim_09)
 
 
 def test_neovim_names_the_file_types_of_moor_languages_as_the_set_ups_do(nvim: str) -> None:

@@ -309,6 +309,21 @@ local function scenario()
     return has_code("late", "drifted")
   end)
   record("late", { "late" })
+
+  -- The code file: the set-up asks for code lenses (memories about each symbol) itself.
+  vim.cmd.edit(vim.fn.fnameescape(spec.app))
+  local app = vim.api.nvim_get_current_buf()
+  local ok = vim.wait(spec.timeout * 1000, function()
+    return #vim.lsp.codelens.get(app) > 0
+  end, 50)
+  results.lenses = {}
+  for _, lens in ipairs(vim.lsp.codelens.get(app)) do
+    table.insert(results.lenses, {
+      line = lens.range.start.line,
+      title = lens.command and lens.command.title or vim.NIL,
+    })
+  end
+  results.lenses_shown = ok
   if vim.env.MOOR_E2E_STEPS == "short" then
     return
   end
