@@ -94,6 +94,11 @@ MEMORIES = {
     "wrong": '["src/app.py#Größe.version"]',
 }
 OPENED_AT_START = ["drifted", "moved", "external"]
+# Partial references typed in a new memory, and the line each completes to.
+COMPLETED = {
+    "src/ut": "  - src/util.py",  # past the first path segment
+    "src/app.py#Client.se": "  - src/app.py#Client.send",  # past a `.` in a symbol
+}
 
 
 # What each memory says; wrong.md says something of its own, since forgetting it refuses
@@ -182,6 +187,7 @@ def build(root: Path) -> Path:
             "written": "Forget with the reason written here",
             "reason": FORGET_REASON,
         },
+        "completion": list(COMPLETED),
         "results": str(root.parent / "results.json"),
         "timeout": 30,  # seconds per wait: generous for a loaded 2-core machine
     }
@@ -407,3 +413,10 @@ def check_code_lenses(run: EditorRun) -> None:
     lines = APP_EXTERNAL.split("\n")
     start = next(i for i, line in enumerate(lines) if line.strip().startswith("def start"))
     assert any(lens["line"] in (start, start - 1) for lens in run.get("lenses")), run.get("lenses")
+
+
+def check_completion(run: EditorRun) -> None:
+    """What the editor's own completion makes of moor's items: the completed line."""
+    completion = run.get("completion")
+    for typed, line in COMPLETED.items():
+        assert line in completion.get(typed, []), (typed, completion)

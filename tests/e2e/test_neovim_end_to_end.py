@@ -115,6 +115,12 @@ def test_forget_through_the_code_action_takes_the_reason_written_and_closes_the_
     scenario.check_forget(neovim, closes=True)
 
 
+def test_neovims_completion_completes_references_past_a_segment_and_a_dot(
+    neovim: EditorRun,
+) -> None:
+    scenario.check_completion(neovim)
+
+
 def test_code_lenses_show_on_code_without_a_manual_refresh(neovim: EditorRun) -> None:
     scenario.check_code_lenses(neovim)
 

@@ -402,6 +402,44 @@ local function scenario()
     results.forget.after = buffer_text("wrong")
   end
   results.forget.exists = vim.uv.fs_stat(spec.memories.wrong) ~= nil
+
+  -- Completion in a new memory's `about:` list (not saved): what Neovim's own completion
+  -- code (`vim.lsp.completion`, behind <C-x><C-o>) makes of moor's answer, past the first
+  -- path segment and past a `.` in a symbol.
+  vim.cmd.edit(vim.fn.fnameescape(spec.root .. "/memories/typing.md"))
+  local typing = vim.api.nvim_get_current_buf()
+  local typed = spec.completion
+  local lines = { "---", "about:" }
+  for _, ref in ipairs(typed) do
+    table.insert(lines, "  - " .. ref)
+  end
+  vim.list_extend(lines, { "---", "# Typing" })
+  vim.api.nvim_buf_set_lines(typing, 0, -1, false, lines)
+  wait_for("the moor client on typing.md", function()
+    return vim.lsp.get_clients({ name = "moor", bufnr = typing })[1] ~= nil
+  end)
+  local client = vim.lsp.get_clients({ name = "moor", bufnr = typing })[1]
+  results.completion = {}
+  for index, ref in ipairs(typed) do
+    local lnum = index + 1 -- 0-based: under `---` and `about:`
+    local line = lines[lnum + 1]
+    local params = {
+      textDocument = { uri = vim.uri_from_bufnr(typing) },
+      position = { line = lnum, character = #line },
+    }
+    local answer = client:request_sync("textDocument/completion", params, 10000, typing)
+    local words = {}
+    if answer and answer.result then
+      local keyword = vim.fn.match(line, "\\k*$") -- where Neovim's own word starts
+      local matches, start = vim.lsp.completion._convert_results(
+        line, lnum, #line, client.id, keyword, nil, answer.result, client.offset_encoding
+      )
+      for _, match in ipairs(matches) do
+        table.insert(words, line:sub(1, start or keyword) .. match.word)
+      end
+    end
+    results.completion[ref] = words
+  end
 end
 
 local function main()
