@@ -150,7 +150,8 @@ def sync(session: Session, index: RecallIndex, status: IndexStatus) -> None:
     whose stat key is the one it was indexed with is not read (`filestat`: what vouches)."""
     paths = session.workspace.memory_paths()
     indexed = index.indexed()
-    _sync_paths(session, index, status, paths, indexed, [p for p in indexed if p not in paths])
+    listed = set(paths)
+    _sync_paths(session, index, status, paths, indexed, [p for p in indexed if p not in listed])
     status.memories = index.size()
     status.declaring = index.declaring()
 
