@@ -129,3 +129,23 @@ def test_a_warm_servers_search_stats_no_memory_file_when_nothing_changed(
     assert all(count <= 5 for count in counts[1:5]), counts
     # One memory changed: it alone is looked at again.
     assert counts[5] <= 5, counts
+
+
+def test_a_memory_file_that_is_a_link_is_seen_edited_through_its_target(ws: Workspace) -> None:
+    workspace(ws)
+    target = ws.write(
+        "notes/linked.md",
+        "---\nabout:\n  - net/client.py#send\n---\n# linked\n\nThe pelican rule.\n",
+    )
+    (ws.root / "memories/linked.md").symlink_to(target)
+
+    async def use(session: ClientSession) -> list[list[str]]:
+        seen = [await hits(session, "pelican"), await hits(session, "toucan")]
+        # Written through the target's name: no event in the memory folder names it.
+        same_tick_rewrite(target, "pelican", "toucan ")
+        seen += [await hits(session, "pelican"), await hits(session, "toucan")]
+        return seen
+
+    seen = run(ws.root, use)
+    assert seen[0] == ["memories/linked.md"] and seen[1] == []  # the control
+    assert seen[2] == [] and seen[3] == ["memories/linked.md"]

@@ -158,8 +158,15 @@ class MemoryWatch:
         return Changed(frozenset(paths), everything)
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
+        if self.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = -1
+
+    def __del__(self) -> None:
+        # A server dropped without closing (a test's, in one process) gives its inotify
+        # instance back: a user has 128 of them.
+        self.close()
 
 
 def _unwatched(entry: os.DirEntry[str]) -> bool:

@@ -358,12 +358,45 @@ class KeptIndex:
         session.observer.flush()
         return result, status
 
+    def references(self, session: Session) -> tuple[dict[str, list[str]], list[str]]:
+        """`RecallIndex.references` and the declaring memories, from the kept index (what a
+        prompt hook matches against)."""
+        with self._lock:
+            index, status = self.ready(session)
+            try:
+                return index.references(), status.declaring
+            except (IndexBroken, IndexBusy):
+                self.close()
+                raise
+            finally:
+                if index is not self._index:
+                    index.close()
+
     def close(self) -> None:
         if self._index is not None:
             self._index.close()
         if self._watch is not None:
             self._watch.close()
         self._index = self._watch = self._config = None
+
+
+# Set by a process that answers many requests about its workspaces (the hook server).
+_kept: dict[Path, KeptIndex] | None = None
+
+
+def keep_indexes() -> None:
+    """This process is long-running: keep each workspace's index open between requests,
+    synced by a watch (`kept_index`)."""
+    global _kept
+    if _kept is None:
+        _kept = {}
+
+
+def kept_index(root: Path) -> KeptIndex | None:
+    """The workspace's kept index, if this process keeps them (`keep_indexes`)."""
+    if _kept is None:
+        return None
+    return _kept.setdefault(root, KeptIndex())
 
 
 def session_recall(
