@@ -58,22 +58,33 @@ def commits_writing(workspace: Workspace, address: str) -> list[str]:
     """The commits that wrote `address` into moor.lock, newest first (at most a few)."""
     if not (workspace.root / ".git").exists():
         return []
-    commits = git(
-        workspace.root,
-        "log",
-        "--format=%H",
-        "--no-textconv",
-        "--no-ext-diff",
-        # A lock entry that came in with a merge changed nowhere else on this branch's line.
-        "--diff-merges=first-parent",
-        "--no-patch",
-        f"-n{_MAX_COMMITS}",
-        "-S",
-        address,
-        "--",
-        LOCK_FILE,
-    )
-    return (commits or b"").decode("ascii", "replace").split()
+    for merges in ((), ("--diff-merges=first-parent", "--no-patch")):
+        # A merge commit only when no other wrote it: an entry written while merging exists
+        # nowhere else, but one that came in with the merge was written — with the code it
+        # was bound to — on the other side, and the merged file may hold this side's edits.
+        commits = git(
+            workspace.root,
+            "log",
+            "--format=%H",
+            "--no-textconv",
+            "--no-ext-diff",
+            *merges,
+            f"-n{_MAX_COMMITS}",
+            "-S",
+            address,
+            "--",
+            LOCK_FILE,
+        )
+        # -S also lists the commits that took the address out (a reaffirm, a re-baseline):
+        # only those whose lock holds it were made with the code it was bound to.
+        found = [
+            commit
+            for commit in (commits or b"").decode("ascii", "replace").split()
+            if address.encode() in (git(workspace.root, "show", f"{commit}:./{LOCK_FILE}") or b"")
+        ]
+        if found:
+            return found
+    return []
 
 
 def refs_with_address(workspace: Workspace, commit: str, address: str) -> list[str]:
