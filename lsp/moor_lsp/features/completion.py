@@ -204,7 +204,7 @@ class Completion(Feature):
             path, _, typed = partial.text.partition("#")
             where = edit_range(partial.start + len(path) + 1)
             wanted = _squash(typed)
-            for name, kind in await self.server.in_engine(list_symbols, root, path):
+            for name, kind in await self.server.in_reader(list_symbols, root, path):
                 if _squash(name).startswith(wanted):
                     items.append(
                         types.CompletionItem(
@@ -218,7 +218,7 @@ class Completion(Feature):
         else:
             folder, slash, typed = partial.text.rpartition("/")
             where = edit_range(partial.start + len(folder) + len(slash))
-            entries = await self.server.in_engine(list_folder, root, folder)
+            entries = await self.server.in_reader(list_folder, root, folder)
             for entry in entries or []:
                 if entry.name.startswith(".") and not typed.startswith("."):
                     continue
