@@ -55,6 +55,7 @@ def test_a_drift_says_what_changed_in_one_line_in_text_and_json(
     assert str(anchor["detail"]).endswith(
         "signature changed in scope_of since it was bound: `Optional[int]` → `int | None`"
     )
+    assert anchor["change"] == "`Optional[int]` → `int | None`"
     capsys.readouterr()
     assert main(["-C", str(ws.root), "check", "--no-progress"]) == 1
     assert "`Optional[int]` → `int | None`" in capsys.readouterr().out
@@ -63,7 +64,7 @@ def test_a_drift_says_what_changed_in_one_line_in_text_and_json(
     (ws.root / ".moor" / "journal.sqlite").unlink()
     anchor = check(ws, capsys)
     assert anchor["state"] == "drifted"
-    assert "→" not in str(anchor["detail"])
+    assert "→" not in str(anchor["detail"]) and anchor["change"] is None
 
 
 def test_a_lock_of_the_previous_normaliser_stays_current_across_the_rejoin(

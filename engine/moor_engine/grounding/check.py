@@ -353,6 +353,7 @@ class Checker:
             report.detail = f"{', '.join(moved)} changed in {what} since it was bound"
             change = self._what_changed(canonical, bound, observation)
             if change is not None:
+                report.change = change
                 report.detail += f": {change}"
         return report
 
