@@ -28,8 +28,14 @@ from moor_engine.grounding.trust import Candidate
 from moor_engine.workspace.worktree import Worktree
 
 _KEY = "relocations:"
-# The modules whose logic a kept search stands for: a change to any of them looks again.
-_LOGIC = ("relocate.py", "definition_index.py", "relocation_memo.py", "worktree.py")
+# The modules whose logic a kept search stands for (under moor_engine/): a change to any of
+# them looks again.
+_LOGIC = (
+    "grounding/relocate.py",
+    "grounding/definition_index.py",
+    "grounding/relocation_memo.py",
+    "workspace/worktree.py",
+)
 
 
 class RelocationMemo:
@@ -149,6 +155,6 @@ def _search(value: object) -> Search | None:
 
 @functools.cache
 def _derivation() -> str:
-    here = Path(__file__).parent
-    logic = read_own_sources(here / name for name in _LOGIC)
+    engine = Path(__file__).parent.parent
+    logic = read_own_sources(engine / name for name in _LOGIC)
     return f"{cache_derivation()} relocation/{digest_bytes(logic)[:16]}"
