@@ -243,3 +243,44 @@ def test_a_declared_default_beside_its_definition_is_one_symbol(ws: Workspace) -
     assert ws.state("memories/wrap.md") == "current"
     ws.write("pkg/ansi.py", source.replace("colorama.wrap(stream)", "colorama.wrap(stream, True)"))
     assert ws.state("memories/wrap.md") == "drifted"
+
+
+FRAMING = """
+def framed(text, width=72):
+    lines = [text[at : at + width] for at in range(0, len(text), width)]
+    top = "+" + "-" * width + "+"
+    return "\\n".join([top, *("|" + line.ljust(width) + "|" for line in lines), top])
+"""
+
+
+def test_a_file_git_records_as_renamed_carries_its_definition_past_a_weaker_namesake(
+    ws: Workspace,
+) -> None:
+    ws.git("init", "-q")
+    ws.write("pkg/framing.py", FRAMING)
+    ws.memory("framed", "pkg/framing.py#framed")
+    ws.moor("bind", check=True)
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "bound")
+    # A test helper elsewhere defines a (far weaker) `framed` of its own.
+    ws.write("tests/helpers.py", "def framed(text):\n    return f'[{text}]'\n")
+    (ws.root / "pkg/agents").mkdir()
+    # Control: a move git does not record (a new untracked file) leaves two namesakes and
+    # nothing to tell them apart, so nothing is followed.
+    (ws.root / "pkg/framing.py").rename(ws.root / "pkg/agents/framing.py")
+    anchor = ws.anchor("memories/framed.md")
+    assert anchor["state"] == "gone"
+    assert "2 definitions have the same qualified name" in str(anchor["detail"])
+    # Staged by `git mv` (here: the same move, recorded), the renamed file's definition is
+    # the move.
+    (ws.root / "pkg/agents/framing.py").rename(ws.root / "pkg/framing.py")
+    ws.git("mv", "pkg/framing.py", "pkg/agents/framing.py")
+    anchor = ws.anchor("memories/framed.md")
+    assert (anchor["state"], anchor["moved_to"]) == ("moved", "pkg/agents/framing.py#framed")
+    # Committed, it still is.
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "moved into agents/")
+    anchor = ws.anchor("memories/framed.md")
+    assert (anchor["state"], anchor["moved_to"]) == ("moved", "pkg/agents/framing.py#framed")
+    ws.moor("follow", "memories/framed.md", check=True)
+    assert ws.state("memories/framed.md") == "current"

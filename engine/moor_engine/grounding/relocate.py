@@ -3,7 +3,8 @@
 Evidence first, cheapest first:
 
 1. a whole file: the same content in exactly one other file with the same suffix;
-2. a symbol: the same qualified name in exactly one other file of the same language;
+2. a symbol: the same qualified name in exactly one other file of the same language, or in
+   the file git records the bound file renamed to (`file_renames.py`);
 3. the same body under another name — in the same file, then anywhere — when the body
    carries evidence (the language decides: a stub or a one-line delegation proves nothing).
 
@@ -29,6 +30,7 @@ from moor_extractors.symbols import alias_of, snippet_tokens, split_qualified
 from moor_store.lockfile import LockedAnchor
 
 from moor_engine.grounding.definition_index import Definition, Indexes
+from moor_engine.grounding.file_renames import renamed_to
 from moor_engine.grounding.observe import FileObserver, FileView, Found
 from moor_engine.grounding.trust import Candidate
 from moor_engine.workspace.workspace import Workspace
@@ -85,6 +87,11 @@ def relocate(
         for view in _views(observer, index.files_named(ref.symbol, ref.path))
         if view.named(ref.symbol)
     ]
+    if len(by_name) > 1 and locked is not None:
+        # A file git records as renamed carried its definitions: a namesake elsewhere (a
+        # test helper, say) does not make the move ambiguous.
+        went = renamed_to(workspace, ref.path, locked.address)
+        by_name = [r for r in by_name if r.path == went] or by_name
     if by_name:
         return _pick(observer, by_name, "moved", bound)
     if locked is None:

@@ -34,6 +34,7 @@ _LOGIC = (
     "grounding/relocate.py",
     "grounding/definition_index.py",
     "grounding/relocation_memo.py",
+    "grounding/file_renames.py",
     "workspace/worktree.py",
 )
 
