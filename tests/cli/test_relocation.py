@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 from tests.conftest import Workspace
 
 HELPERS = """
@@ -284,3 +286,61 @@ def test_a_file_git_records_as_renamed_carries_its_definition_past_a_weaker_name
     assert (anchor["state"], anchor["moved_to"]) == ("moved", "pkg/agents/framing.py#framed")
     ws.moor("follow", "memories/framed.md", check=True)
     assert ws.state("memories/framed.md") == "current"
+
+
+LIMITS = """
+def lower_bound(value):
+    return value if value is not None else 0
+
+
+def _or_inf(value):
+    return value if value is not None else INF
+
+
+def upper_bound(value):
+    return value if value is not None else INF
+"""
+
+
+def test_a_one_line_definition_renamed_where_it_stands_is_moved_and_a_deleted_twin_is_gone(
+    ws: Workspace,
+) -> None:
+    ws.write("pkg/limits.py", LIMITS)
+    ws.memory("inf", "pkg/limits.py#_or_inf")
+    ws.memory("upper", "pkg/limits.py#upper_bound")
+    ws.moor("bind", check=True)
+    ws.write("pkg/limits.py", LIMITS.replace("def _or_inf", "def none_as_inf"))
+    anchor = ws.anchor("memories/inf.md")
+    assert (anchor["state"], anchor["moved_to"], anchor["code"]) == (
+        "moved",
+        "pkg/limits.py#none_as_inf",
+        "renamed",
+    )
+    # Control: deleted, its twin (`upper_bound`, same signature and body, already there) is
+    # never taken for it, and the twin's own memory is current.
+    ws.write("pkg/limits.py", LIMITS.replace(LIMITS.split("\n\n\n")[1] + "\n\n\n", ""))
+    assert "_or_inf" not in ws.read("pkg/limits.py")
+    assert ws.anchor("memories/inf.md")["state"] == "gone"
+    assert ws.state("memories/upper.md") == "current"
+
+
+def test_a_rename_in_place_is_told_from_git_history_in_a_clone_without_the_journal(
+    ws: Workspace,
+) -> None:
+    ws.git("init", "-q")
+    ws.write("pkg/limits.py", LIMITS)
+    ws.memory("inf", "pkg/limits.py#_or_inf")
+    ws.moor("bind", check=True)
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "bound")
+    ws.write("pkg/limits.py", LIMITS.replace("def _or_inf", "def none_as_inf"))
+    shutil.rmtree(ws.root / ".moor")
+    anchor = ws.anchor("memories/inf.md")
+    assert (anchor["state"], anchor["moved_to"]) == ("moved", "pkg/limits.py#none_as_inf")
+    # Control: renamed to a place between other neighbours, it is not the same place.
+    shutil.rmtree(ws.root / ".moor")
+    moved = LIMITS.replace(LIMITS.split("\n\n\n")[1] + "\n\n\n", "") + (
+        "\n\ndef none_as_inf(value):\n    return value if value is not None else INF\n"
+    )
+    ws.write("pkg/limits.py", moved)
+    assert ws.anchor("memories/inf.md")["state"] == "gone"

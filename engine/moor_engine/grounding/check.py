@@ -35,6 +35,7 @@ from moor_engine.grounding.observe import (
     Observation,
     found_address,
 )
+from moor_engine.grounding.places import bound_outline
 from moor_engine.grounding.relocate import Relocation, Search, alias_target, relocate
 from moor_engine.grounding.relocation_memo import RelocationMemo
 from moor_engine.grounding.suggest import suggestions
@@ -186,10 +187,13 @@ class Checker:
                 found = bound_code(self.workspace, self.snapshots, key, locked)
                 return found.text if found is not None else None
 
+            def outline() -> list[str] | None:
+                return bound_outline(self.workspace, self.snapshots, key, locked.address)
+
             search = self.memo.recall(ref, locked)
             if search is None:
                 search = relocate(
-                    self.workspace, self.observer, ref, locked, snapshot, self.indexes
+                    self.workspace, self.observer, ref, locked, snapshot, self.indexes, outline
                 )
                 self.memo.keep(ref, locked, search)
             self._relocations[key] = search

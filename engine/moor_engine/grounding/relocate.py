@@ -5,7 +5,9 @@ Evidence first, cheapest first:
 1. a whole file: the same content in exactly one other file with the same suffix;
 2. a symbol: the same qualified name in exactly one other file of the same language, or in
    the file git records the bound file renamed to (`file_renames.py`);
-3. the same body under another name — in the same file, then anywhere — when the body
+3. a rename in place: the definition now between the bound one's surviving neighbours,
+   new to the file, with its kind, signature and body, however short (`places.py`);
+4. the same body under another name — in the same file, then anywhere — when the body
    carries evidence (the language decides: a stub or a one-line delegation proves nothing).
 
 A target must be unique and observable: two equally good candidates, or one whose name is
@@ -63,6 +65,7 @@ class Search:
 
 
 Snapshot = Callable[[], "str | None"]  # the bound code's source, when it was sealed
+Outline = Callable[[], "list[str] | None"]  # its file's definitions when it was bound
 
 
 def relocate(
@@ -72,6 +75,7 @@ def relocate(
     locked: LockedAnchor | None,
     snapshot: Snapshot,
     indexes: Indexes,
+    outline: Outline = lambda: None,
 ) -> Search:
     assert ref.path is not None
     if ref.symbol is None:
@@ -97,6 +101,10 @@ def relocate(
     if locked is None:
         return Search()
     same_file = observer.view(ref.path)
+    if isinstance(same_file, FileView):
+        in_place = _renamed_in_place(same_file, locked, ref, outline)
+        if in_place is not None:
+            return _pick(observer, [Reference(ref.path, in_place, None)], "renamed", bound)
     body = locked.axes.get("body")
     others = [] if body is None else _views(observer, index.with_body(locked.kind, body, ref.path))
     for scope in ([same_file] if isinstance(same_file, FileView) else [], others):
@@ -346,6 +354,46 @@ def _relocate_file(
         why = f"{len(matches)} files have the same content: none is followed automatically"
         return Search(None, tuple(Candidate(m.canonical(), 1.0) for m in matches), why)
     return Search()
+
+
+def _renamed_in_place(
+    view: FileView, locked: LockedAnchor, vanished: Reference, outline: Outline
+) -> str | None:
+    """The definition that took the vanished one's place in its file: between the same
+    surviving neighbours (in the same order), new to the file, in the same container, of
+    the bound kind, signature and body — a rename where it stands, however short the body
+    (places.py). None when the place is not known or not exactly one definition fits."""
+    body, signature = locked.axes.get("body"), locked.axes.get("signature")
+    if view.language is None or vanished.symbol is None or body is None:
+        return None
+    before = outline()
+    if before is None or before.count(vanished.symbol) != 1:
+        return None
+    sites = view.sites()
+    now = [site.qname for site in sites]
+    was, kept = set(before), set(now)
+    at = before.index(vanished.symbol)
+    previous = next((q for q in reversed(before[:at]) if q in kept), None)
+    following = next((q for q in before[at + 1 :] if q in kept), None)
+    if previous is None and following is None:
+        return None  # no neighbour left to tell the place by
+    if any(now.count(q) != 1 for q in (previous, following) if q is not None):
+        return None
+    low = now.index(previous) + 1 if previous is not None else 0
+    high = now.index(following) if following is not None else len(now)
+    container = split_qualified(view.language, vanished.symbol)[0]
+    fits = [
+        index
+        for index in range(low, high)
+        if now[index] not in was
+        and now.count(now[index]) == 1
+        and split_qualified(view.language, now[index])[0] == container
+        and sites[index].kind == locked.kind
+        and not sites[index].has_error
+        and view.facts_at(index).axes.get("body") == body
+        and view.facts_at(index).axes.get("signature") == signature
+    ]
+    return now[fits[0]] if len(fits) == 1 else None
 
 
 def _body_matches(view: FileView, locked: LockedAnchor, vanished: Reference) -> list[str]:

@@ -35,6 +35,7 @@ _LOGIC = (
     "grounding/definition_index.py",
     "grounding/relocation_memo.py",
     "grounding/file_renames.py",
+    "grounding/places.py",
     "workspace/worktree.py",
 )
 
