@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 from tests.conftest import Workspace
 
@@ -344,3 +345,37 @@ def test_a_rename_in_place_is_told_from_git_history_in_a_clone_without_the_journ
     )
     ws.write("pkg/limits.py", moved)
     assert ws.anchor("memories/inf.md")["state"] == "gone"
+
+
+def test_check_says_a_moved_definition_also_changed_on_the_way(ws: Workspace) -> None:
+    ws.write("pkg/util.py", HELPERS)
+    ws.memory("sum", "pkg/util.py#checksum")
+    ws.moor("bind", check=True)
+    moved = HELPERS.replace("def unrelated():\n    return 42\n", "")
+    ws.write("pkg/util.py", "def unrelated():\n    return 42\n")
+    # Control: moved unchanged, it says moved and nothing more.
+    ws.write("pkg/hashing.py", moved)
+    run = ws.moor("check")
+    assert "moved: now pkg/hashing.py#checksum —" in run.out, run.out
+    assert "changed" not in run.out
+    ws.write("pkg/hashing.py", moved.replace("31", "37"))
+    run = ws.moor("check")
+    assert "moved: now pkg/hashing.py#checksum, and its body changed" in run.out, run.out
+
+
+def test_follow_with_nothing_to_follow_is_a_no_op_that_says_so_and_exits_0(ws: Workspace) -> None:
+    ws.write("pkg/util.py", HELPERS)
+    ws.memory("sum", "pkg/util.py#checksum")
+    ws.moor("bind", check=True)
+    lock = (ws.root / "moor.lock").read_bytes()
+    run = ws.moor("follow", "memories/sum.md")
+    assert run.code == 0, run.err
+    assert "nothing moved, nothing to follow: a no-op, not a refusal" in run.out
+    assert (ws.root / "moor.lock").read_bytes() == lock
+    # Control: a follow that is refused says so and exits 1, as docs/cli.md says.
+    run = ws.moor("follow", "memories/sum.md", "--to", "pkg/util.py#missing")
+    assert run.code == 1
+    assert "say which reference goes to pkg/util.py#missing" in run.err
+    table = (Path(__file__).resolve().parents[2] / "docs/cli.md").read_text(encoding="utf-8")
+    row = next(line for line in table.splitlines() if line.startswith("| `moor follow"))
+    assert row.rstrip(" |").endswith("0 when nothing moved (a no-op, said so); 1 if refused")

@@ -338,7 +338,11 @@ def _follow(
             if followable(a) and a.moved_to and a.canonical
         ]
         if not moves:
-            outcome.done.append(f"{path}: nothing moved, nothing to follow")
+            # A no-op, not a refusal (exit 0): nothing asked for was refused.
+            outcome.done.append(
+                f"{path}: nothing moved, nothing to follow: a no-op, not a refusal "
+                "(nothing was changed)"
+            )
             outcome.done.extend(
                 f"{path}: {a.ref} is gone; if it lives on elsewhere: "
                 f"`moor follow {path} --to {a.candidates[0].ref if a.candidates else 'REF'}`"

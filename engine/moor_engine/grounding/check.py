@@ -325,7 +325,7 @@ class Checker:
             report.code = relocation.how
             report.moved_to = relocation.ref.canonical()
             report.axes, note = self._moved_axes(relocation, locked, watch)
-            report.detail = f"{relocation.how}: now {report.moved_to}{note}"
+            report.detail = f"{relocation.how}: now {report.moved_to}{_also(report.axes)}{note}"
             return report
         if locked is None:
             report.state = State.UNBOUND
@@ -344,7 +344,8 @@ class Checker:
             report.moved_to = alias.canonical()
             report.axes, note = self._moved_axes(Relocation(alias, "renamed"), locked, watch)
             report.detail = (
-                f"renamed: now {report.moved_to} ({item.ref.symbol} is an alias of it){note}"
+                f"renamed: now {report.moved_to} ({item.ref.symbol} is an alias of it)"
+                f"{_also(report.axes)}{note}"
             )
             return report
         moved = [
@@ -437,6 +438,12 @@ class Checker:
             bound = translation.facts.axes
         axes = [axis for axis in watch if observation.facts.axes.get(axis) != bound.get(axis)]
         return axes, ""
+
+
+def _also(axes: list[str]) -> str:
+    """What changed on the way, for a moved anchor's detail: the move and the change are
+    both news to a reader, and `moved` alone reads as "same code, new place"."""
+    return f", and its {' and '.join(axes)} changed" if axes else ""
 
 
 def memory_watch(loaded: LoadedMemory, item: ResolvedEntry) -> tuple[str, ...]:
