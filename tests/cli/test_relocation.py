@@ -379,3 +379,89 @@ def test_follow_with_nothing_to_follow_is_a_no_op_that_says_so_and_exits_0(ws: W
     table = (Path(__file__).resolve().parents[2] / "docs/cli.md").read_text(encoding="utf-8")
     row = next(line for line in table.splitlines() if line.startswith("| `moor follow"))
     assert row.rstrip(" |").endswith("0 when nothing moved (a no-op, said so); 1 if refused")
+
+
+FEATURES = """
+class Factory:
+    def set_feature(self, name, value):
+        if name is None:
+            raise ValueError("the feature name is missing")
+        self.features[name] = bool(value)
+        self.changed = True
+
+    def get_feature(self, name):
+        if name is None:
+            raise ValueError("the feature name is missing")
+        return self.features[name]
+"""
+
+
+def test_deleted_code_offers_no_sibling_that_stood_beside_it_as_where_it_went(
+    ws: Workspace,
+) -> None:
+    ws.write("pkg/factory.py", FEATURES)
+    ws.memory("set", "pkg/factory.py#Factory.set_feature")
+    ws.moor("bind", check=True)
+    deleted = FEATURES.split("    def get_feature")[0].split("    def set_feature")[0] + (
+        "    def get_feature" + FEATURES.split("    def get_feature")[1]
+    )
+    ws.write("pkg/factory.py", deleted)
+    anchor = ws.anchor("memories/set.md")
+    assert (anchor["state"], anchor["candidates"]) == ("gone", [])
+    run = ws.moor("check")
+    assert "perhaps now" not in run.out and "moor follow" not in run.out, run.out
+    # Control: the same code renamed, with a small edit, is offered (and first).
+    ws.write(
+        "pkg/factory.py",
+        FEATURES.replace("def set_feature", "def put_feature").replace("bool(value)", "value"),
+    )
+    anchor = ws.anchor("memories/set.md")
+    assert anchor["state"] == "gone"
+    assert anchor["candidates"][0]["ref"] == "pkg/factory.py#Factory.put_feature"
+    assert "moor follow memories/set.md --from" in ws.moor("check").out
+
+
+ENTITIES = """
+public class Entities {
+    static void escape(Appendable accum, String string, boolean inAttribute) throws IOException {
+        for (int offset = 0; offset < string.length(); offset++) {
+            char c = string.charAt(offset);
+            if (c == '&') {
+                accum.append("&amp;");
+            } else if (c == '<' && !inAttribute) {
+                accum.append("&lt;");
+            } else {
+                accum.append(c);
+            }
+        }
+    }
+
+    static String escape(String string) {
+        StringBuilder accum = new StringBuilder();
+        escape(accum, string, false);
+        return accum.toString();
+    }
+}
+"""
+
+
+def test_a_java_overload_whose_parameter_type_changed_is_that_overload_not_the_group(
+    ws: Workspace,
+) -> None:
+    ws.write("src/Entities.java", ENTITIES)
+    ws.memory("esc", "src/Entities.java#Entities.escape(Appendable, String, boolean)")
+    ws.memory("short", "src/Entities.java#Entities.escape(String)")
+    ws.moor("bind", check=True)
+    ws.write("src/Entities.java", ENTITIES.replace("(Appendable accum", "(QuietAppendable accum"))
+    anchor = ws.anchor("memories/esc.md")
+    assert (anchor["state"], anchor["moved_to"], anchor["axes"]) == (
+        "moved",
+        "src/Entities.java#Entities.escape(QuietAppendable, String, boolean)",
+        ["signature"],
+    )
+    # Control: the overload that did not change is current.
+    assert ws.state("memories/short.md") == "current"
+    ws.moor("follow", "memories/esc.md", check=True)
+    after = ws.anchor("memories/esc.md")
+    assert after["ref"] == "src/Entities.java#Entities.escape(QuietAppendable, String, boolean)"
+    assert (after["state"], after["axes"]) == ("drifted", ["signature"])

@@ -19,6 +19,7 @@ as candidates: offered to a person (`moor follow --to`), never followed automati
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -28,6 +29,7 @@ from difflib import SequenceMatcher
 from moor_extractors.languages import language_for_path
 from moor_extractors.model import Failure
 from moor_extractors.reference import Reference
+from moor_extractors.resolve import member_symbol
 from moor_extractors.symbols import alias_of, snippet_tokens, split_qualified
 from moor_store.lockfile import LockedAnchor
 
@@ -37,8 +39,12 @@ from moor_engine.grounding.observe import FileObserver, FileView, Found
 from moor_engine.grounding.trust import Candidate
 from moor_engine.workspace.workspace import Workspace
 
-# Candidates below this similarity are not worth a person's look.
-SIMILARITY_FLOOR = 0.6
+# Candidates below this similarity are no evidence of where gone code went, so are not
+# offered (nor a `follow` to them). Measured (issue 23.4): every right candidate on the
+# relocation benchmark scored 0.93 or more, on the drift corpus 0.96 or more; what deleted
+# code was offered instead scored 0.60-0.97, all of it siblings that stood beside it when it
+# was bound (no longer offered at all: `relocate`), most of it below 0.8.
+SIMILARITY_FLOOR = 0.8
 MAX_CANDIDATES = 3
 # At most this many definitions, nearest in size to the bound code, are looked at, and the
 # ones sharing the most words with it are compared in full.
@@ -101,6 +107,7 @@ def relocate(
     if locked is None:
         return Search()
     same_file = observer.view(ref.path)
+    outline = functools.cache(outline)
     if isinstance(same_file, FileView):
         in_place = _renamed_in_place(same_file, locked, ref, outline)
         if in_place is not None:
@@ -122,6 +129,10 @@ def relocate(
     if bound.text is not None:
         size = len(bound.text.encode("utf-8"))
         pool += index.nearest(size, _family(locked.kind), ref.path, _MAX_SCORED)
+    # What stood beside the bound code when it was bound is not where it went (a deleted
+    # `setFeature` is not now its sibling `getFeature`).
+    siblings = set(outline() or ())
+    pool = [d for d in pool if not (d.rel == ref.path and d.qname in siblings)]
     return Search(candidates=_similar(observer, pool, ref, locked, bound))
 
 
@@ -223,9 +234,9 @@ def _similar(
     words = _words(text)
     texts: list[tuple[str, str, str]] = []
     for _d, definition in near[:_MAX_SCORED]:
-        source = _source_of(observer, definition)
-        if source is not None:
-            texts.append((definition.rel, definition.qname, source))
+        named = _source_of(observer, definition)
+        if named is not None:
+            texts.append((definition.rel, *named))
     texts.sort(key=lambda item: -_overlap(words, _words(item[2])))
     found: dict[str, Candidate] = {}
     for rel, qname, source in texts[:_MAX_PARSED]:
@@ -240,14 +251,15 @@ def _similar(
     return _ranked(list(found.values()))[:MAX_CANDIDATES]
 
 
-def _source_of(observer: FileObserver, definition: Definition) -> str | None:
+def _source_of(observer: FileObserver, definition: Definition) -> tuple[str, str] | None:
+    """The symbol naming `definition` alone, and its source."""
     view = observer.view(definition.rel)
     if not isinstance(view, FileView):
         return None
     sites = view.sites()
     if definition.index >= len(sites) or sites[definition.index].qname != definition.qname:
         return None  # the index is of another version of the file: not this definition
-    return view.source_text(sites[definition.index])
+    return _symbol_of(view, definition.index), view.source_text(sites[definition.index])
 
 
 _WORD = re.compile(r"\w+")
@@ -359,10 +371,12 @@ def _relocate_file(
 def _renamed_in_place(
     view: FileView, locked: LockedAnchor, vanished: Reference, outline: Outline
 ) -> str | None:
-    """The definition that took the vanished one's place in its file: between the same
-    surviving neighbours (in the same order), new to the file, in the same container, of
-    the bound kind, signature and body — a rename where it stands, however short the body
-    (places.py). None when the place is not known or not exactly one definition fits."""
+    """The definition that took the vanished one's place in its file: where the bound
+    outline and today's differ only by it (aligned as sequences, so namesakes around it
+    — a static and an instance `parse` — still anchor the place), new to the file, in the
+    same container, of the bound kind, signature and body: a rename where it stands,
+    however short the body (places.py). None when the place is not known, no neighbour
+    is left to tell it by, or not exactly one definition fits."""
     body, signature = locked.axes.get("body"), locked.axes.get("signature")
     if view.language is None or vanished.symbol is None or body is None:
         return None
@@ -371,20 +385,18 @@ def _renamed_in_place(
         return None
     sites = view.sites()
     now = [site.qname for site in sites]
-    was, kept = set(before), set(now)
     at = before.index(vanished.symbol)
-    previous = next((q for q in reversed(before[:at]) if q in kept), None)
-    following = next((q for q in before[at + 1 :] if q in kept), None)
-    if previous is None and following is None:
-        return None  # no neighbour left to tell the place by
-    if any(now.count(q) != 1 for q in (previous, following) if q is not None):
-        return None
-    low = now.index(previous) + 1 if previous is not None else 0
-    high = now.index(following) if following is not None else len(now)
+    gap = range(0)
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, before, now, autojunk=False).get_opcodes():
+        if i1 <= at < i2:
+            if tag == "replace" and (i1 > 0 or i2 < len(before)):
+                gap = range(j1, j2)
+            break
+    was = set(before)
     container = split_qualified(view.language, vanished.symbol)[0]
     fits = [
         index
-        for index in range(low, high)
+        for index in gap
         if now[index] not in was
         and now.count(now[index]) == 1
         and split_qualified(view.language, now[index])[0] == container
@@ -431,5 +443,16 @@ def _body_matches(view: FileView, locked: LockedAnchor, vanished: Reference) -> 
             and facts.axes.get("signature") == locked.axes.get("signature")
         )
         if renamed_around or view.parsed().carries_evidence(site):
-            matches.append(site.qname)
+            matches.append(_symbol_of(view, index))
     return matches
+
+
+def _symbol_of(view: FileView, index: int) -> str:
+    """The symbol that names the definition at `index` alone: its qualified name, or, when
+    it shares that name (a Java overload whose parameter type changed), its member's
+    spelling — never the whole group, whose facts are not the bound code's."""
+    qname = view.sites()[index].qname
+    indexes = view.named(qname)
+    if len(indexes) < 2:
+        return qname
+    return member_symbol(qname, view.group(indexes).spellings, indexes.index(index))
