@@ -285,6 +285,14 @@ def test_a_file_git_records_as_renamed_carries_its_definition_past_a_weaker_name
     ws.git("commit", "-qm", "moved into agents/")
     anchor = ws.anchor("memories/framed.md")
     assert (anchor["state"], anchor["moved_to"]) == ("moved", "pkg/agents/framing.py#framed")
+    # Then rewritten around it over a later commit (too unlike the bound file to be paired
+    # with it across both commits at once): each commit's rename still carries it.
+    rest = "".join(f"\n\ndef helper_{n}(x):\n    return x * {n} + {n * n}\n" for n in range(30))
+    ws.write("pkg/agents/framing.py", FRAMING + rest)
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "grown")
+    anchor = ws.anchor("memories/framed.md")
+    assert (anchor["state"], anchor["moved_to"]) == ("moved", "pkg/agents/framing.py#framed")
     ws.moor("follow", "memories/framed.md", check=True)
     assert ws.state("memories/framed.md") == "current"
 

@@ -42,8 +42,8 @@ from moor_engine.workspace.workspace import Workspace
 # Candidates below this similarity are no evidence of where gone code went, so are not
 # offered (nor a `follow` to them). Measured (issue 23.4): every right candidate on the
 # relocation benchmark scored 0.93 or more, on the drift corpus 0.96 or more; what deleted
-# code was offered instead scored 0.60-0.97, all of it siblings that stood beside it when it
-# was bound (no longer offered at all: `relocate`), most of it below 0.8.
+# code was offered instead scored 0.60-0.99, all of it siblings that stood beside it when it
+# was bound (no longer offered at all: `relocate`), half of it below 0.8.
 SIMILARITY_FLOOR = 0.8
 MAX_CANDIDATES = 3
 # At most this many definitions, nearest in size to the bound code, are looked at, and the
