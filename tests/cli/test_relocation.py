@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 from tests.conftest import Workspace
@@ -473,3 +474,25 @@ def test_a_java_overload_whose_parameter_type_changed_is_that_overload_not_the_g
     after = ws.anchor("memories/esc.md")
     assert after["ref"] == "src/Entities.java#Entities.escape(QuietAppendable, String, boolean)"
     assert (after["state"], after["axes"]) == ("drifted", ["signature"])
+
+
+def test_the_outline_of_a_file_is_sealed_once_for_all_the_anchors_bound_in_it(
+    ws: Workspace,
+) -> None:
+    ws.write("pkg/limits.py", LIMITS)
+    ws.write("pkg/other.py", LIMITS.replace("_or_inf", "_or_nan"))
+    ws.memory("inf", "pkg/limits.py#_or_inf")
+    ws.memory("upper", "pkg/limits.py#upper_bound")
+    ws.memory("lower", "pkg/limits.py#lower_bound")
+    ws.moor("bind", check=True)
+
+    def outlines() -> int:
+        with sqlite3.connect(ws.root / ".moor" / "journal.sqlite") as db:
+            query = "SELECT count(*) FROM snapshots WHERE address LIKE 'outline:%'"
+            return int(db.execute(query).fetchone()[0])
+
+    assert outlines() == 1
+    # Control: an anchor in another file seals that file's outline.
+    ws.memory("nan", "pkg/other.py#_or_nan")
+    ws.moor("bind", check=True)
+    assert outlines() == 2
