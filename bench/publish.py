@@ -255,6 +255,8 @@ RELOCATION_METRIC_TITLES = {
     "wrong_relocations": "wrong relocations",
     "candidate_first": "right candidate first",
     "clean_relocations": "clean relocations",
+    "in_place": "renames in place",
+    "false_candidates": "false candidates",
 }
 
 
@@ -310,14 +312,17 @@ def render_relocation(results: list[relocation.LanguageResult], limit: int | Non
         "changed axis, then `current`), *move+change* (the same with one body token changed: "
         "`moved` with `body`, then `drifted`), *rename+body* (new name plus one literal "
         "changed or one identifier renamed throughout the body: `gone` with the new name as "
-        "the first candidate, then `drifted` after `follow --to` it) and *decoy* (a "
+        "the first candidate, then `drifted` after `follow --to` it), *decoy* (a "
         "definition whose body carries no evidence and has an exact twin elsewhere in the "
         "workspace is deleted: `gone`, never `moved`; where a file has no real twin, one of "
         f"its short definitions is copied under another name before binding — {synthetic} "
-        "decoys). *Baseline*: a naive relocator that takes the definition whose raw text is "
-        "most similar (`difflib` over source lines) in the workspace's files of the language "
-        "and re-binds to it as it is now, so it never preserves drift and always relocates "
-        "a decoy.",
+        "decoys), *rename-in-place* (a definition whose body carries no evidence, a one-liner "
+        "say, renamed where it stands with its signature and body unchanged: `moved`, then "
+        "`current` after `follow`) and *delete* (a definition picked as for the first four "
+        "deleted, nothing in its place: `gone` with no candidate). *Baseline*: a naive "
+        "relocator that takes the definition whose raw text is most similar (`difflib` "
+        "over source lines) in the workspace's files of the language and re-binds to it as "
+        "it is now, so it never preserves drift and always relocates a decoy.",
         "",
         "| language | cases | "
         + " | ".join(f"{title}: moor | baseline" for title in RELOCATION_METRIC_TITLES.values())
@@ -329,7 +334,7 @@ def render_relocation(results: list[relocation.LanguageResult], limit: int | Non
         cells = [label, str(row[0])]
         for i, metric in enumerate(relocation.METRICS):
             moor, baseline, whole = row[1 + 3 * i : 4 + 3 * i]
-            if metric == "wrong_relocations":
+            if metric in relocation.COUNTS:
                 cells += [f"{moor}/{whole}", f"{baseline}/{whole}"]
             else:
                 cells += [_fraction(moor, whole), _fraction(baseline, whole)]
@@ -344,7 +349,9 @@ def render_relocation(results: list[relocation.LanguageResult], limit: int | Non
         "at the right place. *Wrong relocations* is over every case: `moved` anywhere but the "
         "right place (for a decoy, `moved` at all). *Right candidate first* is over "
         "rename+body; *clean relocations* over move and rename+signature (`moved` to the right "
-        "place). The benchmark prints every case moor gets wrong. "
+        "place); *renames in place* over rename-in-place (`moved` to the right place); *false "
+        "candidates* over delete (any candidate offered for deleted code; the baseline always "
+        "re-binds it somewhere). The benchmark prints every case moor gets wrong. "
         "`tests/bench/test_readme_numbers.py` re-runs it and fails if a row differs (a "
         "language whose sources are absent, or of another version than the one named above, "
         "is skipped).",
@@ -353,7 +360,7 @@ def render_relocation(results: list[relocation.LanguageResult], limit: int | Non
 
 
 _RELOCATION_ROW = re.compile(
-    r"^\|[ \t]*\**(\w+)\**[ \t]*\|[ \t]*(\d+)[ \t]*\|((?:[ \t]*\d+/\d+[^|\n]*\|){8})",
+    r"^\|[ \t]*\**(\w+)\**[ \t]*\|[ \t]*(\d+)[ \t]*\|((?:[ \t]*\d+/\d+[^|\n]*\|){8,})",
     re.MULTILINE,
 )
 

@@ -16,6 +16,7 @@ from moor_store.lockfile import Lock, LockedAnchor, LockedMemory, format_lock
 from moor_engine.grounding.check import locked_anchor_from, translated_anchor
 from moor_engine.grounding.memories import LoadedMemory, loaded_lock_content, lock_content
 from moor_engine.grounding.observe import Found, NotFound, found_address
+from moor_engine.grounding.places import place_seal
 from moor_engine.grounding.trust import AnchorReport, State
 from moor_engine.grounding.verdicts import followable, reaffirm_verdict
 from moor_engine.memory.latch import latch_declared, read_latches
@@ -75,12 +76,14 @@ def _unusable(session: Session, path: str, loaded: LoadedMemory, action: str) ->
     return loaded.read_error
 
 
-def _seal(session: Session, found: Found, change: Change) -> None:
-    """Keep the code as it is now, so `diff` can show what changed since (with the change)."""
+def _seal(session: Session, found: Found, change: Change, canonical: str) -> None:
+    """Keep the code as it is now, so `diff` can show what changed since (with the change),
+    and its place in the file, for a rename in place (`places.py`)."""
     view = session.observer.view(found.path)
     if view is None or isinstance(view, Failure):
         return
     change.seals.append((found.address, view.source_text(found.site)))
+    change.seals.extend(place_seal(view, found, canonical))
 
 
 def bind(session: Session, paths: list[str]) -> Outcome:
@@ -133,7 +136,7 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
                 continue
             anchors[canonical] = locked_anchor_from(item.ref, observation)
             added.append(canonical)
-            _seal(session, observation, change)
+            _seal(session, observation, change, canonical)
             entries.append(
                 NewEntry("open", canonical, memory=path, address=observation.address, code="bind")
             )
@@ -251,7 +254,7 @@ def _reaffirm(session: Session, path: str, why: str) -> Outcome:
     change = Change("moor reaffirm")
     entries = []
     for canonical, found in founds:
-        _seal(session, found, change)
+        _seal(session, found, change, canonical)
         previous = old.anchors[canonical].address if old and canonical in old.anchors else None
         entries.append(
             NewEntry(
@@ -335,7 +338,11 @@ def _follow(
             if followable(a) and a.moved_to and a.canonical
         ]
         if not moves:
-            outcome.done.append(f"{path}: nothing moved, nothing to follow")
+            # A no-op, not a refusal (exit 0): nothing asked for was refused.
+            outcome.done.append(
+                f"{path}: nothing moved, nothing to follow: a no-op, not a refusal "
+                "(nothing was changed)"
+            )
             outcome.done.extend(
                 f"{path}: {a.ref} is gone; if it lives on elsewhere: "
                 f"`moor follow {path} --to {a.candidates[0].ref if a.candidates else 'REF'}`"
@@ -533,11 +540,12 @@ def _seal_followed(
 ) -> None:
     """Keep `diff` working after a follow: the followed address shows the bound code."""
     if followed.address == found.address or session.journal is None:
-        _seal(session, found, change)
+        _seal(session, found, change, followed.ref)
         return
     text = session.journal.snapshot(before.address) if before is not None else None
     if text is not None:
         change.seals.append((followed.address, text))
+    change.seals.extend(place_seal(session.observer.view(found.path), found, followed.ref))
 
 
 _LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
