@@ -31,7 +31,8 @@ def read_own_sources(files: Iterable[str | Path | None]) -> bytes:
         if file is None:
             continue
         path = Path(file)
-        if path.suffix != ".py" or path.parent.name not in OWN_PACKAGES:
+        # A package's module, or one of its sub-packages' (moor_engine/grounding/…).
+        if path.suffix != ".py" or not {path.parent.name, path.parent.parent.name} & OWN_PACKAGES:
             raise NotOwnSource(f"{file} is not a module of moor's own packages")
         chunks.append(path.read_bytes())
     return b"".join(chunks)
