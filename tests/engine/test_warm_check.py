@@ -70,3 +70,68 @@ def test_a_warm_check_writes_nothing_and_parses_nothing_again(ws: Workspace) -> 
     )
     assert any("INSERT INTO journal" in s for s in written), written
     assert parsed == 1
+
+
+RICH = """---
+about:
+  - src/a.py#f
+  - ref: src/b.py#h
+    watch: [body]
+watch: [signature, body]
+confidence: verified
+supersedes: [memories/old.md]
+links:
+  see: [memories/other.md]
+  none:
+pinned: true
+created: 2026-01-02
+agent: claude
+---
+# A memory with every field
+
+It says something.
+
+## When this changes, ask
+- Is it still true?
+"""
+
+
+def test_a_memory_read_back_from_the_parse_cache_is_the_memory_parsed(ws: Workspace) -> None:
+    from moor_engine.grounding.memories import load_memories
+
+    ws.write("src/a.py", "def f():\n    return 1\n")
+    ws.write("src/b.py", "def h():\n    return 3\n")
+    ws.write("memories/rich.md", RICH)
+    ws.write("memories/broken.md", "---\nabout: [\n---\n# Broken\n")
+    age(ws.root)
+    paths = ["memories/rich.md", "memories/broken.md"]
+    with Session.open(ws.root) as session:
+        assert session.journal is not None
+        parsed = load_memories(session.workspace, paths, session.journal)  # stores the rows
+        statements: list[str] = []
+        session.journal._db.set_trace_callback(statements.append)
+        cached = load_memories(session.workspace, paths, session.journal)
+    assert writes(statements) == []  # read back, not parsed and stored again
+    rich = parsed["memories/rich.md"]
+    assert rich.memory is not None and rich.memory.links and rich.memory.questions
+    assert rich.memory.about[1].watch == ("body",) and rich.memory.pinned
+    assert parsed["memories/broken.md"].memory is None and parsed["memories/broken.md"].problems
+    assert cached == parsed
+
+
+def test_a_parse_cache_row_of_another_shape_is_parsed_again_not_trusted(ws: Workspace) -> None:
+    import sqlite3
+
+    ws.write("src/a.py", "def f():\n    return 1\n")
+    ws.memory("about-f", "src/a.py#f")
+    age(ws.root)
+    ws.moor("bind", check=True)
+    ws.moor("check", check=True)
+    with sqlite3.connect(ws.root / ".moor" / "journal.sqlite") as db:
+        db.execute(  # a row as an older moor wrote it: an object, not this shape's lists
+            "UPDATE files SET payload = ? WHERE path = 'memory:memories/about-f.md'",
+            ('{"memory": null, "problems": []}',),
+        )
+    statements, _parsed, summary = traced_check(ws.root)
+    assert summary == {"current": 1}
+    assert any("INSERT INTO files" in s and "about-f.md" in s for s in writes(statements))
