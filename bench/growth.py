@@ -22,7 +22,10 @@ real CLI as a subprocess, start-up included:
 Beside them in the same run, the baselines each ratio to the machine's state is read
 against: `python -c pass` and the tree-sitter parse of the referenced files (in this
 process). Checks and recalls are the best of several rounds (noise only adds time); bind, the
-slowest, runs once per size. The load average (`uptime`) is printed with the numbers.
+slowest, runs once per size. The load average (`uptime`) is printed with the numbers. The
+ratios compare CPU seconds (the process's and its children's, from `getrusage`): on a shared
+machine other processes stretch the clock several times over, the CPU time hardly (a bind
+of 30,000 took 25x the clock time of 3,000 at load 18, and 6.9x its CPU time).
 
     python bench/growth.py [--sizes 1000,10000,30000] [--rounds 3] [--json PATH]
 """
@@ -33,6 +36,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -43,7 +47,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_speed import Symbol, build_workspace, choose_symbols, moor, parse_time
+from check_speed import Symbol, build_workspace, choose_symbols, parse_time
 
 DEFAULT_SIZES = (1000, 10000, 30000)
 ROUNDS = 3
@@ -62,6 +66,9 @@ class Row:
     times: dict[str, float] = field(default_factory=dict)  # operation -> seconds
     error: str = ""
     code_bytes: int = 0  # the referenced files' size: the code the operations read
+    # operation -> CPU seconds of the process (and its children): what the ratios compare,
+    # as other processes on a busy machine stretch the clock far more than the CPU time
+    cpu: dict[str, float] = field(default_factory=dict)
 
 
 def symbols_for(n: int) -> tuple[list[Symbol], list[Path]]:
@@ -84,20 +91,42 @@ def best(measure: Callable[[], float], rounds: int) -> float:
     return min(measure() for _ in range(rounds))
 
 
+def best_pair(measure: Callable[[], tuple[float, float]], rounds: int) -> tuple[float, float]:
+    """The best clock time and the best CPU time of `rounds` runs."""
+    runs = [measure() for _ in range(rounds)]
+    return min(wall for wall, _ in runs), min(cpu for _, cpu in runs)
+
+
 def python_pass() -> float:
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     return time.perf_counter() - started
 
 
-def timed(root: Path, *args: str) -> float:
-    seconds, result = moor(root, *args)
+def timed(root: Path, *args: str) -> tuple[float, float]:
+    """`moor ARGS` as a user runs it (with Python's byte-code cache): its clock and CPU
+    seconds."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["NO_COLOR"] = "1"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "moor", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode not in (0, 1):
         raise RuntimeError(f"moor {' '.join(args)} exited {result.returncode}: {result.stderr}")
-    return seconds
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu
 
 
-def cold_check(root: Path) -> float:
+def cold_check(root: Path) -> tuple[float, float]:
     shutil.rmtree(root / ".moor", ignore_errors=True)
     return timed(root, "check", "--format", "json")
 
@@ -115,29 +144,36 @@ def measure(n: int, rounds: int) -> Row:
             load=os.getloadavg()[0],
         )
         try:
-            row.times["bind"] = timed(root, "bind")
-            row.times["cold"] = best(lambda: cold_check(root), rounds)
+            row.times["bind"], row.cpu["bind"] = timed(root, "bind")
+            row.times["cold"], row.cpu["cold"] = best_pair(lambda: cold_check(root), rounds)
             timed(root, "check")  # the last cold check's caches, whole
-            row.times["warm"] = best(lambda: timed(root, "check", "--format", "json"), rounds)
+            row.times["warm"], row.cpu["warm"] = best_pair(
+                lambda: timed(root, "check", "--format", "json"), rounds
+            )
             timed(root, "recall", QUERY)  # builds the index
-            row.times["recall"] = best(lambda: timed(root, "recall", QUERY), rounds)
+            row.times["recall"], row.cpu["recall"] = best_pair(
+                lambda: timed(root, "recall", QUERY), rounds
+            )
         except RuntimeError as failure:
             row.error = str(failure)
         return row
 
 
 def ratios(rows: list[Row]) -> dict[int, dict[str, float]]:
-    """For each size with one a tenth of it measured: operation -> t(10·N) / t(N)."""
+    """For each size with one a tenth of it measured: operation -> t(10·N) / t(N), in CPU
+    seconds."""
     by_n = {row.n: row for row in rows}
     found: dict[int, dict[str, float]] = {}
     for row in rows:
         smaller = by_n.get(row.n // 10)
         if smaller is None or row.n % 10 or row.error or smaller.error:
             continue
+        # CPU seconds where the run has them (a run before they were kept: the clock's)
+        mine, theirs = (
+            (row.cpu, smaller.cpu) if row.cpu and smaller.cpu else (row.times, smaller.times)
+        )
         found[row.n] = {
-            op: row.times[op] / smaller.times[op]
-            for op in OPERATIONS
-            if op in row.times and smaller.times.get(op)
+            op: mine[op] / theirs[op] for op in OPERATIONS if op in mine and theirs.get(op)
         }
     return found
 

@@ -440,6 +440,10 @@ def _limit_cell(limits: dict[int, float], n: int) -> str:
     return f"{limits[n]:.1f}x" if n in limits else "—"
 
 
+def _warm_cpu(row: growth.Row) -> str:
+    return f"{row.cpu['warm']:.3f}" if "warm" in row.cpu else "—"
+
+
 def _cold_over_parse(row: growth.Row) -> float:
     return (row.times["cold"] - row.times["warm"]) / row.parse_s
 
@@ -460,16 +464,18 @@ def render_growth(rows: list[growth.Row], python: str) -> str:
         "with no moor.lock (once), *cold* `moor check` with no `.moor/`, *warm* `moor check` "
         "again, *recall* one query with the index built; best of "
         f"{growth.ROUNDS} rounds. *py*: `python -c pass` in the same run; *parse*: "
-        "tree-sitter parsing the referenced files, in process. *grown*: t(N) / t(N/10) — at most "
-        "10 when the cost grows linearly (less: start-up is paid once). *limit*: 12x, or more "
+        "tree-sitter parsing the referenced files, in process. *grown*: t(N) / t(N/10) in "
+        "CPU seconds (the process's and its children's: other processes stretch the clock, "
+        "not the CPU time) — at most 10 when the cost grows linearly (less: start-up is paid "
+        "once). *limit*: 12x, or more "
         "where the code the memories are about grew more than tenfold too (*code MB*: the "
         "files with the most definitions come first, so the code grows faster than the "
         "memories).",
         "",
         "| N | files | load | py (s) | parse (s) | bind (s) | cold (s) | warm (s) | recall (s) "
         "| bind grown | cold grown | warm grown | recall grown | limit | code MB "
-        "| (cold - warm) / parse |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| (cold - warm) / parse | warm CPU (s) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         factors = grown.get(row.n, {})
@@ -480,7 +486,7 @@ def render_growth(rows: list[growth.Row], python: str) -> str:
         lines.append(
             f"| {row.n} | {row.files} | {row.load:.1f} | {row.python_s:.3f} | {row.parse_s:.3f} "
             f"| {times} | {cells} | {_limit_cell(limits, row.n)} | {row.code_bytes / 1e6:.2f} "
-            f"| {_cold_over_parse(row):.1f}x |"
+            f"| {_cold_over_parse(row):.1f}x | {_warm_cpu(row)} |"
         )
     over = growth.over_limit(rows)
     lines += [
