@@ -29,6 +29,7 @@ import drift_quality
 import growth
 import hook_latency
 import lsp_latency
+import member_cases
 import memory_writes
 import recall_quality
 import relocation
@@ -136,7 +137,29 @@ def _drift_size(results: list[drift_quality.SourceResult], limit: int | None) ->
     parts = [f"{corpus} corpus cases{' (the whole corpus)' if whole else ''}"]
     per_category = drift_quality.STDLIB_PER_CATEGORY if limit is None else limit
     parts.append(f"{counts.get('stdlib', 0)} stdlib cases ({per_category} per category)")
-    return " and ".join(parts)
+    members = sum(counts.get(name, 0) for name in drift_quality.MEMBER_SOURCES)
+    if members:
+        per_member = member_cases.PER_CATEGORY if limit is None else limit
+        parts.append(f"{members} cases about members of types ({per_member} per category)")
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _member_sources(results: list[drift_quality.SourceResult]) -> str:
+    """Which sources the member rows were made from (a row is compared only on the same)."""
+    named = []
+    for result in results:
+        language = drift_quality.MEMBER_SOURCES.get(result.name)
+        if language is not None:
+            named.append(f"{result.name}: `{member_cases.source_identity(language)}`")
+    skipped = [
+        name
+        for name, language in drift_quality.MEMBER_SOURCES.items()
+        if name not in {r.name for r in results} or member_cases.source_identity(language) is None
+    ]
+    text = "; ".join(named)
+    if skipped:
+        text += f" ({', '.join(skipped)} skipped: no sources on this machine)"
+    return text
 
 
 def render_drift(results: list[drift_quality.SourceResult], limit: int | None) -> str:
@@ -176,10 +199,25 @@ def render_drift(results: list[drift_quality.SourceResult], limit: int | None) -
         "the standard library "
         "mutated with `ast`/`tokenize` (re-indented, commented, call re-wrapped; docstring "
         "edited; one code token changed; cut into a new file; renamed; deleted) and verified "
-        "with `ast`. The benchmark prints every case moor gets wrong. "
-        "`tests/bench/test_readme_numbers.py` re-runs it and fails if this table differs.",
+        "with `ast`. *go_members*, *rust_members* (issue 23): members of types as their own "
+        "anchors — Go struct fields and interface methods, Rust struct fields and enum "
+        "variants — picked with moor's extractor in real code read at run time "
+        f"({_member_sources(results)}); *unchanged*: a sibling member's type changed, "
+        "*semantic*: the member's own type changed (Go `[]` before a field's type or a "
+        "parameter added to an interface method, Rust `Vec<…>` around a field's type or a "
+        "`u8` added to a variant), *moved*: the whole type cut into a new file, *deleted*: "
+        "the member's lines removed; every mutated file parses without error nodes. "
+        "TypeScript properties have no sources on this machine (tests/cli/test_members.py "
+        "covers them). The benchmark prints every case moor gets wrong. "
+        "`tests/bench/test_readme_numbers.py` re-runs it and fails if this table differs "
+        "(a member row only where its sources are the ones named).",
     ]
     return "\n".join(lines)
+
+
+def published_member_sources(section: str) -> dict[str, str]:
+    """The sources each published member row was made from (`_member_sources`)."""
+    return dict(re.findall(r"(\w+_members): `([^`]+)`", section))
 
 
 _DRIFT_ROW = re.compile(
@@ -880,7 +918,8 @@ def main(argv: list[str] | None = None) -> int:
     lsp_sizes = [int(size) for size in args.lsp_sizes.split(",") if size.strip()]
     sections: dict[tuple[str, str], str] = {}
     if "drift" in only:
-        drift = drift_quality.run(["corpus", "stdlib"], DRIFT_LIMIT, args.jobs)
+        sources = ["corpus", "stdlib", *drift_quality.MEMBER_SOURCES]
+        drift = drift_quality.run(sources, DRIFT_LIMIT, args.jobs)
         for result in drift:
             drift_quality.print_table(f"{result.title}  [{result.seconds:.1f} s]", result.tallies)
         sections[DRIFT] = render_drift(drift, DRIFT_LIMIT)

@@ -31,6 +31,7 @@ sys.path.insert(0, str(REPO / "bench"))
 import check_speed  # noqa: E402
 import drift_quality  # noqa: E402
 import growth  # noqa: E402
+import member_cases  # noqa: E402
 import publish  # noqa: E402
 import relocation  # noqa: E402
 
@@ -70,6 +71,10 @@ def test_every_published_table_is_well_formed_with_the_rows_the_bench_check_comp
     drift = publish.parse_drift(section(publish.DRIFT))
     assert {source for source, _ in drift} >= {"corpus"}, sorted(drift)
     assert publish.published_python(section(publish.DRIFT)) is not None
+    members = publish.published_member_sources(section(publish.DRIFT))
+    assert set(members) == set(drift_quality.MEMBER_SOURCES), members
+    for name in members:  # each named source publishes its rows
+        assert {category for source, category in drift if source == name} >= {"all"}, name
     relocation_text = section(publish.RELOCATION)
     assert publish.parse_relocation(relocation_text), "README.md publishes no relocation rows"
     assert publish.published_relocation_sources(relocation_text)
@@ -155,6 +160,24 @@ def test_drift_stdlib_numbers_match_readme() -> None:
     published = published_drift("stdlib")
     assert published, "README.md publishes no stdlib rows"
     assert measured_drift("stdlib") == published
+
+
+@pytest.mark.bench_check
+def test_drift_member_numbers_match_readme() -> None:
+    subprocess.run(["bash", str(REPO / "bench" / "setup.sh")], timeout=15 * 60, check=False)
+    published_sources = publish.published_member_sources(section(publish.DRIFT))
+    comparable = [
+        name
+        for name, identity in published_sources.items()
+        if member_cases.source_identity(drift_quality.MEMBER_SOURCES[name]) == identity
+    ]
+    skipped = sorted(set(published_sources) - set(comparable))
+    if skipped:
+        warnings.warn(f"member rows not compared (other sources here): {skipped}", stacklevel=1)
+    if not comparable:
+        pytest.skip(f"no member row was published for the sources here ({published_sources})")
+    for name in comparable:
+        assert measured_drift(name) == published_drift(name), name
 
 
 @pytest.mark.bench_check

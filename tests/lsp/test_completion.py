@@ -132,3 +132,39 @@ async def test_completion_offers_what_moor_symbols_lists_overload_spellings_incl
         "Registry.drop@1",
         "Registry.drop@2",
     ]
+
+
+async def test_completion_offers_members_fields_and_variants(editor: Editor) -> None:
+    ws = editor.ws
+    ws.write(
+        "src/store.ts",
+        "export interface PersistOptions {\n  name: string\n  version?: number\n}\n"
+        "export function persist(): void {}\n",
+    )
+    ws.write("cli/command.go", "package cli\n\ntype Command struct {\n\tName string\n}\n")
+    ws.write("src/status.rs", "pub enum BacktraceStatus {\n    Disabled,\n    Captured,\n}\n")
+    ws.write(
+        "memories/typing.md",
+        MEMORY.replace(
+            "src/ne\n",
+            "src/store.ts#PersistOptions.\n  - cli/command.go#Command.\n"
+            "  - src/status.rs#BacktraceStatus.\n",
+        ),
+    )
+    await editor.start()
+    editor.open("memories/typing.md")
+
+    properties = await editor.complete(
+        "memories/typing.md", 2, len("  - src/store.ts#PersistOptions.")
+    )
+    fields = await editor.complete("memories/typing.md", 3, len("  - cli/command.go#Command."))
+    variants = await editor.complete(
+        "memories/typing.md", 4, len("  - src/status.rs#BacktraceStatus.")
+    )
+
+    assert "PersistOptions.version" in labels(properties)
+    assert "PersistOptions.name" in labels(properties)
+    assert "persist" not in labels(properties)  # control: the filter is the typed prefix
+    assert "Command.Name" in labels(fields)
+    assert "BacktraceStatus.Captured" in labels(variants)
+    assert "BacktraceStatus.Disabled" in labels(variants)
