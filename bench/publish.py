@@ -538,7 +538,8 @@ def render_growth(rows: list[growth.Row], python: str) -> str:
             lines.append(
                 f"- Goal: warm check of {row.n:,} memories ≤ {WARM_GOAL[1]} s on a quiet machine "
                 f"— {'met' if warm <= WARM_GOAL[1] else '**not met**'} here ({warm:.2f} s at "
-                f"load {row.load:.1f}; {warm / row.python_s:.0f}x `python -c pass`)."
+                f"load {row.load:.1f}, {_warm_cpu(row)} s of CPU; {warm / row.python_s:.0f}x "
+                "`python -c pass`)."
             )
     lines += [
         "",
