@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from moor_extractors.memory import parse_memory
 from moor_extractors.model import Facts, Failure
@@ -103,6 +103,9 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
     evaluation = session.evaluate(selected)
     outcome = Outcome()
     lock = session.lock
+    # The memories of the lock being written, changed in place: a new Lock per memory bound
+    # copied every memory's entry each time, quadratic in the memories (issue 22).
+    memories = dict(lock.memories)
     entries: list[NewEntry] = []
     for path in selected:
         loaded = evaluation.loaded[path]
@@ -163,8 +166,7 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
             if old is None or added or removed
             else old.content
         )
-        lock = session.with_memory(LockedMemory(path, content, anchors), path)
-        session.lock = lock
+        memories[path] = LockedMemory(path, content, anchors)
         outcome.done.append(
             f"{path}: bound {len(added)} anchor(s)"
             + (f", dropped {len(removed)}" if removed else "")
@@ -173,7 +175,7 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
         # A full bind also forgets lock entries of memory files that no longer exist — only
         # those: one that is still on disk (outside the memory roots now, or unreadable) is
         # kept, so a configuration mistake never drops what was bound.
-        for path in sorted(set(lock.memories) - set(selected)):
+        for path in sorted(set(memories) - set(selected)):
             if exists_inside(session.workspace.root, path):
                 session.warnings.append(
                     f"{path} is in moor.lock but not a memory under memory_roots "
@@ -182,13 +184,15 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
                 continue
             entries.extend(
                 NewEntry("revise", ref, memory=path, code="unbind", detail="memory file removed")
-                for ref in lock.memories[path].anchors
+                for ref in memories.pop(path).anchors
             )
-            lock = session.with_memory(None, path)
-            session.lock = lock
             outcome.done.append(f"{path}: no longer exists; dropped from moor.lock")
     lock = _latch_declared(
-        session, lock, [evaluation.loaded[p] for p in selected], entries, outcome
+        session,
+        replace(lock, memories=memories),
+        [evaluation.loaded[p] for p in selected],
+        entries,
+        outcome,
     )
     session.lock = lock
     if session.mended:

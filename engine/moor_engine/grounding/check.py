@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from moor_extractors.memory import effective_watch
 from moor_extractors.model import Failure, Reason
 from moor_extractors.reference import Reference
-from moor_store.journal import Entry, Journal, NewEntry
+from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
 from moor_engine.grounding.bound_code import bound_code
@@ -483,13 +483,12 @@ def observation_entries(
             if anchor.canonical is not None:
                 states.setdefault(anchor.canonical, anchor)
     keys = [key for key in evaluation.observations if key in bound]
-    latest = journal.latest(keys)
-    last_addresses = journal.last_addresses(keys)
+    looks = journal.last_looks(keys)
     entries: list[NewEntry] = []
     for key in keys:
         observation = evaluation.observations[key]
-        previous: Entry | None = latest.get(key)
-        last_address = last_addresses.get(key)
+        previous = looks.get(key)
+        last_address = previous.address if previous is not None else None
         if previous is None:
             entries.append(
                 NewEntry(
