@@ -111,7 +111,7 @@ def timed(root: Path, *args: str) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "moor", *args],
+        [sys.executable, "-P", "-m", "moor", *args],
         cwd=root,
         capture_output=True,
         text=True,
