@@ -120,7 +120,7 @@ class Editor:
     def __init__(self, root: Path, opened: Target) -> None:
         self.root = root
         self.client = Client(
-            [sys.executable, "-m", "moor", "lsp", "--stdio", "--log-level", "debug"],
+            [sys.executable, "-P", "-m", "moor", "lsp", "--stdio", "--log-level", "debug"],
             root,
             server_env(),
         )

@@ -201,8 +201,9 @@ def _session(start: Path, *, use_journal: bool = True) -> Iterator[Session]:
 
 def cmd_check(args: argparse.Namespace, start: Path) -> int:
     from moor import render
+    from moor.one_shot import collecting_less
 
-    with _session(start) as session:
+    with collecting_less(), _session(start) as session:
         paths = session.select(args.paths)
         if args.changed_since is not None:
             from moor_engine.grounding.changed_since import changed_files, select_changed
@@ -231,8 +232,9 @@ def cmd_check(args: argparse.Namespace, start: Path) -> int:
 
 def cmd_status(args: argparse.Namespace, start: Path) -> int:
     from moor import render
+    from moor.one_shot import collecting_less
 
-    with _session(start) as session:
+    with collecting_less(), _session(start) as session:
         report = session.check(session.select(args.paths), record=False)
     render.render_text(report, verbose=False)
     return EXIT_LOOK if report.needs_attention else EXIT_OK
@@ -249,7 +251,9 @@ def _outcome(done: list[str], refused: list[str]) -> int:
 def cmd_bind(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.grounding.actions import bind
 
-    with _session(start) as session:
+    from moor.one_shot import collecting_less
+
+    with collecting_less(), _session(start) as session:
         outcome = bind(session, args.memories)
     if not outcome.done and not outcome.refused:
         print("nothing to bind: every memory's references are in moor.lock")

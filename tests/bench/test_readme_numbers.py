@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import check_speed  # noqa: E402
 import drift_quality  # noqa: E402
+import growth  # noqa: E402
 import lsp_scale  # noqa: E402
 import member_cases  # noqa: E402
 import publish  # noqa: E402
@@ -86,6 +87,9 @@ def test_every_published_table_is_well_formed_with_the_rows_the_bench_check_comp
     assert set(publish.parse_lsp_shapes(lsp_text)) == set(lsp_latency.SHAPES)
     assert publish.TEST_RECALL_N in publish.parse_recall(section(publish.RECALL))
     assert publish.TEST_WRITES_N in publish.parse_writes(section(publish.WRITES))
+    grown = publish.parse_growth(section(publish.GROWTH))
+    for n in publish.TEST_GROWTH_SIZES[1:]:
+        assert set(grown[n].ratios) == set(growth.OPERATIONS), grown.get(n)
     latency = publish.parse_latency(section(publish.LATENCY))
     assert {0, publish.TEST_LATENCY_N} <= set(latency), latency
     assert "one_shot_over_python" in latency[publish.TEST_LATENCY_N], latency
@@ -134,6 +138,38 @@ def test_a_tiny_live_speed_run_reads_back_from_its_own_table_and_warm_beats_cold
     # Ratios within one run: a busy machine slows both checks alike. The warm check reuses
     # the parse cache the cold one wrote, so it is never much slower.
     assert run.warm_s <= run.cold_s * 2, (run.warm_s, run.cold_s)
+
+
+def test_the_growth_table_reads_back_as_rendered_and_names_what_grew_past_the_limit() -> None:
+    def row(n: int, seconds: float) -> growth.Row:
+        times = dict.fromkeys(growth.OPERATIONS, seconds)
+        return growth.Row(n, 3, 0.03, 0.1, 1.0, times, code_bytes=n * 100)
+
+    rows = [row(1000, 1.0), row(10000, 8.0), row(100000, 200.0)]  # linear, then not
+    text = publish.render_growth(rows, "3.11")
+    read_back = publish.parse_growth(text)
+    assert read_back[1000].ratios == {}
+    assert read_back[10000].ratios == dict.fromkeys(growth.OPERATIONS, 8.0)
+    assert read_back[100000].ratios == dict.fromkeys(growth.OPERATIONS, 25.0)
+    assert "**not met**: bind at N=100000: 25.0x the time at N=10000 (limit 12.0x)" in text
+    assert "met." not in text.split("Goal: every ratio")[1].split("\n")[0]
+
+
+@pytest.mark.bench_check
+def test_growth_ratios_stay_under_the_limit_and_near_the_published_ones() -> None:
+    published = publish.parse_growth(section(publish.GROWTH))
+    small, large = publish.TEST_GROWTH_SIZES
+    assert large in published, f"README.md publishes no N = {large} growth row"
+    rows = [growth.measure(n, 2) for n in (small, large)]
+    assert not any(r.error for r in rows), [r.error for r in rows]
+    assert growth.over_limit(rows) == [], growth.over_limit(rows)
+    measured = growth.ratios(rows)[large]
+    for op, factor in published[large].ratios.items():
+        then = factor
+        now = measured[op]
+        assert then / publish.GROWTH_TOLERANCE <= now <= then * publish.GROWTH_TOLERANCE, (
+            f"{op} grew {now:.1f}x from {small} to {large}; published {then:.1f}x"
+        )
 
 
 @pytest.mark.bench_check

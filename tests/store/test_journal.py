@@ -269,6 +269,30 @@ def test_latest_and_last_addresses_answer_for_many_anchors_at_once(journal: Jour
     assert journal.latest([]) == {} and journal.last_addresses([]) == {}
 
 
+def test_last_looks_give_each_anchors_latest_kind_and_code_and_last_address_in_one_query(
+    journal: Journal,
+) -> None:
+    journal.append(
+        [
+            NewEntry("open", "a.py#f", memory="m.md", address="1", code="bind"),
+            NewEntry("transition", "a.py#f", address="2", previous="1"),
+            NewEntry("attempt", "a.py#f", reason="unusable", code="binary"),
+            NewEntry("still", "b.py#g", address="x"),
+            NewEntry("attempt", "c.py#h", reason="unreachable", code="timed_out"),
+        ]
+    )
+    statements: list[str] = []
+    journal._db.set_trace_callback(statements.append)
+    looks = journal.last_looks(["a.py#f", "b.py#g", "c.py#h", "never.py", "a.py#f"])
+    assert len(statements) == 1
+    assert looks == {
+        "a.py#f": ("attempt", "binary", "2"),  # the address of an earlier entry
+        "b.py#g": ("still", None, "x"),
+        "c.py#h": ("attempt", "timed_out", None),
+    }
+    assert journal.last_looks([]) == {}
+
+
 def test_index_keys_are_stable_and_colliding_keys_do_not_mix_anchors(journal: Journal) -> None:
     assert text_key("src/a.py#f") == 0xD00E5E46  # crc32 of the UTF-8 text; part of the schema
     a, b = "src/brjcykot.py#f", "src/nbpitdgr.py#f"  # two anchors with one crc32
