@@ -31,7 +31,9 @@ def read_own_sources(files: Iterable[str | Path | None]) -> bytes:
         if file is None:
             continue
         path = Path(file)
-        if path.suffix != ".py" or path.parent.name not in OWN_PACKAGES:
+        # A module of a package, or of one of its sub-packages (`moor_engine/memory/`).
+        package = {path.parent.name, path.parent.parent.name} & OWN_PACKAGES
+        if path.suffix != ".py" or not package:
             raise NotOwnSource(f"{file} is not a module of moor's own packages")
         chunks.append(path.read_bytes())
     return b"".join(chunks)
