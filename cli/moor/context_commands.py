@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from moor.arguments import at_least
+from moor.sessions import told_session
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -33,10 +34,8 @@ def cmd_context(args: argparse.Namespace, start: Path) -> int:
     from moor_store.inside import read_inside
     from moor_store.intent import Change
 
-    from moor.main import _session
-
     budget = args.budget or DEFAULT_BUDGET
-    with _session(start) as session:
+    with told_session(start) as session:
         if args.write:
             rel: str | None = output_target(session, args.write, "memories block")
         else:

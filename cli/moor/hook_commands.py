@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import time
 from pathlib import Path
+
+from moor.hook_reply import hook_answer, log_line
 
 # Not `typing.TYPE_CHECKING`: every prompt hook imports this module, and `typing` alone costs
 # a few milliseconds of it (mypy reads any name TYPE_CHECKING as true).
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 EXIT_OK, EXIT_USAGE = 0, 2
-LOG = ".moor/hooks.log"
-_LOG_KEEP = 200  # lines: the log is for a person looking into a silent hook, not history
 _EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
 
 
@@ -138,42 +137,3 @@ def _payload(text: str) -> dict[str, object]:
     if not isinstance(value, dict):
         raise ValueError("the hook input is not a JSON object")
     return value
-
-
-def hook_answer(event: str, where: Path, payload: dict[str, object]) -> str:
-    prompt = payload.get("prompt")
-    kept = None
-    if event == "prompt":
-        if not isinstance(prompt, str):
-            raise ValueError('the hook input has no "prompt" text')
-        # The engine's last answer, if nothing it read has moved: no engine import at all.
-        from moor_engine.agents.hook_answers import lookup
-
-        cached, kept = lookup(where, prompt)
-        if cached is not None:
-            return cached[0]
-    from moor_engine.agents import agent_hooks
-    from moor_engine.session import Session
-
-    with Session.open(where) as session:
-        if event == "session-start" or not isinstance(prompt, str):
-            return agent_hooks.session_start(session).context
-        return agent_hooks.prompt(session, prompt, kept).context
-
-
-def log_line(where: Path, line: str) -> None:
-    """One line in `.moor/hooks.log` of the workspace (if there is one); never raises."""
-    try:
-        from moor_engine.workspace.workspace import find_root
-        from moor_store.inside import read_inside, write_inside
-
-        root = find_root(where.resolve())  # not Workspace.open: its config may be the failure
-        try:
-            old = read_inside(root, LOG).decode("utf-8", "replace").splitlines()
-        except FileNotFoundError:
-            old = []
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        lines = [*old[-(_LOG_KEEP - 1) :], f"{stamp} {' '.join(line.split())}"]
-        write_inside(root, LOG, ("\n".join(lines) + "\n").encode("utf-8"))
-    except BaseException:  # nowhere to log to (no workspace): silence is the contract
-        return

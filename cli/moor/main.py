@@ -7,16 +7,16 @@ error. Heavy imports (rich, the LSP stack) stay out of the start-up path.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from moor_engine.session import REFUSALS, Session, UsageError
+from moor_engine.usage import UsageError
 from moor_engine.workspace.distribution import version
+from moor_store.refusal import RefusalError
 
 from moor import (
     checkpoint_commands,
@@ -28,6 +28,7 @@ from moor import (
     source_commands,
 )
 from moor.arguments import add_format
+from moor.sessions import told_session
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -133,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not folder:
             raise UsageError(f"-C {args.directory}: no such folder")
         return COMMANDS[args.command](args, start)
-    except REFUSALS as error:
+    except RefusalError as error:
         print(f"moor: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -187,22 +188,10 @@ def _progress(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callabl
     return update, stop
 
 
-@contextlib.contextmanager
-def _session(start: Path, *, use_journal: bool = True) -> Iterator[Session]:
-    """A session whose waits and warnings are told on stderr."""
-    with Session.open(start, use_journal=use_journal) as session:
-        session.on_wait = lambda message: print(f"moor: {message}…", file=sys.stderr)
-        try:
-            yield session
-        finally:
-            for warning in session.told():
-                print(f"moor: {warning}", file=sys.stderr)
-
-
 def cmd_check(args: argparse.Namespace, start: Path) -> int:
     from moor import render
 
-    with _session(start) as session:
+    with told_session(start) as session:
         paths = session.select(args.paths)
         if args.changed_since is not None:
             from moor_engine.grounding.changed_since import changed_files, select_changed
@@ -232,7 +221,7 @@ def cmd_check(args: argparse.Namespace, start: Path) -> int:
 def cmd_status(args: argparse.Namespace, start: Path) -> int:
     from moor import render
 
-    with _session(start) as session:
+    with told_session(start) as session:
         report = session.check(session.select(args.paths), record=False)
     render.render_text(report, verbose=False)
     return EXIT_LOOK if report.needs_attention else EXIT_OK
@@ -249,7 +238,7 @@ def _outcome(done: list[str], refused: list[str]) -> int:
 def cmd_bind(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.grounding.actions import bind
 
-    with _session(start) as session:
+    with told_session(start) as session:
         outcome = bind(session, args.memories)
     if not outcome.done and not outcome.refused:
         print("nothing to bind: every memory's references are in moor.lock")
@@ -259,7 +248,7 @@ def cmd_bind(args: argparse.Namespace, start: Path) -> int:
 def cmd_reaffirm(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.grounding.actions import reaffirm
 
-    with _session(start) as session:
+    with told_session(start) as session:
         outcome = reaffirm(session, args.memory, args.why)
     return _outcome(outcome.done, outcome.refused)
 
@@ -267,7 +256,7 @@ def cmd_reaffirm(args: argparse.Namespace, start: Path) -> int:
 def cmd_follow(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.grounding.actions import follow
 
-    with _session(start) as session:
+    with told_session(start) as session:
         if args.source is not None and args.to is None:
             raise UsageError("--from needs --to: the new place of that reference")
         outcome = follow(session, args.memory, args.to, args.source, args.why)
@@ -277,7 +266,7 @@ def cmd_follow(args: argparse.Namespace, start: Path) -> int:
 def cmd_diff(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.history import memory_diff
 
-    with _session(start) as session:
+    with told_session(start) as session:
         _path, diffs = memory_diff(session, args.memory)
     for item in diffs:
         print(f"== {item.ref}" + (f"  ({item.note})" if item.note else ""))
@@ -290,7 +279,7 @@ def cmd_diff(args: argparse.Namespace, start: Path) -> int:
 def cmd_log(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.history import memory_log
 
-    with _session(start) as session:
+    with told_session(start) as session:
         path, entries = memory_log(session, args.memory)
     if not entries:
         print(f"{path}: no journal entries in this clone yet")
@@ -313,7 +302,7 @@ def cmd_symbols(args: argparse.Namespace, start: Path) -> int:
 
     from moor import render
 
-    with _session(start, use_journal=False) as session:
+    with told_session(start, use_journal=False) as session:
         rel, found = file_symbols(session, args.path)
     if args.format == "json":
         render.render_symbols_json(rel, found)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from moor.arguments import add_format
+from moor.sessions import told_session
 
 if TYPE_CHECKING:
     from moor_engine.memory.memory_writes import Written
@@ -81,8 +82,6 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def cmd_add(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.memory_writes import Draft, add
 
-    from moor.main import _session
-
     draft = Draft(
         text=args.text,
         about=args.about,
@@ -93,17 +92,15 @@ def cmd_add(args: argparse.Namespace, start: Path) -> int:
         questions=args.ask,
         supersedes=args.supersedes,
     )
-    with _session(start) as session:
+    with told_session(start) as session:
         return render_written(add(session, draft), args.format)
 
 
 def cmd_edit(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.memory_writes import edit, sections_of
-    from moor_engine.session import UsageError
+    from moor_engine.usage import UsageError
 
-    from moor.main import _session
-
-    with _session(start) as session:
+    with told_session(start) as session:
         if args.section is None and args.text is None:
             rel, content_hash, names = sections_of(session, args.memory)
             if args.format == "json":
@@ -126,27 +123,21 @@ def cmd_edit(args: argparse.Namespace, start: Path) -> int:
 def cmd_supersede(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.latch_actions import supersede
 
-    from moor.main import _session
-
-    with _session(start) as session:
+    with told_session(start) as session:
         return render_written(supersede(session, args.memory, args.by, args.why), args.format)
 
 
 def cmd_forget(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.latch_actions import forget
 
-    from moor.main import _session
-
-    with _session(start) as session:
+    with told_session(start) as session:
         return render_written(forget(session, args.memory, args.why), args.format)
 
 
 def cmd_restore(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.latch_actions import restore
 
-    from moor.main import _session
-
-    with _session(start) as session:
+    with told_session(start) as session:
         return render_written(restore(session, args.memory, args.why), args.format)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from moor.arguments import at_least
+from moor.sessions import told_session
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -40,10 +41,8 @@ def add_parsers(commands: Any) -> None:
 def cmd_recall(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.recall_index import session_recall
 
-    from moor.main import _session
-
     query = " ".join(args.query)
-    with _session(start) as session:
+    with told_session(start) as session:
         result, status = session_recall(session, query, limit=args.limit, agent=args.agent)
         for warning in status.warnings:
             print(f"moor: {warning}", file=sys.stderr)
@@ -93,9 +92,7 @@ def cmd_recall(args: argparse.Namespace, start: Path) -> int:
 def cmd_about(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.grounding.about import about
 
-    from moor.main import _session
-
-    with _session(start) as session:
+    with told_session(start) as session:
         result = about(session, args.target, args.agent)
     if args.json:
         print(json.dumps(result.as_json(), indent=2))

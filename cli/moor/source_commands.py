@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from moor.arguments import add_format
+from moor.sessions import told_session
 
 EXIT_OK = 0
 
@@ -49,9 +50,7 @@ def cmd_source(args: argparse.Namespace, start: Path) -> int:
         return _bind(args, start)
     from moor_engine.memory.sources import list_sources
 
-    from moor.main import _session
-
-    with _session(start) as session:
+    with told_session(start) as session:
         found = list_sources(session)
     if args.json:
         print(json.dumps({"sources": [s.as_json() for s in found]}, indent=2))
@@ -70,9 +69,8 @@ def cmd_source(args: argparse.Namespace, start: Path) -> int:
 def _bind(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.sources import bind_source
 
-    from moor.main import _session
     from moor.memory_commands import render_written
 
-    with _session(start) as session:
+    with told_session(start) as session:
         written = bind_source(session, args.kind, args.name, args.about, args.why, args.ask)
         return render_written(written, args.format)

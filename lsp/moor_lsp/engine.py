@@ -25,12 +25,12 @@ from moor_engine.grounding.verdicts import reaffirm_verdict
 from moor_engine.memory.history import AnchorDiff, memory_diff, memory_log
 from moor_engine.memory.latch_actions import forget, restore, supersede
 from moor_engine.memory.memory_writes import Written
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
 from moor_engine.workspace.config import ConfigError
 from moor_store.inside import read_inside
 from moor_store.journal import Entry, JournalError
 from moor_store.lockfile import LockError
-from moor_store.writelock import WriteBusy
+from moor_store.refusal import RefusalError
 
 from moor_lsp.positions import Span, span_in_lines, span_of_bytes, split_lines
 
@@ -126,7 +126,7 @@ def open_session(root: Path, buffers: Mapping[str, bytes] | None = None) -> Sess
     unsaved code buffers, observed instead of their files (as the live check does)."""
     try:
         session = Session.open(root)
-    except (ConfigError, JournalError, LockError, UsageError, WriteBusy, OSError) as error:
+    except (RefusalError, OSError) as error:
         raise problem(error) from error
     if buffers:
         session.observer.overlays = dict(buffers)
@@ -148,7 +148,7 @@ class Evaluator:
         before = frozenset(self.live.overlays)
         try:
             refreshed = self.live.refresh(changed)
-        except (ConfigError, JournalError, LockError, UsageError, OSError) as error:
+        except (RefusalError, OSError) as error:
             self.views = {}
             found = problem(error)
             return Snapshot(generation, self.root, problems=((found.where, str(found)),))
@@ -311,7 +311,7 @@ def history(
         try:
             _path, entries = memory_log(session, absolute)
             _path, diffs = memory_diff(session, absolute)
-        except UsageError as error:
+        except RefusalError as error:
             raise EngineProblem(str(error)) from error
         session.observer.flush()
     mine = tuple(
@@ -333,7 +333,7 @@ def follow_plan(root: Path, memory_path: str, args: list[str]) -> Outcome:
     with open_session(root) as session:
         try:
             return follow(session, str(root / memory_path), *args, dry_run=True)
-        except (UsageError, WriteBusy, OSError) as error:
+        except (RefusalError, OSError) as error:
             raise EngineProblem(str(error)) from error
 
 
@@ -351,7 +351,7 @@ def act(root: Path, action: str, memory_path: str, args: list[str]) -> Acted:
     with open_session(root) as session:
         try:
             outcome = ACTIONS[action](session, str(root / memory_path), args)
-        except (UsageError, WriteBusy, OSError) as error:
+        except (RefusalError, OSError) as error:
             raise EngineProblem(str(error)) from error
         return Acted(outcome, tuple(session.told()))
 
@@ -381,5 +381,5 @@ def about_line(
             return None
         try:
             return about(session, f"{rel}:{line}", everyone=True)
-        except (UsageError, OSError) as error:
+        except (RefusalError, OSError) as error:
             raise EngineProblem(str(error)) from error

@@ -19,7 +19,8 @@ from moor_engine.grounding.observe import Found, NotFound, found_address
 from moor_engine.grounding.trust import AnchorReport, State
 from moor_engine.grounding.verdicts import followable, reaffirm_verdict
 from moor_engine.memory.latch import latch_declared, read_latches
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 
 
 @dataclass

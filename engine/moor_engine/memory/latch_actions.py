@@ -28,7 +28,8 @@ from moor_engine.memory.latch import (
     stamp,
 )
 from moor_engine.memory.memory_writes import Refusal, Written, after_write, known_here, memory_arg
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 
 
 def _described(session: Session, written: Written) -> Written:

@@ -58,7 +58,8 @@ from moor_engine.memory.latch import (
     read_latches,
     stamp,
 )
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 from moor_engine.workspace.git import git
 
 

@@ -25,7 +25,8 @@ from moor_extractors.reference import parse_reference
 from moor_store.inside import NotInside, exists_inside, open_inside_dir, read_inside
 
 from moor_engine.memory.memory_writes import Draft, Written, add
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 from moor_engine.workspace.config import SourceConfig
 
 SIDECAR_FOLDER = "sources"  # under the first memory root: memories/sources/KIND/NAME.md
