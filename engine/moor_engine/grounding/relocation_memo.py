@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
+import sys
 
 from moor_extractors.digest import digest_bytes
 from moor_extractors.reference import Reference
@@ -21,15 +21,18 @@ from moor_store.journal import CachedFile
 from moor_store.lockfile import LockedAnchor
 from moor_store.own_files import read_own_sources
 
+from moor_engine.grounding import definition_index, relocate
 from moor_engine.grounding.definition_index import Indexes
 from moor_engine.grounding.observe import FileObserver, cache_derivation
 from moor_engine.grounding.relocate import Relocation, Search
 from moor_engine.grounding.trust import Candidate
+from moor_engine.workspace import worktree
 from moor_engine.workspace.worktree import Worktree
 
 _KEY = "relocations:"
 # The modules whose logic a kept search stands for: a change to any of them looks again.
-_LOGIC = ("relocate.py", "definition_index.py", "relocation_memo.py", "worktree.py")
+# Named by module, not by file name beside this one: `worktree` is in `workspace/`.
+_LOGIC = (relocate, definition_index, sys.modules[__name__], worktree)
 
 
 class RelocationMemo:
@@ -149,6 +152,5 @@ def _search(value: object) -> Search | None:
 
 @functools.cache
 def _derivation() -> str:
-    here = Path(__file__).parent
-    logic = read_own_sources(here / name for name in _LOGIC)
+    logic = read_own_sources(module.__file__ for module in _LOGIC)
     return f"{cache_derivation()} relocation/{digest_bytes(logic)[:16]}"
