@@ -28,15 +28,23 @@ _EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
 
 
 def add_parsers(commands: Any) -> None:
+    # Imported here: a prompt hook imports this module, never argparse.
+    from moor.arguments import add_format
+
     hooks = commands.add_parser("hooks", help="hooks for Claude Code: install, uninstall, run")
     actions = hooks.add_subparsers(dest="hooks_action", required=True, metavar="ACTION")
     for name, text in (("install", "write"), ("uninstall", "remove")):
         action = actions.add_parser(name, help=f"{text} moor's hooks in .claude/settings.json")
         action.add_argument("agent", choices=("claude",))
+        add_format(action)
     run = actions.add_parser("run", help="run a hook (Claude Code calls this, JSON on stdin)")
     run.add_argument("event", choices=tuple(_EVENTS))
-    actions.add_parser("status", help="whether this workspace's hook server runs, and since when")
-    actions.add_parser("stop", help="stop this workspace's hook server")
+    add_format(
+        actions.add_parser(
+            "status", help="whether this workspace's hook server runs, and since when"
+        )
+    )
+    add_format(actions.add_parser("stop", help="stop this workspace's hook server"))
     actions.add_parser("serve", help="serve the hooks of this workspace (a hook starts it)")
 
 
@@ -48,17 +56,22 @@ def cmd_hooks(args: argparse.Namespace, start: Path) -> int:
 
         return main_serve(start)
     if args.hooks_action in ("status", "stop"):
-        return _server(args.hooks_action, start)
-    return _settings(args.hooks_action, start)
+        return _server(args.hooks_action, start, args.format)
+    return _settings(args.hooks_action, start, args.format)
 
 
-def _server(action: str, start: Path) -> int:
+def _server(action: str, start: Path, output: str) -> int:
     from moor_engine.workspace.workspace import Workspace
 
     from moor import hook_client
 
     root = Workspace.open(start).root
     account = hook_client.status(root) if action == "status" else hook_client.stop(root)
+    if output == "json":
+        keys = ("pid", "since", "answered")
+        served = {key: account.get(key) for key in keys} if account is not None else None
+        print(json.dumps({"root": str(root), "running": account is not None, "server": served}))
+        return EXIT_OK
     if account is None:
         print(f"{root}: no hook server runs")
         return EXIT_OK
@@ -70,7 +83,7 @@ def _server(action: str, start: Path) -> int:
     return EXIT_OK
 
 
-def _settings(action: str, start: Path) -> int:
+def _settings(action: str, start: Path, output: str) -> int:
     from moor_engine.agents import claude_settings
     from moor_engine.workspace.workspace import Workspace
 
@@ -87,6 +100,15 @@ def _settings(action: str, start: Path) -> int:
         print(f"moor: {error}", file=sys.stderr)
         return EXIT_USAGE
     events = change.added or change.removed
+    if output == "json":
+        answer = {
+            "path": change.path,
+            "changed": change.changed,
+            "added": list(change.added),
+            "removed": list(change.removed),
+        }
+        print(json.dumps(answer, ensure_ascii=False))
+        return EXIT_OK
     if not change.changed:
         print(f"{change.path}: nothing to change (moor's hooks are already {action}ed)")
     else:

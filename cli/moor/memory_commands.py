@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from moor.arguments import add_format
 from moor.sessions import told_session
+from moor.writes import render_written
 
 if TYPE_CHECKING:
-    from moor_engine.memory.memory_writes import Written
+    pass
 
 EXIT_OK, EXIT_LOOK = 0, 1
 
@@ -139,25 +139,6 @@ def cmd_restore(args: argparse.Namespace, start: Path) -> int:
 
     with told_session(start) as session:
         return render_written(restore(session, args.memory, args.why), args.format)
-
-
-def render_written(written: Written, output: str) -> int:
-    if output == "json":
-        print(json.dumps(written.as_json(), ensure_ascii=False))
-        return EXIT_OK if written.ok else EXIT_LOOK
-    for line in written.done:
-        print(line)
-    if written.content_hash:
-        print(f"content hash {written.content_hash}")
-    if written.known_here:
-        print("already known here (live memories bound to the same code):")
-        for known in written.known_here:
-            print(f"  {known.path}: {known.state}  {known.title}  ({', '.join(known.anchors)})")
-    for refusal in written.refused:
-        print(f"moor: {refusal.message}", file=sys.stderr)
-        if refusal.instead:
-            print(f"moor: instead: {refusal.instead}", file=sys.stderr)
-    return EXIT_OK if written.ok else EXIT_LOOK
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {

@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from moor_engine.grounding.about import AboutResult, about
-from moor_engine.grounding.actions import Outcome, bind, follow, reaffirm
+from moor_engine.grounding.actions import bind, follow, reaffirm
 from moor_engine.grounding.live import LiveCheck, Refreshed
 from moor_engine.grounding.observe import FileView, Found
 from moor_engine.grounding.trust import AnchorReport, MemoryReport, State
 from moor_engine.grounding.verdicts import reaffirm_verdict
 from moor_engine.memory.history import AnchorDiff, memory_diff, memory_log
 from moor_engine.memory.latch_actions import forget, restore, supersede
-from moor_engine.memory.memory_writes import Written
 from moor_engine.session import Session
 from moor_engine.workspace.config import ConfigError
+from moor_engine.written import Written
 from moor_store.inside import read_inside
 from moor_store.journal import Entry, JournalError
 from moor_store.lockfile import LockError
@@ -321,14 +321,14 @@ def history(
     return History(mine, diff)
 
 
-ACTIONS: dict[str, Callable[[Session, str, list[str]], Outcome]] = {
+ACTIONS: dict[str, Callable[[Session, str, list[str]], Written]] = {
     "reaffirm": lambda session, path, args: reaffirm(session, path, args[0]),
     "follow": lambda session, path, args: follow(session, path, *args),
     "bind": lambda session, path, _args: bind(session, [path]),
 }
 
 
-def follow_plan(root: Path, memory_path: str, args: list[str]) -> Outcome:
+def follow_plan(root: Path, memory_path: str, args: list[str]) -> Written:
     """What `follow` would do, writing nothing: its outcome and the memory's new text."""
     with open_session(root) as session:
         try:
@@ -342,7 +342,7 @@ class Acted:
     """An action's outcome, and what its session tells the person, as the CLI prints it
     after the same action (`Session.told`: a journal it could not open recorded nothing)."""
 
-    outcome: Outcome
+    outcome: Written
     told: tuple[str, ...]
 
 
@@ -356,17 +356,11 @@ def act(root: Path, action: str, memory_path: str, args: list[str]) -> Acted:
         return Acted(outcome, tuple(session.told()))
 
 
-def _latched(written: Written) -> Outcome:
-    return Outcome(done=list(written.done), refused=[r.message for r in written.refused])
-
-
 # The latch actions (moor_engine.memory.latch_actions), the same functions `moor forget`,
 # `moor supersede` and `moor restore` call; args end with the reason.
-ACTIONS["forget"] = lambda session, path, args: _latched(forget(session, path, args[0]))
-ACTIONS["supersede"] = lambda session, path, args: _latched(
-    supersede(session, path, args[0], args[1])
-)
-ACTIONS["restore"] = lambda session, path, args: _latched(restore(session, path, args[0]))
+ACTIONS["forget"] = lambda session, path, args: forget(session, path, args[0])
+ACTIONS["supersede"] = lambda session, path, args: supersede(session, path, args[0], args[1])
+ACTIONS["restore"] = lambda session, path, args: restore(session, path, args[0])
 
 
 def about_line(

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent
-from moor_engine.memory.memory_writes import Refusal, Written
+from moor_engine.written import Refusal, Written
 from moor_store.refusal import RefusalError
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails

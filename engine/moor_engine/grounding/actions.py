@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from moor_extractors.memory import parse_memory
 from moor_extractors.model import Facts, Failure
@@ -21,16 +21,7 @@ from moor_engine.grounding.verdicts import followable, reaffirm_verdict
 from moor_engine.memory.latch import latch_declared, read_latches
 from moor_engine.session import Session
 from moor_engine.usage import UsageError
-
-
-@dataclass
-class Outcome:
-    """What an action did, and what it refused (with why) — refusals mean exit status 1."""
-
-    done: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    # The memory's new text, when the action rewrote it (`follow`) or would have (dry run).
-    memory_text: str | None = None
+from moor_engine.written import Refusal, Written
 
 
 def _latch_declared(
@@ -38,7 +29,7 @@ def _latch_declared(
     lock: Lock,
     loaded: list[LoadedMemory],
     entries: list[NewEntry],
-    outcome: Outcome,
+    written: Written,
 ) -> Lock:
     """Record what these memories' `supersedes:` retire (moor_engine.memory.latch), with the
     rest."""
@@ -47,7 +38,7 @@ def _latch_declared(
         session.workspace.root, lock, read_latches(lock, session.journal), memories
     )
     entries.extend(retiring)
-    outcome.done.extend(f"{e.memory}: retired ({e.detail})" for e in retiring)
+    written.done.extend(f"{e.memory}: retired ({e.detail})" for e in retiring)
     return lock
 
 
@@ -62,18 +53,20 @@ def _require_memory(session: Session, path: str) -> str:
     return selected[0]
 
 
-def _unusable(session: Session, path: str, loaded: LoadedMemory, action: str) -> str:
-    """Why a memory cannot be acted on: its problems, or what kept it from being read — the
-    file gone since the action was asked for: removed while the action waited for the write
-    lock (a `forget`, or a person)."""
+def _unusable(session: Session, path: str, loaded: LoadedMemory, action: str) -> Refusal:
+    """Why a memory cannot be acted on: its problems (`invalid`), or what kept it from being
+    read (`unreadable`) — the file gone since the action was asked for (`not_found`):
+    removed while the action waited for the write lock (a `forget`, or a person)."""
     if loaded.read_error is None:
-        return f"{path}: invalid: " + "; ".join(p.message for p in loaded.problems)
+        why = f"{path}: invalid: " + "; ".join(p.message for p in loaded.problems)
+        return Refusal("invalid", why, path=path)
     if not exists_inside(session.workspace.root, path):
-        return (
+        why = (
             f"{path} was removed while this {action} waited (forgotten, or deleted); "
             "nothing was written"
         )
-    return loaded.read_error
+        return Refusal("not_found", why, path=path)
+    return Refusal("unreadable", loaded.read_error, path=path)
 
 
 def _seal(session: Session, found: Found, change: Change) -> None:
@@ -84,7 +77,7 @@ def _seal(session: Session, found: Found, change: Change) -> None:
     change.seals.append((found.address, view.source_text(found.site)))
 
 
-def bind(session: Session, paths: list[str]) -> Outcome:
+def bind(session: Session, paths: list[str]) -> Written:
     """Record the current address of every anchor not yet in moor.lock.
 
     Anchors already bound keep their bound address (accepting drift is `reaffirm`'s job);
@@ -95,11 +88,11 @@ def bind(session: Session, paths: list[str]) -> Outcome:
         return _bind(session, paths)
 
 
-def _bind(session: Session, paths: list[str]) -> Outcome:
+def _bind(session: Session, paths: list[str]) -> Written:
     selected = session.select(paths)
     change = Change("moor bind")
     evaluation = session.evaluate(selected)
-    outcome = Outcome()
+    outcome = Written("bind")
     lock = session.lock
     entries: list[NewEntry] = []
     for path in selected:
@@ -110,7 +103,13 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
         if any(item.ref is None for item in loaded.entries):
             bad = [item for item in loaded.entries if item.ref is None]
             outcome.refused.extend(
-                f"{path}: {item.entry.raw}: {item.problem.detail if item.problem else 'refused'}"
+                Refusal(
+                    item.problem.code if item.problem else "invalid",
+                    f"{path}: {item.entry.raw}: "
+                    + (item.problem.detail if item.problem else "refused"),
+                    path=path,
+                    ref=item.entry.raw,
+                )
                 for item in bad
             )
             continue
@@ -130,7 +129,14 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
                     if isinstance(observation, Failure)
                     else "it does not exist"
                 )
-                outcome.refused.append(f"{path}: cannot bind {item.entry.raw}: {why}")
+                outcome.refused.append(
+                    Refusal(
+                        observation.code if isinstance(observation, Failure) else "not_found",
+                        f"{path}: cannot bind {item.entry.raw}: {why}",
+                        path=path,
+                        ref=item.entry.raw,
+                    )
+                )
                 continue
             anchors[canonical] = locked_anchor_from(item.ref, observation)
             added.append(canonical)
@@ -202,36 +208,43 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
     return outcome
 
 
-def reaffirm(session: Session, path: str, why: str) -> Outcome:
+def reaffirm(session: Session, path: str, why: str) -> Written:
     """Accept the code as it is now for every anchor of one memory, with a reason.
 
     All or nothing: an anchor that is gone, moved or cannot be observed blocks the whole
     reaffirmation, so the lock never mixes old and new judgements of one memory.
     """
     if not why.strip():
-        raise UsageError('reaffirm needs a reason: --why "..."')
+        raise UsageError('reaffirm needs a reason: --why "..."', code="no_reason")
     path = _require_memory(session, path)
     with session.writing("moor reaffirm"):
         return _reaffirm(session, path, why)
 
 
-def _reaffirm(session: Session, path: str, why: str) -> Outcome:
+def _reaffirm(session: Session, path: str, why: str) -> Written:
     evaluation = session.evaluate([path])
     loaded = evaluation.loaded[path]
-    outcome = Outcome()
+    outcome = Written("reaffirm", path=path)
     if loaded.memory is None:
         outcome.refused.append(_unusable(session, path, loaded, "reaffirm"))
         return outcome
     verdict = reaffirm_verdict(evaluation.report.memories[0])
     if not verdict.allowed:
-        outcome.refused.append(f"{path}: cannot reaffirm: {verdict.why}")
+        outcome.refused.append(
+            Refusal(verdict.code, f"{path}: cannot reaffirm: {verdict.why}", path=path)
+        )
         return outcome
     anchors: dict[str, LockedAnchor] = {}
     founds: list[tuple[str, Found]] = []
     for item in loaded.entries:
         if item.ref is None:
             outcome.refused.append(
-                f"{item.entry.raw}: {item.problem.detail if item.problem else ''}"
+                Refusal(
+                    item.problem.code if item.problem else "invalid",
+                    f"{item.entry.raw}: {item.problem.detail if item.problem else ''}",
+                    path=path,
+                    ref=item.entry.raw,
+                )
             )
             continue
         observation = evaluation.observations[item.ref.canonical()]
@@ -240,11 +253,23 @@ def _reaffirm(session: Session, path: str, why: str) -> Outcome:
             founds.append((item.ref.canonical(), observation))
         elif isinstance(observation, NotFound):
             outcome.refused.append(
-                f"{item.entry.raw}: not found: `moor follow {path}` if it moved, or edit the memory"
+                Refusal(
+                    "not_found",
+                    f"{item.entry.raw}: not found: `moor follow {path}` if it moved, "
+                    "or edit the memory",
+                    path=path,
+                    ref=item.entry.raw,
+                )
             )
         else:
             outcome.refused.append(
-                f"{item.entry.raw}: cannot be observed ({observation.code}: {observation.detail})"
+                Refusal(
+                    observation.code,
+                    f"{item.entry.raw}: cannot be observed "
+                    f"({observation.code}: {observation.detail})",
+                    path=path,
+                    ref=item.entry.raw,
+                )
             )
     if outcome.refused:
         return outcome
@@ -297,7 +322,7 @@ def follow(
     why: str | None = None,
     *,
     dry_run: bool = False,
-) -> Outcome:
+) -> Written:
     """Re-point moved references (or, with `to`, the one a person names) and re-bind them.
 
     Every new place is observed and the new memory text parsed before anything is written;
@@ -321,10 +346,10 @@ def _follow(
     source: str | None,
     why: str | None,
     dry_run: bool = False,
-) -> Outcome:
+) -> Written:
     evaluation = session.evaluate([path])
     loaded = evaluation.loaded[path]
-    outcome = Outcome()
+    outcome = Written("follow", path=path)
     if loaded.memory is None:
         outcome.refused.append(_unusable(session, path, loaded, "follow"))
         return outcome
@@ -360,8 +385,13 @@ def _follow(
                 else "it does not exist"
             )
             outcome.refused.append(
-                f"{move.raw}: the new place {move.target} cannot be observed "
-                f"({why_not}); nothing was changed"
+                Refusal(
+                    observation.code if isinstance(observation, Failure) else "not_found",
+                    f"{move.raw}: the new place {move.target} cannot be observed "
+                    f"({why_not}); nothing was changed",
+                    path=path,
+                    ref=move.target,
+                )
             )
             return outcome
         founds[move.target] = observation
@@ -371,13 +401,24 @@ def _follow(
         rewritten = _replace_reference(text, move.raw, move.target, move.line)
         if rewritten is None:
             outcome.refused.append(
-                f"{move.raw}: could not find it on line {move.line} to rewrite; edit by hand"
+                Refusal(
+                    "not_rewritable",
+                    f"{move.raw}: could not find it on line {move.line} to rewrite; edit by hand",
+                    path=path,
+                    ref=move.raw,
+                )
             )
             return outcome
         text = rewritten
     reparsed = parse_memory(path, text.encode("utf-8"))
     if reparsed.memory is None:
-        outcome.refused.append(f"{path}: the rewritten memory would not parse; edit by hand")
+        outcome.refused.append(
+            Refusal(
+                "not_rewritable",
+                f"{path}: the rewritten memory would not parse; edit by hand",
+                path=path,
+            )
+        )
         return outcome
     old = session.lock.memories.get(path)
     anchors = dict(old.anchors) if old else {}
@@ -424,7 +465,9 @@ def _follow(
     )
     new_lock = session.with_memory(LockedMemory(path, content, anchors), path)
     if _memory_bytes(session, path) != original:
-        outcome.refused.append(f"{path}: changed while following; nothing was changed")
+        outcome.refused.append(
+            Refusal("conflict", f"{path}: changed while following; nothing was changed", path=path)
+        )
         outcome.done.clear()
         return outcome
     outcome.memory_text = text
@@ -463,15 +506,19 @@ def _canonical(raw: str) -> str | None:
 
 
 def _chosen_move(
-    anchors: list[AnchorReport], path: str, to: str, source: str | None, outcome: Outcome
+    anchors: list[AnchorReport], path: str, to: str, source: str | None, outcome: Written
 ) -> _Move | None:
     """The anchor a person re-points with `--to` (named by `--from` when there are several)."""
     target = parse_reference(to)
     if isinstance(target, Failure):
-        outcome.refused.append(f"--to {to}: {target.detail}")
+        outcome.refused.append(Refusal(target.code, f"--to {to}: {target.detail}", ref=to))
         return None
     if target.path is None:
-        outcome.refused.append(f"--to {to}: only code can be followed to, not a custom anchor")
+        outcome.refused.append(
+            Refusal(
+                "not_code", f"--to {to}: only code can be followed to, not a custom anchor", ref=to
+            )
+        )
         return None
     movable = [a for a in anchors if a.state in (State.MOVED, State.GONE) and a.canonical]
     if source is not None:
@@ -479,18 +526,29 @@ def _chosen_move(
         key = wanted.canonical() if not isinstance(wanted, Failure) else source
         movable = [a for a in anchors if a.ref == source or a.canonical == key]
         if not movable:
-            outcome.refused.append(f"--from {source}: {path} has no such reference")
+            outcome.refused.append(
+                Refusal("not_found", f"--from {source}: {path} has no such reference", ref=source)
+            )
             return None
         if movable[0].state not in (State.MOVED, State.GONE):
             outcome.refused.append(
-                f"--from {source}: it is {movable[0].state.value}, not moved or gone; "
-                "edit the reference and `moor bind` to re-point it"
+                Refusal(
+                    "not_moved",
+                    f"--from {source}: it is {movable[0].state.value}, not moved or gone; "
+                    "edit the reference and `moor bind` to re-point it",
+                    ref=source,
+                )
             )
             return None
     if len(movable) != 1:
         listed = ", ".join(a.ref for a in movable) or "none"
         outcome.refused.append(
-            f"{path}: say which reference goes to {to} with --from (moved or gone: {listed})"
+            Refusal(
+                "ambiguous",
+                f"{path}: say which reference goes to {to} with --from (moved or gone: {listed})",
+                path=path,
+                suggestions=tuple(a.ref for a in movable),
+            )
         )
         return None
     anchor = movable[0]
