@@ -153,3 +153,27 @@ def test_a_refused_write_answers_its_write_result_with_each_refusals_code(ws: Wo
     assert refused["refused"][0]["message"] in text.err
     follow = run_json(ws, "follow", "memories/send.md", "--to", "src/net.py#receive", codes=(0,))
     assert follow["ok"] is True  # the control: a write that is not refused
+
+
+def test_a_refused_follow_says_which_refusal_by_its_code(ws: Workspace) -> None:
+    ws.write("src/net.py", CODE)
+    ws.memory("both", ["src/net.py#send", "src/net.py#receive"])
+    ws.moor("bind", check=True)
+    ws.write("src/net.py", "def deliver(payload):\n    return payload\n")  # both gone
+    memory = "memories/both.md"
+    ambiguous = run_json(ws, "follow", memory, "--to", "src/net.py#deliver", codes=(1,))
+    assert [r["code"] for r in ambiguous["refused"]] == ["ambiguous"]
+    assert set(ambiguous["refused"][0]["suggestions"]) == {"src/net.py#send", "src/net.py#receive"}
+    custom = run_json(
+        ws, "follow", memory, "--from", "src/net.py#send", "--to", "anchor:ticket", codes=(1,)
+    )
+    assert [r["code"] for r in custom["refused"]] == ["not_code"]
+    # The control: the same follow, told which reference, is done.
+    named = ("--from", "src/net.py#send", "--to", "src/net.py#deliver")
+    done = run_json(ws, "follow", memory, *named)
+    assert done["ok"] is True and done["path"] == memory
+    again = run_json(ws, "follow", memory, *named, codes=(1,))
+    assert [r["code"] for r in again["refused"]] == ["not_found"]  # send is not in it now
+    current = ("--from", "src/net.py#deliver", "--to", "src/net.py#deliver")
+    not_moved = run_json(ws, "follow", memory, *current, codes=(1,))
+    assert [r["code"] for r in not_moved["refused"]] == ["not_moved"]
