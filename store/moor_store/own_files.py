@@ -31,9 +31,20 @@ def read_own_sources(files: Iterable[str | Path | None]) -> bytes:
         if file is None:
             continue
         path = Path(file)
-        # A module of a package, or of one of its sub-packages (`moor_engine/memory/`).
-        package = {path.parent.name, path.parent.parent.name} & OWN_PACKAGES
-        if path.suffix != ".py" or not package:
+        if path.suffix != ".py" or not _in_own_package(path):
             raise NotOwnSource(f"{file} is not a module of moor's own packages")
         chunks.append(path.read_bytes())
     return b"".join(chunks)
+
+
+def _in_own_package(path: Path) -> bool:
+    """Whether `path` is in one of moor's packages or in a sub-package of one (a folder
+    with its `__init__.py`, as `moor_engine/grounding/` is)."""
+    folder = path.parent
+    for _ in range(3):
+        if folder.name in OWN_PACKAGES:
+            return True
+        if not (folder / "__init__.py").is_file():
+            return False
+        folder = folder.parent
+    return False

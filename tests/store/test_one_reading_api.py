@@ -252,12 +252,20 @@ def test_moors_own_source_is_the_only_file_read_outside_and_nothing_else_is(
 
     own = Path(inside_module.__file__)
     assert read_own_sources([own, None]) == own.read_bytes()  # control: moor's own module
-    import moor_engine.memory.recall_index as in_a_sub_package
+    import moor_engine.grounding.relocate as in_sub_package
 
-    nested = Path(in_a_sub_package.__file__)
-    assert read_own_sources([nested]) == nested.read_bytes()
+    sub = Path(in_sub_package.__file__)
+    assert read_own_sources([sub]) == sub.read_bytes()  # a sub-package's module is moor's
     planted = tmp_path / "app.py"
     planted.write_text("secret = 1\n", encoding="utf-8")
-    for path in (planted, tmp_path / "moor_store/notes.txt", own.with_suffix(".pyc")):
+    (tmp_path / "moor_store" / "data").mkdir(parents=True)
+    not_a_package = tmp_path / "moor_store" / "data" / "x.py"  # no __init__.py between
+    not_a_package.write_text("secret = 1\n", encoding="utf-8")
+    for path in (
+        planted,
+        tmp_path / "moor_store/notes.txt",
+        own.with_suffix(".pyc"),
+        not_a_package,
+    ):
         with pytest.raises(NotOwnSource):
             read_own_sources([path])

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-import sys
 
 from moor_extractors.digest import digest_bytes
 from moor_extractors.reference import Reference
@@ -30,9 +29,6 @@ from moor_engine.workspace import worktree
 from moor_engine.workspace.worktree import Worktree
 
 _KEY = "relocations:"
-# The modules whose logic a kept search stands for: a change to any of them looks again.
-# Named by module, not by file name beside this one: `worktree` is in `workspace/`.
-_LOGIC = (relocate, definition_index, sys.modules[__name__], worktree)
 
 
 class RelocationMemo:
@@ -152,5 +148,8 @@ def _search(value: object) -> Search | None:
 
 @functools.cache
 def _derivation() -> str:
-    logic = read_own_sources(module.__file__ for module in _LOGIC)
+    # The modules whose logic a kept search stands for: a change to any of them looks again.
+    logic = read_own_sources(
+        module.__file__ for module in (relocate, definition_index, worktree)
+    ) + read_own_sources([__file__])
     return f"{cache_derivation()} relocation/{digest_bytes(logic)[:16]}"
