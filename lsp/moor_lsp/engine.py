@@ -329,7 +329,7 @@ ACTIONS: dict[str, Callable[[Session, str, list[str]], Written]] = {
 
 
 def follow_plan(root: Path, memory_path: str, args: list[str]) -> Written:
-    """What `follow` would do, writing nothing: its outcome and the memory's new text."""
+    """What `follow` would do, writing nothing: its write result and the memory's new text."""
     with open_session(root) as session:
         try:
             return follow(session, str(root / memory_path), *args, dry_run=True)
@@ -339,10 +339,10 @@ def follow_plan(root: Path, memory_path: str, args: list[str]) -> Written:
 
 @dataclass(frozen=True)
 class Acted:
-    """An action's outcome, and what its session tells the person, as the CLI prints it
+    """An action's write result, and what its session tells the person, as the CLI prints it
     after the same action (`Session.told`: a journal it could not open recorded nothing)."""
 
-    outcome: Written
+    written: Written
     told: tuple[str, ...]
 
 
@@ -350,10 +350,10 @@ def act(root: Path, action: str, memory_path: str, args: list[str]) -> Acted:
     """Run one engine action on one memory (reaffirm, follow, bind)."""
     with open_session(root) as session:
         try:
-            outcome = ACTIONS[action](session, str(root / memory_path), args)
+            written = ACTIONS[action](session, str(root / memory_path), args)
         except (RefusalError, OSError) as error:
             raise EngineProblem(str(error)) from error
-        return Acted(outcome, tuple(session.told()))
+        return Acted(written, tuple(session.told()))
 
 
 # The latch actions (moor_engine.memory.latch_actions), the same functions `moor forget`,

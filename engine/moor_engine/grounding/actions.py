@@ -92,17 +92,17 @@ def _bind(session: Session, paths: list[str]) -> Written:
     selected = session.select(paths)
     change = Change("moor bind")
     evaluation = session.evaluate(selected)
-    outcome = Written("bind")
+    written = Written("bind")
     lock = session.lock
     entries: list[NewEntry] = []
     for path in selected:
         loaded = evaluation.loaded[path]
         if loaded.memory is None:
-            outcome.refused.append(_unusable(session, path, loaded, "bind"))
+            written.refused.append(_unusable(session, path, loaded, "bind"))
             continue
         if any(item.ref is None for item in loaded.entries):
             bad = [item for item in loaded.entries if item.ref is None]
-            outcome.refused.extend(
+            written.refused.extend(
                 Refusal(
                     item.problem.code if item.problem else "invalid",
                     f"{path}: {item.entry.raw}: "
@@ -129,7 +129,7 @@ def _bind(session: Session, paths: list[str]) -> Written:
                     if isinstance(observation, Failure)
                     else "it does not exist"
                 )
-                outcome.refused.append(
+                written.refused.append(
                     Refusal(
                         observation.code if isinstance(observation, Failure) else "not_found",
                         f"{path}: cannot bind {item.entry.raw}: {why}",
@@ -169,7 +169,7 @@ def _bind(session: Session, paths: list[str]) -> Written:
         )
         lock = session.with_memory(LockedMemory(path, content, anchors), path)
         session.lock = lock
-        outcome.done.append(
+        written.done.append(
             f"{path}: bound {len(added)} anchor(s)"
             + (f", dropped {len(removed)}" if removed else "")
         )
@@ -190,22 +190,22 @@ def _bind(session: Session, paths: list[str]) -> Written:
             )
             lock = session.with_memory(None, path)
             session.lock = lock
-            outcome.done.append(f"{path}: no longer exists; dropped from moor.lock")
+            written.done.append(f"{path}: no longer exists; dropped from moor.lock")
     lock = _latch_declared(
-        session, lock, [evaluation.loaded[p] for p in selected], entries, outcome
+        session, lock, [evaluation.loaded[p] for p in selected], entries, written
     )
     session.lock = lock
     if session.mended:
-        outcome.done.append(
+        written.done.append(
             "moor.lock: retirements and tombstones this clone holds were missing (an older "
             "moor.lock came back); recorded them again"
         )
-    if outcome.done:
+    if written.done:
         change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
     change.entries = entries
     session.commit(change)
     session.observer.flush()
-    return outcome
+    return written
 
 
 def reaffirm(session: Session, path: str, why: str) -> Written:
@@ -224,21 +224,21 @@ def reaffirm(session: Session, path: str, why: str) -> Written:
 def _reaffirm(session: Session, path: str, why: str) -> Written:
     evaluation = session.evaluate([path])
     loaded = evaluation.loaded[path]
-    outcome = Written("reaffirm", path=path)
+    written = Written("reaffirm", path=path)
     if loaded.memory is None:
-        outcome.refused.append(_unusable(session, path, loaded, "reaffirm"))
-        return outcome
+        written.refused.append(_unusable(session, path, loaded, "reaffirm"))
+        return written
     verdict = reaffirm_verdict(evaluation.report.memories[0])
     if not verdict.allowed:
-        outcome.refused.append(
+        written.refused.append(
             Refusal(verdict.code, f"{path}: cannot reaffirm: {verdict.why}", path=path)
         )
-        return outcome
+        return written
     anchors: dict[str, LockedAnchor] = {}
     founds: list[tuple[str, Found]] = []
     for item in loaded.entries:
         if item.ref is None:
-            outcome.refused.append(
+            written.refused.append(
                 Refusal(
                     item.problem.code if item.problem else "invalid",
                     f"{item.entry.raw}: {item.problem.detail if item.problem else ''}",
@@ -252,7 +252,7 @@ def _reaffirm(session: Session, path: str, why: str) -> Written:
             anchors[item.ref.canonical()] = locked_anchor_from(item.ref, observation)
             founds.append((item.ref.canonical(), observation))
         elif isinstance(observation, NotFound):
-            outcome.refused.append(
+            written.refused.append(
                 Refusal(
                     "not_found",
                     f"{item.entry.raw}: not found: `moor follow {path}` if it moved, "
@@ -262,7 +262,7 @@ def _reaffirm(session: Session, path: str, why: str) -> Written:
                 )
             )
         else:
-            outcome.refused.append(
+            written.refused.append(
                 Refusal(
                     observation.code,
                     f"{item.entry.raw}: cannot be observed "
@@ -271,8 +271,8 @@ def _reaffirm(session: Session, path: str, why: str) -> Written:
                     ref=item.entry.raw,
                 )
             )
-    if outcome.refused:
-        return outcome
+    if written.refused:
+        return written
     old = session.lock.memories.get(path)
     change = Change("moor reaffirm")
     entries = []
@@ -295,14 +295,14 @@ def _reaffirm(session: Session, path: str, why: str) -> Written:
             NewEntry("revise", f"memory:{path}", memory=path, reason=why, code="reaffirm")
         )
     lock = session.with_memory(LockedMemory(path, loaded.memory.content_hash, anchors), path)
-    lock = _latch_declared(session, lock, [loaded], entries, outcome)
+    lock = _latch_declared(session, lock, [loaded], entries, written)
     change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
     change.entries = entries
     session.commit(change)
     session.lock = lock
     session.observer.flush()
-    outcome.done.append(f"{path}: reaffirmed {len(founds)} anchor(s): {why}")
-    return outcome
+    written.done.append(f"{path}: reaffirmed {len(founds)} anchor(s): {why}")
+    return written
 
 
 @dataclass(frozen=True)
@@ -349,10 +349,10 @@ def _follow(
 ) -> Written:
     evaluation = session.evaluate([path])
     loaded = evaluation.loaded[path]
-    outcome = Written("follow", path=path)
+    written = Written("follow", path=path)
     if loaded.memory is None:
-        outcome.refused.append(_unusable(session, path, loaded, "follow"))
-        return outcome
+        written.refused.append(_unusable(session, path, loaded, "follow"))
+        return written
     report = evaluation.report.memories[0]
     if to is None:
         moves = [
@@ -361,18 +361,18 @@ def _follow(
             if followable(a) and a.moved_to and a.canonical
         ]
         if not moves:
-            outcome.done.append(f"{path}: nothing moved, nothing to follow")
-            outcome.done.extend(
+            written.done.append(f"{path}: nothing moved, nothing to follow")
+            written.done.extend(
                 f"{path}: {a.ref} is gone; if it lives on elsewhere: "
                 f"`moor follow {path} --to {a.candidates[0].ref if a.candidates else 'REF'}`"
                 for a in report.anchors
                 if a.state == State.GONE
             )
-            return outcome
+            return written
     else:
-        chosen = _chosen_move(report.anchors, path, to, source, outcome)
+        chosen = _chosen_move(report.anchors, path, to, source, written)
         if chosen is None:
-            return outcome
+            return written
         moves = [chosen]
     founds: dict[str, Found] = {}
     for move in moves:
@@ -384,7 +384,7 @@ def _follow(
                 if isinstance(observation, Failure)
                 else "it does not exist"
             )
-            outcome.refused.append(
+            written.refused.append(
                 Refusal(
                     observation.code if isinstance(observation, Failure) else "not_found",
                     f"{move.raw}: the new place {move.target} cannot be observed "
@@ -393,14 +393,14 @@ def _follow(
                     ref=move.target,
                 )
             )
-            return outcome
+            return written
         founds[move.target] = observation
     original = _memory_bytes(session, path)
     text = original.decode("utf-8")
     for move in moves:
         rewritten = _replace_reference(text, move.raw, move.target, move.line)
         if rewritten is None:
-            outcome.refused.append(
+            written.refused.append(
                 Refusal(
                     "not_rewritable",
                     f"{move.raw}: could not find it on line {move.line} to rewrite; edit by hand",
@@ -408,18 +408,18 @@ def _follow(
                     ref=move.raw,
                 )
             )
-            return outcome
+            return written
         text = rewritten
     reparsed = parse_memory(path, text.encode("utf-8"))
     if reparsed.memory is None:
-        outcome.refused.append(
+        written.refused.append(
             Refusal(
                 "not_rewritable",
                 f"{path}: the rewritten memory would not parse; edit by hand",
                 path=path,
             )
         )
-        return outcome
+        return written
     old = session.lock.memories.get(path)
     anchors = dict(old.anchors) if old else {}
     entries = []
@@ -449,11 +449,11 @@ def _follow(
             and before.derivation != found.derivation
             and session.checker.translation(before.ref, before, found) is None
         ):
-            outcome.done.append(
+            written.done.append(
                 f"{path}: {move.raw} was bound by another normaliser: the code at "
                 f"{move.target} is taken as it is now (`moor diff {path}` shows it)"
             )
-        outcome.done.append(f"{path}: {move.raw} -> {move.target}")
+        written.done.append(f"{path}: {move.raw} -> {move.target}")
     was_current = old is None or old.content == loaded_lock_content(
         session.workspace, loaded, old.anchors
     )
@@ -465,14 +465,14 @@ def _follow(
     )
     new_lock = session.with_memory(LockedMemory(path, content, anchors), path)
     if _memory_bytes(session, path) != original:
-        outcome.refused.append(
+        written.refused.append(
             Refusal("conflict", f"{path}: changed while following; nothing was changed", path=path)
         )
-        outcome.done.clear()
-        return outcome
-    outcome.memory_text = text
+        written.done.clear()
+        return written
+    written.memory_text = text
     if dry_run:
-        return outcome
+        return written
     change = Change("moor follow")
     for move in moves:
         followed_ref = parse_reference(move.target)
@@ -493,7 +493,7 @@ def _follow(
     session.commit(change)
     session.lock = new_lock
     session.observer.flush()
-    return outcome
+    return written
 
 
 def _memory_bytes(session: Session, path: str) -> bytes:
@@ -506,15 +506,15 @@ def _canonical(raw: str) -> str | None:
 
 
 def _chosen_move(
-    anchors: list[AnchorReport], path: str, to: str, source: str | None, outcome: Written
+    anchors: list[AnchorReport], path: str, to: str, source: str | None, written: Written
 ) -> _Move | None:
     """The anchor a person re-points with `--to` (named by `--from` when there are several)."""
     target = parse_reference(to)
     if isinstance(target, Failure):
-        outcome.refused.append(Refusal(target.code, f"--to {to}: {target.detail}", ref=to))
+        written.refused.append(Refusal(target.code, f"--to {to}: {target.detail}", ref=to))
         return None
     if target.path is None:
-        outcome.refused.append(
+        written.refused.append(
             Refusal(
                 "not_code", f"--to {to}: only code can be followed to, not a custom anchor", ref=to
             )
@@ -526,12 +526,12 @@ def _chosen_move(
         key = wanted.canonical() if not isinstance(wanted, Failure) else source
         movable = [a for a in anchors if a.ref == source or a.canonical == key]
         if not movable:
-            outcome.refused.append(
+            written.refused.append(
                 Refusal("not_found", f"--from {source}: {path} has no such reference", ref=source)
             )
             return None
         if movable[0].state not in (State.MOVED, State.GONE):
-            outcome.refused.append(
+            written.refused.append(
                 Refusal(
                     "not_moved",
                     f"--from {source}: it is {movable[0].state.value}, not moved or gone; "
@@ -542,7 +542,7 @@ def _chosen_move(
             return None
     if len(movable) != 1:
         listed = ", ".join(a.ref for a in movable) or "none"
-        outcome.refused.append(
+        written.refused.append(
             Refusal(
                 "ambiguous",
                 f"{path}: say which reference goes to {to} with --from (moved or gone: {listed})",

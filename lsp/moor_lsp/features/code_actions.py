@@ -397,7 +397,7 @@ class CodeActions(Feature):
             acted = await self.server.in_engine(engine.act, folder.root, action, memory, args)
         except engine.EngineProblem as problem:
             raise JsonRpcInvalidParams(str(problem)) from problem
-        written = acted.outcome
+        written = acted.written
         for told in acted.told:  # as the CLI prints them, e.g. that nothing was recorded
             self._warn(f"moor {action}: {told}")
         refused = [refusal.message for refusal in written.refused]
