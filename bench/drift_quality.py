@@ -43,6 +43,7 @@ from functools import cached_property
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import member_cases
 from case_workspace import apply_change, write_workspace
 
 CATEGORIES = ("unchanged", "cosmetic", "docstring", "semantic", "moved", "renamed", "deleted")
@@ -843,10 +844,11 @@ def file_hash_baseline(case: Case) -> str:
     return "current" if after == case.before[case.file_old] else "drifted"
 
 
-def symbol_text(source: str, qname: str) -> str | None:
+def symbol_text(source: str, qname: str, path: str = "a.py") -> str | None:
+    from moor_extractors.languages import language_for_path
     from moor_extractors.symbols import parse_source
 
-    parsed = parse_source("python", source.encode("utf-8"))
+    parsed = parse_source(language_for_path(path) or "python", source.encode("utf-8"))
     for site in parsed.sites():
         if site.qname == qname:
             text: str = parsed.source_text(site)
@@ -856,8 +858,8 @@ def symbol_text(source: str, qname: str) -> str | None:
 
 def symbol_bytes_baseline(case: Case) -> str:
     after = case.after.get(case.file_old, case.before[case.file_old])
-    old = symbol_text(case.before[case.file_old], case.symbol_old)
-    new = None if after is None else symbol_text(after, case.symbol_old)
+    old = symbol_text(case.before[case.file_old], case.symbol_old, case.file_old)
+    new = None if after is None else symbol_text(after, case.symbol_old, case.file_old)
     if new is None:
         return "gone"
     return "current" if new == old else "drifted"
@@ -974,9 +976,42 @@ class SourceResult:
     seconds: float
 
 
+MEMBER_SOURCES = {f"{language}_members": language for language in member_cases.LANGUAGES}
+
+
+def member_source_cases(name: str, per_category: int) -> list[Case]:
+    """Cases about members of types (`member_cases`), as drift cases of this benchmark."""
+    found = member_cases.cases(MEMBER_SOURCES[name], per_category, SEED)
+    numbers: dict[str, int] = {}
+    result = []
+    for made in found:
+        numbers[made.category] = numbers.get(made.category, 0) + 1
+        result.append(
+            Case(
+                id=f"{name}-{made.category}-{numbers[made.category]:03d}",
+                category=made.category,
+                detail=made.detail,
+                file_old=made.rel,
+                symbol_old=made.qname,
+                before={made.rel: made.before},
+                after=made.after,
+                expected=member_cases.EXPECTED[made.category],
+                moved_to=made.moved_to,
+            )
+        )
+    return result
+
+
 def run_source(name: str, limit: int | None, scratch: Path, jobs: int) -> SourceResult:
     started = time.perf_counter()
-    if name == "corpus":
+    if name in MEMBER_SOURCES:
+        language = MEMBER_SOURCES[name]
+        cases = member_source_cases(name, member_cases.PER_CATEGORY if limit is None else limit)
+        title = (
+            f"{name}: members of {language} types in "
+            f"{member_cases.source_identity(language)} (seed {SEED})"
+        )
+    elif name == "corpus":
         cases = limit_per_category(load_corpus(corpus_path()), limit)
         title = "corpus: drift-public (pallets/click, Textualize/rich history; labelled)"
     else:
@@ -1028,7 +1063,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="cases per category")
     parser.add_argument("--json", type=Path, default=None, help="write the numbers here")
     parser.add_argument(
-        "--source", choices=("corpus", "stdlib"), action="append", help="default: both"
+        "--source",
+        choices=("corpus", "stdlib", *MEMBER_SOURCES),
+        action="append",
+        help="default: corpus and stdlib",
     )
     parser.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPUs)"

@@ -225,7 +225,10 @@ def _warm(root: Path) -> None:
     """Import what an answer needs and read moor.lock once, before the first hook asks."""
     with contextlib.suppress(Exception):
         from moor_engine.agents import agent_hooks  # noqa: F401
+        from moor_engine.memory.recall_index import keep_indexes
         from moor_engine.session import Session
+
+        keep_indexes()  # the recall index stays open, synced by a watch of the memories
 
         with Session.open(root):
             pass

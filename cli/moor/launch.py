@@ -1,20 +1,31 @@
-"""The `moor` command's entry point: Claude Code's prompt hook, which runs on every prompt,
+"""The `moor` command's entry point. Two command lines are answered before `moor.main` and
+the engine are imported (their imports, the engine and argparse's whole tree of commands,
+cost ~150 ms, 5 times the interpreter's own start-up): `moor --version`, which imports only
+`distribution` of the engine, and Claude Code's prompt hook, which runs on every prompt and
 goes straight to `hook_commands` (which answers from the engine's kept answer when nothing
-moved: `moor_engine.agents.hook_answers`); everything else is `moor.main`, whose imports (the
-engine, argparse's whole tree of commands) cost ~150 ms."""
+moved: `moor_engine.agents.hook_answers`)."""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 # Exactly what `moor hooks install claude` writes (`claude_settings`): anything else,
 # `-C` or `--help` included, is parsed by the full command line.
 _PROMPT_HOOK = ["hooks", "run", "prompt"]
+# Exactly `moor --version`; with anything else argparse decides (`--version` ends the
+# parse where it stands, so `moor --version check` prints it too: the full parser does).
+_VERSION = ["--version"]
 
 
 def main() -> int:
+    if sys.argv[1:] == _VERSION:
+        from moor_engine.workspace.distribution import version
+
+        print(f"moor {version()}")
+        return 0
     if sys.argv[1:] == _PROMPT_HOOK:
+        from pathlib import Path
+
         from moor.hook_commands import run_hook
 
         return run_hook("prompt", Path.cwd())

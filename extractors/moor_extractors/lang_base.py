@@ -59,6 +59,9 @@ class Variant:
     a namesake: a Rust impl's whole header, `From<&str> for Box<str>`."""
     role: str | None = None
     """A part it plays in one symbol with its namesakes (`property`, `overload`, `cfg`)."""
+    secondary: bool = False
+    """The bare name means it only where no namesake is other than secondary (a Rust `impl`
+    beside the type it is for: `Error` is the struct, `Error(Display)` one impl)."""
 
 
 class LanguageSpec:
@@ -83,6 +86,16 @@ class LanguageSpec:
     """Definition node type -> the field holding its own name, when it is not `name`."""
     conditionals: frozenset[str] = frozenset({"if_statement", "try_statement", "match_statement"})
     """Statements whose branches make same-named definitions variants of one symbol."""
+    placeless: frozenset[str] = frozenset()
+    """Definition node types that are no one's place (`place` axis): members listed inside a
+    definition — fields, properties, enum members and variants — and Rust `impl` blocks.
+    They were listed later than the rest; were they places, every definition after one
+    would follow something new and its bound `place` digest would move (memory:
+    members-are-definitions-without-moving-places)."""
+    transparent: frozenset[str] = frozenset()
+    """Definition node types whose definitions take their places among its container's, as
+    they did before it was a definition (a Rust `impl`: its methods follow the items before
+    it, as they always did)."""
     cr_ends_lines = False
     """Whether a lone carriage return ends a line (old Mac line endings), as the language's
     own definition says; the grammars count only LF, so such a file is parsed with each
@@ -163,6 +176,11 @@ class LanguageSpec:
             return None
         dotted = symbol.replace("::", ".").replace("/", ".")
         return dotted if dotted != symbol else None
+
+    def simple_spelling(self, spelling: str) -> str:
+        """A spelling as its loosest equal form (`resolve` tries it when no spelling is
+        exactly the one given): Java's `java.lang.String` is the `String` the source says."""
+        return spelling
 
     def anchor_matches(self, symbol: str, count: int, head: Callable[[int], str]) -> list[int]:
         """Sites named by an explicit anchor written in their source (none by default)."""

@@ -43,6 +43,8 @@ def base_type_name(node: Node | None) -> str | None:
 
 
 _RECEIVER = re.compile(r"\A\(\*?([\w]+)(?:\[[^\]]*\])?\)\.")
+# `FlagBase[T, C, VC].Apply`: a receiver's type parameters as its declaration writes them.
+_TYPE_PARAMETERS = re.compile(r"\A(\w+)\[[^\[\]]*\](?=\.|\Z)")
 
 
 class GoSpec(LanguageSpec):
@@ -53,6 +55,13 @@ class GoSpec(LanguageSpec):
         "const_spec": "value",
         "var_spec": "value",
     }
+
+    placeless = frozenset({"field_declaration", "method_elem"})
+
+    def name(self, node: Node, name_node: Node | None) -> str | None:
+        if node.type == "field_declaration" and node.child_by_field_name("name") is None:
+            return base_type_name(name_node)  # an embedded field is named by its type
+        return super().name(node, name_node)
 
     def own_qualifier(self, node: Node) -> str | None:
         if node.type != "method_declaration":
@@ -69,6 +78,10 @@ class GoSpec(LanguageSpec):
         match = _RECEIVER.match(symbol)
         if match is not None:
             return match.group(1) + "." + symbol[match.end() :]
+        match = _TYPE_PARAMETERS.match(symbol)
+        if match is not None:
+            rest = symbol[match.end() :]
+            return match.group(1) + (super().pasted(rest) or rest)
         return super().pasted(symbol)
 
     def kind(self, node: Node, captured: str, container_kind: str | None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -34,6 +35,8 @@ def _write_modifiers(writer: TokenWriter, node: Node, field: str | None) -> None
 
 
 _CALLABLES = frozenset({"method_declaration", "constructor_declaration"})
+# The package and outer classes before a type's simple name: `java.util.`, `Entities.`.
+_QUALIFIERS = re.compile(r"(?<![\w$])(?:[A-Za-z_$][\w$]*\.)+(?=[A-Za-z_$])")
 _FIELDS = frozenset({"field_declaration", "constant_declaration"})
 
 DIALECT = Dialect(
@@ -70,13 +73,19 @@ class JavaSpec(LanguageSpec):
         types = (
             [] if parameters is None else [_parameter_type(p) for p in parameters.named_children]
         )
-        return Variant(spelling=", ".join(t for t in types if t is not None))
+        written = ", ".join(t for t in types if t is not None)
+        # A reader names a type by its simple name (`EscapeMode` for `Entities.EscapeMode`);
+        # the types as written tell apart two whose simple names are one.
+        return Variant(spelling=self.simple_spelling(written), full=written)
 
     def together(self, variants: list[Variant]) -> bool:
         # Overloads: one method to a reader, however many parameter lists it has (two equal
         # lists are no overloads but a mistake that does not compile: ambiguous).
-        spellings = [variant.spelling for variant in variants]
+        spellings = [variant.full for variant in variants]
         return None not in spellings and len(set(spellings)) == len(spellings)
+
+    def simple_spelling(self, spelling: str) -> str:
+        return _QUALIFIERS.sub("", spelling)
 
 
 def _parameter_type(parameter: Node) -> str | None:

@@ -334,15 +334,18 @@ class PythonSpec(LanguageSpec):
     leading_comments_are_doc = False  # Python documents with docstrings
 
     def variant(self, node: Node, span: Span) -> Variant:
+        """An `@overload` and the implementation after its overloads are picked by their
+        parameters' annotations as written, as TypeScript's are: `parse(int, str)` — `Any`
+        where none is written, `*`/`**` before a packed one, without `self`/`cls`."""
         name = node.child_by_field_name("name")
         own = name.text.decode("utf-8", "replace") if name is not None and name.text else ""
-        for decorator in span.top.named_children if span.top != node else ():
-            if decorator.type != "decorator" or not decorator.named_children:
-                continue
-            role = _role(decorator.named_children[0], own)
-            if role is not None:
-                return Variant(role=role)
-        return Variant()
+        roles = _roles(span.top, own) if span.top != node else []
+        role = next((r for r in roles if r in ("property", "accessor", "overload")), None)
+        if node.type == "function_definition" and (
+            role == "overload" or (role is None and _follows_overload(span.top, own))
+        ):
+            return Variant(spelling=_parameter_types(node, span.top, roles), role=role)
+        return Variant(role=role)
 
     def replaces(self, definitions: list[tuple[Node, Span]]) -> bool:
         # `def f` again in the same block rebinds `f`: the last one is what runs and what
@@ -365,6 +368,63 @@ class PythonSpec(LanguageSpec):
         if field_name == "superclasses" and child.named_child_count == 0:
             return Part.SKIP  # `class A():` is `class A:`
         return super().classify(parent, child, field_name)
+
+
+def _roles(top: Node, own: str) -> list[str]:
+    """The roles a decorated definition's decorators give it (`_role`), and `static`."""
+    roles: list[str] = []
+    for decorator in top.named_children:
+        if decorator.type != "decorator" or not decorator.named_children:
+            continue
+        expression = decorator.named_children[0]
+        role = _role(expression, own)
+        if role is not None:
+            roles.append(role)
+        elif (expression.text or b"").rsplit(b".", 1)[-1] == b"staticmethod":
+            roles.append("static")
+    return roles
+
+
+def _follows_overload(top: Node, own: str) -> bool:
+    """Whether the definition right before this one (comments aside) is an `@overload` of
+    its name: then this is the overloads' implementation."""
+    before = top.prev_named_sibling
+    while before is not None and before.type == "comment":
+        before = before.prev_named_sibling
+    if before is None or before.type != "decorated_definition":
+        return False
+    definition = before.child_by_field_name("definition")
+    name = definition.child_by_field_name("name") if definition is not None else None
+    if name is None or name.text is None or name.text.decode("utf-8", "replace") != own:
+        return False
+    return "overload" in _roles(before, own)
+
+
+def _parameter_types(function: Node, top: Node, roles: list[str]) -> str:
+    parameters = function.child_by_field_name("parameters")
+    block = top.parent
+    in_class = (
+        block is not None and block.parent is not None and block.parent.type == ("class_definition")
+    )
+    types: list[str] = []
+    for index, parameter in enumerate(parameters.named_children if parameters else ()):
+        if parameter.type in ("keyword_separator", "positional_separator", "comment"):
+            continue
+        if index == 0 and in_class and "static" not in roles and parameter.type == "identifier":
+            continue  # `self`, `cls`
+        annotation = parameter.child_by_field_name("type")
+        written = (
+            " ".join((annotation.text or b"").decode("utf-8", "replace").split())
+            if (annotation is not None)
+            else "Any"
+        )
+        inner = parameter.named_children[0] if parameter.named_children else parameter
+        if "list_splat" in parameter.type or inner.type == "list_splat_pattern":
+            written = "*" + written
+        elif "dictionary_splat" in parameter.type or inner.type == "dictionary_splat_pattern":
+            written = "**" + written
+        types.append(written)
+    return ", ".join(types)
 
 
 def _role(expression: Node, own: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -116,8 +117,37 @@ class RustSpec(LanguageSpec):
         "function_signature_item": "function",
         "const_item": "constant",
         "static_item": "static",
+        "enum_variant": "variant",
+        "field_declaration": "field",
+        "impl_item": "impl",
     }
     method_containers = frozenset({"trait"})
+    placeless = frozenset({"enum_variant", "field_declaration", "impl_item"})
+    transparent = frozenset({"impl_item"})
+
+    def pasted(self, symbol: str) -> str | None:
+        # `bail!` is how a reader writes a macro's name (a macro is named without its `!`).
+        if symbol.endswith("!") and not symbol.endswith("!!"):
+            return super().pasted(symbol[:-1]) or symbol[:-1]
+        # `<(A, B) as BothDebug>::__dispatch_ensure`, Rust's own name for a trait's method
+        # of a type: the type's method picked by the trait (`Error.fmt(Display)`), at the
+        # file's level where the type has no name (a tuple: `__dispatch_ensure(BothDebug)`).
+        qualified = _QUALIFIED_PATH.fullmatch(symbol)
+        if qualified is not None:
+            owner = _written_type_name(qualified["type"])
+            rest = qualified["rest"].replace("::", ".")
+            method = f"{owner}.{rest}" if owner else rest
+            return f"{method}({qualified['trait'].strip()})"
+        return super().pasted(symbol)
+
+    def simple_spelling(self, spelling: str) -> str:
+        # A trait named by its path or by its name (`fmt::Display`, `Display`) is one trait.
+        return _PATH_PREFIX.sub("", spelling)
+
+    def name(self, node: Node, name_node: Node | None) -> str | None:
+        if node.type == "impl_item":
+            return type_name(name_node)  # None for a tuple or an array: not listed
+        return super().name(node, name_node)
 
     def qualifier(self, ancestor: Node) -> str | None:
         if ancestor.type != "impl_item":
@@ -136,7 +166,14 @@ class RustSpec(LanguageSpec):
     def variant(self, node: Node, span: Span) -> Variant:
         """A method of `impl Display for Pattern` is picked by its trait,
         `Pattern.fmt(Display)`, or by the whole impl header where the trait is not enough;
-        `#[cfg(…)]` on it or on its impl makes it a variant."""
+        `#[cfg(…)]` on it or on its impl makes it a variant. An impl block itself is picked
+        by its trait (`Error(Display)`), an inherent one by `impl` (`Error(impl)`), or by its
+        whole header where that is not enough (`Foo(impl Foo<u8>)`)."""
+        if node.type == "impl_item":
+            trait = _text(node.child_by_field_name("trait"))
+            own = _text(node.child_by_field_name("type"))
+            header = f"{trait} for {own}" if trait is not None else f"impl {own}"
+            return Variant(spelling=trait or "impl", full=header, role="impl", secondary=True)
         block = node.parent
         impl = block.parent if block is not None and block.type == "declaration_list" else None
         trait = _text(impl.child_by_field_name("trait")) if impl is not None else None
@@ -148,13 +185,30 @@ class RustSpec(LanguageSpec):
         return Variant(spelling=trait, full=full, role="cfg" if cfg else None)
 
     def together(self, variants: list[Variant]) -> bool:
-        # One function per platform or feature: a reader sees one function.
-        return all(variant.role == "cfg" for variant in variants)
+        # One function per platform or feature: a reader sees one function. A type's impls
+        # where the type is not defined: a reader sees the type's code in this file.
+        roles = {variant.role for variant in variants}
+        return roles == {"cfg"} or roles == {"impl"}
 
     def classify(self, parent: Node, child: Node, field_name: str | None) -> Part:
         if parent.type == "macro_definition" and child.type == "macro_rule":
             return Part.BODY
         return super().classify(parent, child, field_name)
+
+
+_QUALIFIED_PATH = re.compile(r"<\s*(?P<type>.+?)\s+as\s+(?P<trait>.+)>::(?P<rest>[\w:]+)")
+_PATH_PREFIX = re.compile(r"(?<![\w:])(?:[A-Za-z_]\w*::)+(?=[A-Za-z_])")
+
+
+def _written_type_name(written: str) -> str | None:
+    """`&'a mut fmt::Wrapper<T>` -> `Wrapper`, as `type_name` reads the node; None for a
+    type without a name (a tuple, an array, a slice)."""
+    text = re.sub(r"\A(?:&\s*(?:'\w+\s+)?(?:mut\s+)?|\*\s*(?:const|mut)\s+|dyn\s+)+", "", written)
+    if not text or text[0] in "([":
+        return None
+    path = text.split("<", 1)[0].strip()
+    own = path.rsplit("::", 1)[-1]
+    return own if re.fullmatch(r"[A-Za-z_]\w*", own) else None
 
 
 def _text(node: Node | None) -> str | None:

@@ -7,6 +7,9 @@ parameter types picks one: `parse(string, number?)` — each parameter's type as
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from tree_sitter import Node
 
 from .lang_base import Span, Variant
@@ -25,6 +28,12 @@ _CALLABLES = frozenset(
 
 
 class TypeScriptSpec(JavaScriptSpec):
+    placeless = frozenset({"property_signature", "enum_assignment", "property_identifier"})
+    body_fields: ClassVar[Mapping[str, str]] = {
+        **JavaScriptSpec.body_fields,
+        "enum_assignment": "value",
+    }
+
     def variant(self, node: Node, span: Span) -> Variant:
         role = super().variant(node, span).role
         parameters = node.child_by_field_name("parameters")

@@ -69,6 +69,15 @@ _TS_EXTRA = """
 (internal_module name: (identifier) @name) @definition.module
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)])
   @definition.method
+; Members a reader sees in a type: the properties of an interface and of an object type a
+; type alias names (and of object types nested in those), and enum members.
+(interface_body (property_signature name: (_) @name) @definition.property)
+(type_alias_declaration
+  value: (object_type (property_signature name: (_) @name) @definition.property))
+(property_signature
+  type: (type_annotation (object_type (property_signature name: (_) @name) @definition.property)))
+(enum_body name: (_) @name @definition.constant)
+(enum_assignment name: (_) @name) @definition.constant
 """
 # Values a top-level binding or a class field may hold that make it a definition of its
 # own (a function value is one already: tags.scm names it as a function).
@@ -115,12 +124,31 @@ _SUPPLEMENTS: dict[str, str] = {
 (type_alias name: (type_identifier) @name) @definition.type
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
+; A named type's struct fields (an embedded one is named by its type) and interface methods;
+; fields of a struct type nested in a field. Anonymous structs in code (test tables) are not.
+(type_spec type: (struct_type (field_declaration_list
+  (field_declaration name: (field_identifier) @name) @definition.field)))
+(type_spec type: (struct_type (field_declaration_list
+  (field_declaration !name type: (_) @name) @definition.field)))
+(field_declaration type: (struct_type (field_declaration_list
+  (field_declaration name: (field_identifier) @name) @definition.field)))
+(type_spec type: (interface_type (method_elem name: (field_identifier) @name) @definition.method))
 """,
     "rust": """
 ; Trait methods without a default body, and constants/statics, are absent from tags.scm.
 (function_signature_item name: (identifier) @name) @definition.method
 (const_item name: (identifier) @name) @definition.constant
 (static_item name: (identifier) @name) @definition.constant
+; Enum variants and named fields (of structs, unions and struct-like variants).
+(enum_variant name: (identifier) @name) @definition.variant
+(struct_item body: (field_declaration_list
+  (field_declaration name: (field_identifier) @name) @definition.field))
+(union_item body: (field_declaration_list
+  (field_declaration name: (field_identifier) @name) @definition.field))
+(enum_variant body: (field_declaration_list
+  (field_declaration name: (field_identifier) @name) @definition.field))
+; An impl block, named by its type: a reader names it where the type is defined elsewhere.
+(impl_item type: (_) @name) @definition.impl
 """,
     "java": """
 ; tags.scm lists classes, interfaces and methods only.

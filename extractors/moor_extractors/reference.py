@@ -203,6 +203,8 @@ def _tight(text: str) -> str:
 def _code_symbol(path: str, symbol: str) -> str | Failure:
     head, inside = split_spelling(symbol)
     head = _moors_spelling(path, head)
+    if inside is None:  # a pasted form may bring its own (`<T as Trait>::m` is `T.m(Trait)`)
+        head, inside = split_spelling(head)
     if inside is not None:
         spelling = canonical_spelling(inside)
         if spelling is None:

@@ -34,6 +34,8 @@ class Group:
     """The bare name means every one of them, watched together."""
     spellings: tuple[str | None, ...]
     """Per definition (in document order): what `name(…)` holds to pick it alone."""
+    bare: tuple[int, ...] | None = None
+    """When `together`: the positions of the members the bare name means (None: all)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,13 @@ def resolve(
     if spelling is not None:
         spellings = group(indexes).spellings
         picked = tuple(i for i, s in zip(indexes, spellings, strict=True) if s == spelling)
+        if not picked:  # `select(java.lang.String)` for `select(String)`
+            loose = spec.simple_spelling(spelling)
+            picked = tuple(
+                i
+                for i, s in zip(indexes, spellings, strict=True)
+                if s is not None and spec.simple_spelling(s) == loose
+            )
         if len(picked) > 1:
             return Ambiguous(picked, tuple((None, sites[i].line) for i in picked))
         return Named(picked) if picked else None
@@ -111,6 +120,8 @@ def resolve(
 def _bare(sites: Sequence[DefinitionSite], indexes: list[int], found: Group) -> Named | Ambiguous:
     """What the bare name of several same-named definitions means."""
     if found.together:
+        if found.bare is not None:
+            return Named(tuple(indexes[position] for position in found.bare))
         return Named(tuple(indexes))
     plain = [i for i, s in zip(indexes, found.spellings, strict=True) if s is None]
     if len(plain) == 1:
@@ -154,6 +165,31 @@ def group_of(
     parse = parsed()
     nodes = [parse.definition(site) for site in sites]
     variants = [spec.variant(node, span) for node, span in nodes]
+    # A member listed inside a definition (a field, a variant) never takes its name from a
+    # namesake listed before members were (a Rust method beside a field of its name).
+    primary = [
+        i
+        for i, (variant, (node, _)) in enumerate(zip(variants, nodes, strict=True))
+        if not variant.secondary and node.type not in spec.placeless
+    ]
+    if primary and len(primary) < len(sites):
+        # What the others are decides the bare name; the secondary ones are each spelled
+        # (by their kind where they have no spelling: `ErrorImpl.backtrace(field)`).
+        inner = group_of(spec, [sites[i] for i in primary], parsed)
+        secondary = [i for i in range(len(sites)) if i not in primary]
+        spelled = _distinct(
+            [_canonical(variants[i].spelling) or sites[i].kind for i in secondary],
+            [variants[i] for i in secondary],
+        )
+        merged: list[str | None] = [None] * len(sites)
+        for i, spelling in zip(primary, inner.spellings, strict=True):
+            merged[i] = spelling
+        for i, spelling in zip(secondary, spelled, strict=True):
+            merged[i] = spelling
+        if not inner.together:
+            return Group(False, tuple(merged))
+        bare = primary if inner.bare is None else [primary[p] for p in inner.bare]
+        return Group(True, tuple(merged), tuple(bare))
     spellings = _distinct([_canonical(v.spelling) for v in variants], variants)
     # `f = None` (or `f: Callable | None = None`) beside `def f`: a declared default or
     # fallback of one symbol, watched together.
@@ -241,7 +277,11 @@ def references(parsed: ParsedFile, path: str) -> list[SymbolRef]:
         alone = meaning.indexes if isinstance(meaning, Named) and len(meaning.indexes) == 1 else ()
         for position, (index, spelling) in enumerate(zip(indexes, found.spellings, strict=True)):
             picked = _spelled(symbol, spelling, found.spellings)
-            if picked is None and not found.together and index not in alone:
+            # Its ordinal where nothing else picks it alone: a member of a group that is not
+            # one symbol, or one whose spelling a namesake shares (a Python overload and its
+            # implementation both `(bool)`).
+            shared = spelling is not None and picked is None
+            if picked is None and (shared or not found.together) and index not in alone:
                 picked = _picking(symbol, indexes, position, found.spellings)
             if picked is not None:
                 result.append(_ref(picked, [sites[index]]))

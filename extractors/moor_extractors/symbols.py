@@ -51,6 +51,7 @@ class _Definition:
 
     __slots__ = (
         "context",
+        "counts",
         "facts",
         "key",
         "kind_id",
@@ -68,7 +69,7 @@ class _Definition:
         self,
         site: DefinitionSite,
         place: str,
-        top: bool,  # no definition contains it (its place is among the file's own)
+        top: bool,  # its place is among the file's own (held by no definition but transparent ones)
         kind_id: int,
         node_type: str,
         node_start: int,
@@ -77,10 +78,12 @@ class _Definition:
         span: Span | None = None,
         key: str | None = None,
         context: int = -1,
+        counts: bool = True,  # it is the place of what follows it (`LanguageSpec.placeless`)
     ) -> None:
         self.site = site
         self.place = place
         self.top = top
+        self.counts = counts
         self.kind_id = kind_id
         self.node_type = node_type  # with its bytes: how to find the node in a new tree
         self.node_start = node_start
@@ -395,6 +398,8 @@ def _list_definitions(
     top-level nodes, the last definition before it being `place`."""
     found = _query_definitions(spec, language, tree.root_node, within)
     index: dict[int, tuple[str, str]] = {}  # node id -> (qualified name, kind)
+    # node id -> the definition whose children its children are, for place (None: the file)
+    holders: dict[int, Node | None] = {}
     last_in: dict[int, str] = {0: place}  # container node id (0: the file) -> last qname
     result: dict[DefinitionSite, _Definition] = {}
     for item in found:
@@ -408,21 +413,28 @@ def _list_definitions(
         index[item.node.id] = (qname, kind)
         span = spec.span(item.node)
         site = _site(qname, kind, span)
-        key = container.id if container is not None else 0
+        holder = container
+        if holder is not None and holder.type in spec.transparent:
+            holder = holders[holder.id]
+        holders[item.node.id] = holder
+        key = holder.id if holder is not None else 0
         place = last_in.get(key, _ROOT_PLACE)
         node = item.node
+        counts = node.type not in spec.placeless
         result[site] = _Definition(
             site,
             place,
-            container is None,
+            holder is None,
             node.kind_id,
             node.type,
             node.start_byte,
             node.end_byte,
             node,
             span,
+            counts=counts,
         )
-        last_in[key] = qname
+        if counts:
+            last_in[key] = qname
     return result
 
 
@@ -468,18 +480,20 @@ def _relist_definitions(
         for d in earlier.values()
     ):
         return None  # a definition straddles the region's edge (a leading attribute)
-    place = next((d.site.qname for d in reversed(before) if d.top), _ROOT_PLACE)
+    place = next((d.site.qname for d in reversed(before) if d.top and d.counts), _ROOT_PLACE)
     middle = _list_definitions(parsed._spec, parsed.language, parsed.tree, (start, end), place)
     result: dict[DefinitionSite, _Definition] = {}
     for definition in before:
         result[definition.site] = _carried(definition, 0, 0, definition.place, -1)
     result.update(middle)
-    tops = [d.site.qname for d in (*before, *middle.values()) if d.top]
+    tops = [d.site.qname for d in (*before, *middle.values()) if d.top and d.counts]
     last_top = tops[-1] if tops else _ROOT_PLACE
     for definition in after:
         place = definition.place
         if definition.top:
-            place, last_top = last_top, definition.site.qname
+            place = last_top
+            if definition.counts:
+                last_top = definition.site.qname
         moved = _carried(definition, shift, lines, place, old_end)
         result[moved.site] = moved
     return result
@@ -529,6 +543,7 @@ def _carried(old: _Definition, shift: int, lines: int, place: str, edge: int) ->
         old.node_end + shift,
         key=key,
         context=old.context + shift if key is not None else -1,
+        counts=old.counts,
     )
 
 

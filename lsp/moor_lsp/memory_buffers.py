@@ -153,3 +153,39 @@ class MemoryBuffers:
             reason = getattr(result, "failure_reason", None) if result is not None else None
             return Applied(False, reason or "the editor did not apply it")
         return Applied(True)
+
+    async def close_deleted(self, folder: Folder, rel: str) -> Applied | None:
+        """Close the open buffer of a memory whose file was just removed (forget), so a
+        habitual save cannot write it back: a `DeleteFile` operation the client carries out
+        itself (Neovim wipes the buffer), for a file already gone (`ignoreIfNotExists`).
+        None where nothing is to close or the client takes no delete operation."""
+        document = self.document(folder, rel)
+        operations = self.server.capability("workspace.workspace_edit.resource_operations")
+        if (
+            document is None
+            or not operations
+            or types.ResourceOperationKind.Delete not in operations
+        ):
+            return None
+        edit = types.WorkspaceEdit(
+            document_changes=[
+                types.DeleteFile(
+                    uri=document.uri,
+                    options=types.DeleteFileOptions(ignore_if_not_exists=True),
+                )
+            ]
+        )
+        try:
+            result = await asyncio.wait_for(
+                self.server.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(edit=edit, label=f"moor: forgot {rel}")
+                ),
+                APPLY_TIMEOUT,
+            )
+        except TimeoutError:
+            return Applied(False, f"no answer within {APPLY_TIMEOUT:.0f} s")
+        except Exception as error:  # the client answered an error
+            return Applied(False, str(error) or type(error).__name__)
+        if result is None or not result.applied:
+            return Applied(False, "the editor did not close it")
+        return Applied(True)

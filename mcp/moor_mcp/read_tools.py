@@ -3,7 +3,9 @@ code, the drift report. Each calls the engine function the CLI calls and only re
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver import MCPServer
 from moor_engine.session import Session
@@ -22,11 +24,17 @@ from moor_mcp.results import (
 )
 from moor_mcp.shown import shown
 
+if TYPE_CHECKING:
+    from moor_engine.memory.recall_index import KeptIndex
+
 MAX_HITS = 50
 MAX_QUERIES = 20
 
 
 def register(server: MCPServer, root: Path) -> None:
+    # The recall index stays open between calls, synced by what its watch saw change.
+    kept = _Kept()
+
     @server.tool(annotations=READ_ONLY, structured_output=True)
     def memory_search(query: str, limit: int = 10, agent: str | None = None) -> SearchResult:
         """Search the project's memories; best first, stale ones flagged with why, retired
@@ -34,7 +42,7 @@ def register(server: MCPServer, root: Path) -> None:
         memory_search_many to ask several questions at once. With `agent`, that agent's own
         memories are searched too (without it, only the shared ones)."""
         with engine_refusals(root), Session.open(root) as session:
-            return _search(session, query, limit, agent)
+            return _search(session, query, limit, agent, kept)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     def memory_search_many(
@@ -45,7 +53,9 @@ def register(server: MCPServer, root: Path) -> None:
         if not queries or len(queries) > MAX_QUERIES:
             raise refuse("usage", f"queries: 1 to {MAX_QUERIES} questions, got {len(queries)}")
         with engine_refusals(root), Session.open(root) as session:
-            return SearchManyResult(results=[_search(session, q, limit, agent) for q in queries])
+            return SearchManyResult(
+                results=[_search(session, q, limit, agent, kept) for q in queries]
+            )
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     def memories_about(target: str, agent: str | None = None) -> AboutResult:
@@ -106,10 +116,26 @@ def register(server: MCPServer, root: Path) -> None:
         return DriftReport(memories=found.memories, needing_a_look=flagged)
 
 
-def _search(session: Session, query: str, limit: int, agent: str | None) -> SearchResult:
-    from moor_engine.memory.recall_index import session_recall
+class _Kept:
+    """The server's `KeptIndex`, made at the first search (its module is imported then)."""
 
-    result, _status = session_recall(
+    def __init__(self) -> None:
+        self._index: KeptIndex | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> KeptIndex:
+        with self._lock:
+            if self._index is None:
+                from moor_engine.memory.recall_index import KeptIndex
+
+                self._index = KeptIndex()
+            return self._index
+
+
+def _search(
+    session: Session, query: str, limit: int, agent: str | None, kept: _Kept
+) -> SearchResult:
+    result, _status = kept.get().recall(
         session, query, limit=max(1, min(limit, MAX_HITS)), agent=agent
     )
     hits = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
-import sqlite3
+import sys
 from pathlib import Path
 from typing import Final, Literal
 
@@ -33,12 +33,14 @@ _ERRNO_OF: Final[dict[Kind, int]] = {kind: number for number, kind in _BY_ERRNO.
 # cannot create the file or its -shm (a read-only folder, no space for a new inode), which
 # says nothing about the journal's bytes. SQLITE_CORRUPT and SQLITE_NOTADB are not here:
 # they are the data's.
+# By number (SQLite's C API fixes them): importing sqlite3 for its names cost a prompt hook
+# answered from its kept answer, which opens no database, ~15 ms (tests/store hold them).
 _BY_SQLITE: Final[dict[int, Kind]] = {
-    sqlite3.SQLITE_FULL: "disk_full",
-    sqlite3.SQLITE_READONLY: "read_only",
-    sqlite3.SQLITE_IOERR: "io_error",
-    sqlite3.SQLITE_CANTOPEN: "io_error",
-    sqlite3.SQLITE_NOMEM: "out_of_memory",
+    13: "disk_full",  # SQLITE_FULL
+    8: "read_only",  # SQLITE_READONLY
+    10: "io_error",  # SQLITE_IOERR
+    14: "io_error",  # SQLITE_CANTOPEN
+    7: "out_of_memory",  # SQLITE_NOMEM
 }
 
 # Below this much free space an I/O error is taken for a full disk: SQLite reports a -shm or
@@ -92,7 +94,8 @@ def kind_of(error: BaseException, where: Path) -> Kind | None:
         return error.code
     if isinstance(error, OSError):
         return _BY_ERRNO.get(error.errno or 0)
-    if isinstance(error, sqlite3.Error):
+    sqlite3 = sys.modules.get("sqlite3")  # not imported: no error of it can be here
+    if sqlite3 is not None and isinstance(error, sqlite3.Error):
         code = getattr(error, "sqlite_errorcode", None)
         if code is None:
             return None

@@ -133,7 +133,15 @@ def remove_files(path: Path) -> None:
 class RecallIndex:
     """One open index. `path` None: a private index in memory (when the file is busy)."""
 
-    def __init__(self, path: Path | None, derivation: str, weights: Sequence[float]) -> None:
+    def __init__(
+        self,
+        path: Path | None,
+        derivation: str,
+        weights: Sequence[float],
+        *,
+        any_thread: bool = False,
+    ) -> None:
+        """`any_thread`: used from more than one thread, one at a time (the caller's lock)."""
         self.path = path
         # Each field's weight is in every posting (`recall_postings`): other weights are
         # another index.
@@ -143,9 +151,15 @@ class RecallIndex:
         self._newest: dict[tuple[str, ...], str] = {}
         self._size: int | None = None
         self._tokens: int | None = None
+        self._data_version: int | None = None
         target = ":memory:" if path is None else str(path)
         try:
-            self._db = sqlite3.connect(target, isolation_level=None, timeout=_busy_timeout())
+            self._db = sqlite3.connect(
+                target,
+                isolation_level=None,
+                timeout=_busy_timeout(),
+                check_same_thread=not any_thread,
+            )
         except sqlite3.Error as error:
             _raise_unavailable(error, path, "open")
             raise IndexBroken(f"cannot open {path}: {error}") from error
@@ -217,6 +231,17 @@ class RecallIndex:
     def close(self) -> None:
         self._db.close()
 
+    def written_elsewhere(self) -> bool:
+        """Whether another connection (another moor) committed to the index since this one
+        last asked; the counts read once per open are read again."""
+        with self._guard("read"):
+            version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+        changed = self._data_version is not None and version != self._data_version
+        self._data_version = version
+        if changed:
+            self._newest, self._size, self._tokens = {}, None, None
+        return changed
+
     def _guard(self, action: str) -> contextlib.AbstractContextManager[None]:
         return _translated(action, self.path)
 
@@ -231,6 +256,20 @@ class RecallIndex:
         with self._guard("read"):
             rows = self._db.execute("SELECT path, hash, stat FROM docs").fetchall()
         return {path: Indexed(content_hash, stat) for path, content_hash, stat in rows}
+
+    def indexed_rows(self, paths: Sequence[str]) -> dict[str, Indexed]:
+        """`indexed` of these paths only (those in the index)."""
+        found: dict[str, Indexed] = {}
+        with self._guard("read"):
+            for start in range(0, len(paths), 500):
+                chunk = paths[start : start + 500]
+                rows = self._db.execute(
+                    "SELECT path, hash, stat FROM docs WHERE path IN "
+                    f"({', '.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+                found.update({path: Indexed(digest, stat) for path, digest, stat in rows})
+        return found
 
     def restat(self, stats: Mapping[str, Sequence[int] | None]) -> None:
         """Record new stat keys of documents whose content did not change."""

@@ -148,6 +148,20 @@ def test_moor_symbols_lists_every_reference_that_names_a_definition(ws: Workspac
             "variants": 1,
         },
         {
+            "ref": "src/pattern.rs#Pattern(Display)",
+            "kind": "impl",
+            "line": 3,
+            "end_line": 7,
+            "variants": 1,
+        },
+        {
+            "ref": "src/pattern.rs#Pattern(Debug)",
+            "kind": "impl",
+            "line": 9,
+            "end_line": 13,
+            "variants": 1,
+        },
+        {
             "ref": "src/pattern.rs#Pattern.fmt(Display)",
             "kind": "method",
             "line": 4,

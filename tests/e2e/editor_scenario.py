@@ -94,6 +94,11 @@ MEMORIES = {
     "wrong": '["src/app.py#Größe.version"]',
 }
 OPENED_AT_START = ["drifted", "moved", "external"]
+# Partial references typed in a new memory, and the line each completes to.
+COMPLETED = {
+    "src/ut": "  - src/util.py",  # past the first path segment
+    "src/app.py#Client.se": "  - src/app.py#Client.send",  # past a `.` in a symbol
+}
 
 
 # What each memory says; wrong.md says something of its own, since forgetting it refuses
@@ -182,6 +187,7 @@ def build(root: Path) -> Path:
             "written": "Forget with the reason written here",
             "reason": FORGET_REASON,
         },
+        "completion": list(COMPLETED),
         "results": str(root.parent / "results.json"),
         "timeout": 30,  # seconds per wait: generous for a loaded 2-core machine
     }
@@ -338,17 +344,24 @@ def check_follow_diagnostics(run: EditorRun) -> None:
     assert check_states(run.root)["moved"] == "current"
 
 
-def check_reaffirm_quick_fix(run: EditorRun) -> None:
+def check_reaffirm_quick_fix(run: EditorRun, asked: bool = True) -> None:
+    """`asked`: the server asks the reason (a client that says it can be asked); else the
+    prepared reasons are the actions themselves and nothing is asked (eglot)."""
     reaffirm = [a for a in actions(run) if a["command"] == "moor.reaffirm"]
     assert reaffirm, f"the reaffirm quick fix was not offered: {actions(run)}"
     assert not reaffirm[0].get("error"), f"the reaffirm quick fix failed: {reaffirm[0]}"
-    asked = [q for q in run.results.get("questions") or [] if "late.md" in q["message"]]
-    assert asked, f"the server asked no question (window/showMessageRequest): {run.results}"
-    question = asked[0]
-    titles = question["titles"]
-    assert len(titles) >= 4, titles  # prepared reasons, then write my own, then cancel
-    assert titles[-2].startswith("Write my own reason"), titles
-    assert titles[-1] == "Cancel", titles
+    questions = [q for q in run.results.get("questions") or [] if "late.md" in q["message"]]
+    if asked:
+        assert questions, f"the server asked no question (showMessageRequest): {run.results}"
+        titles = questions[0]["titles"]
+        assert len(titles) >= 4, titles  # prepared reasons, then write my own, then cancel
+        assert titles[-2].startswith("Write my own reason"), titles
+        assert titles[-1] == "Cancel", titles
+    else:
+        assert not questions, f"the person was asked: {questions}"
+        offered = [o["title"] for o in run.get("offered") if o["memory"] == "late"]
+        titles = [t.removeprefix("Reaffirm: ") for t in offered if t.startswith("Reaffirm: ")]
+        assert len(titles) >= 2 and reaffirm[0]["title"] == "Reaffirm: " + titles[0], offered
     assert diagnostics(run, "quick_reaffirmed", "late") == []
     assert check_states(run.root)["late"] == "current"
     log = moor(run.root, "log", "memories/late.md")
@@ -362,17 +375,23 @@ def check_follow_buffer(run: EditorRun) -> None:
     assert buffer == disk, f"buffer and file disagree:\n{buffer}\n---\n{disk}"
 
 
-def check_forget(run: EditorRun) -> None:
+def check_forget(run: EditorRun, asked: bool = True, closes: bool = False) -> None:
+    """`asked`: as in `check_reaffirm_quick_fix` (False: the action puts the reason line);
+    `closes`: the editor closes the forgotten memory's buffer (it takes a DeleteFile edit)."""
     forget = run.get("forget")
     assert not forget.get("error"), f"the forget with the written reason failed: {forget}"
-    # Cancel changed nothing …
-    assert forget["cancelled"]["cancelled"] is True, forget
-    assert forget["kept"] is True, forget
-    # … the question offered only the person's own reason …
-    [question, *_] = [q for q in run.get("questions") if "wrong.md" in q["message"]]
-    assert "Forget memories/wrong.md" in question["message"], question
-    assert question["titles"] == ["Write my own reason…", "Cancel"], question
-    assert "line 4" in forget["asked"]["next"], forget  # under the three-line frontmatter
+    questions = [q for q in run.results.get("questions") or [] if "wrong.md" in q["message"]]
+    if asked:
+        # Cancel changed nothing …
+        assert forget["cancelled"]["cancelled"] is True, forget
+        # … the question offered only the person's own reason …
+        [question, *_] = questions
+        assert "Forget memories/wrong.md" in question["message"], question
+        assert question["titles"] == ["Write my own reason…", "Cancel"], question
+        assert "line 4" in forget["asked"]["next"], forget  # under the three-line frontmatter
+    else:
+        assert not questions, f"the person was asked: {questions}"
+    assert forget["kept"] is True, forget  # nothing gone before the reason was given
     assert forget["line"] == "<!-- moor forget because:  -->", forget
     # … and the reason written in the buffer forgot it, with that reason.
     assert forget["done"]["done"], forget
@@ -381,4 +400,23 @@ def check_forget(run: EditorRun) -> None:
     assert check_states(run.root)["late"] == "current"
     [tombstone] = parse_lock((run.root / "moor.lock").read_text(encoding="utf-8")).tombstones
     assert tombstone.path == "memories/wrong.md" and tombstone.reason == FORGET_REASON
-    assert forget["after"] == forget["before"], "the reason line stayed in the buffer"
+    if closes:  # no buffer left for a habitual save to write back
+        assert forget["closed"] is True, forget
+    else:
+        assert forget["after"] == forget["before"], "the reason line stayed in the buffer"
+
+
+def check_code_lenses(run: EditorRun) -> None:
+    """Code lenses on src/app.py without a manual refresh: one on each symbol a memory is
+    about, on the line of its definition."""
+    assert run.results.get("lenses_shown") is True, f"no code lens came:\n{run.log}"
+    lines = APP_EXTERNAL.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("def start"))
+    assert any(lens["line"] in (start, start - 1) for lens in run.get("lenses")), run.get("lenses")
+
+
+def check_completion(run: EditorRun) -> None:
+    """What the editor's own completion makes of moor's items: the completed line."""
+    completion = run.get("completion")
+    for typed, line in COMPLETED.items():
+        assert line in completion.get(typed, []), (typed, completion)

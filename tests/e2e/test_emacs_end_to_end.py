@@ -74,10 +74,12 @@ def test_follow_clears_the_moved_diagnostic_and_rewrites_the_reference(emacs: Ed
     scenario.check_follow_diagnostics(emacs)
 
 
-def test_the_reaffirm_quick_fix_asks_for_a_reason_and_reaffirms_with_the_first_choice(
+def test_the_reaffirm_quick_fixes_carry_the_prepared_reasons_and_nothing_waits_on_a_question(
     emacs: EditorRun,
 ) -> None:
-    scenario.check_reaffirm_quick_fix(emacs)
+    # eglot's request times out (10 s; 3 s in the run) while a question waits on the person:
+    # the run answers only after it, so a question asked would fail here.
+    scenario.check_reaffirm_quick_fix(emacs, asked=False)
 
 
 def test_follow_updates_the_open_buffer(emacs: EditorRun) -> None:
@@ -87,4 +89,4 @@ def test_follow_updates_the_open_buffer(emacs: EditorRun) -> None:
 def test_forget_through_the_code_action_takes_the_reason_written_in_the_buffer(
     emacs: EditorRun,
 ) -> None:
-    scenario.check_forget(emacs)
+    scenario.check_forget(emacs, asked=False)

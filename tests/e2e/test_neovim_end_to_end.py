@@ -109,10 +109,20 @@ def test_follow_updates_the_open_buffer(neovim: EditorRun) -> None:
     scenario.check_follow_buffer(neovim)
 
 
-def test_forget_through_the_code_action_takes_the_reason_written_in_the_buffer(
+def test_forget_through_the_code_action_takes_the_reason_written_and_closes_the_buffer(
     neovim: EditorRun,
 ) -> None:
-    scenario.check_forget(neovim)
+    scenario.check_forget(neovim, closes=True)
+
+
+def test_neovims_completion_completes_references_past_a_segment_and_a_dot(
+    neovim: EditorRun,
+) -> None:
+    scenario.check_completion(neovim)
+
+
+def test_code_lenses_show_on_code_without_a_manual_refresh(neovim: EditorRun) -> None:
+    scenario.check_code_lenses(neovim)
 
 
 def test_the_neovim_09_set_up_shows_updates_and_reaffirms(neovim_09: EditorRun) -> None:
@@ -121,6 +131,7 @@ def test_the_neovim_09_set_up_shows_updates_and_reaffirms(neovim_09: EditorRun) 
     scenario.check_cli_reaffirm(neovim_09)
     scenario.check_reaffirm(neovim_09)
     scenario.check_late_open(neovim_09)
+    scenario.check_code_lenses(neovim_09)
 
 
 def test_neovim_names_the_file_types_of_moor_languages_as_the_set_ups_do(nvim: str) -> None:

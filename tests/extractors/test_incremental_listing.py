@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from moor_extractors.symbols import ParsedFile, parse_source
 
+from tests.extractors import test_members as members
 from tests.extractors import test_symbols_go as go
 from tests.extractors import test_symbols_java as java
 from tests.extractors import test_symbols_javascript as javascript
@@ -119,3 +120,20 @@ def test_a_definition_not_where_the_re_listing_carried_it_is_listed_again_from_s
     other = parse_source("python", changed, earlier)
     other.sites()
     assert other.facts(site) == fresh.facts(site) and other.relisted
+
+
+@pytest.mark.parametrize(
+    ("language", "source"),
+    [
+        ("rust", members.BACKTRACE_RS + members.ERROR_IMPLS_RS + members.ENSURE_RS),
+        ("go", members.CLI_GO),
+        ("typescript", members.STORE_TS),
+    ],
+    ids=["rust", "go", "typescript"],
+)
+def test_members_and_impls_re_listed_after_random_edits_match_a_fresh_parse(
+    language: str, source: str
+) -> None:
+    # Places skip members and pass through impls (`placeless`, `transparent`): a re-listing
+    # that carries definitions past an edit must place them as a fresh listing does.
+    assert replay(language, source.encode(), 30, seed=11) >= 15

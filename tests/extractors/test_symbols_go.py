@@ -70,13 +70,16 @@ def test_methods_are_qualified_by_receiver_type_without_pointer_or_type_argument
     assert [(site.qname, site.kind) for site in sites] == [
         ("Limit", "constant"),
         ("Store", "struct"),
+        ("Store.items", "field"),
         ("Store.Put", "method"),
         ("Store.Get", "method"),
         ("Cache", "struct"),
         ("Cache.Put", "method"),
         ("List", "struct"),
+        ("List.items", "field"),
         ("List.Push", "method"),
         ("Reader", "interface"),
+        ("Reader.Read", "method"),
         ("Alias", "type"),
         ("Helper", "function"),
     ]

@@ -61,7 +61,8 @@ SOURCE = dedent(
 
 def facts_of(source: str, qname: str) -> Facts:
     parsed = parse_source("rust", source.encode())
-    [site] = [site for site in parsed.sites() if site.qname == qname]
+    # The first of a name: a type before its impls.
+    site = next(site for site in parsed.sites() if site.qname == qname)
     return parsed.facts(site)
 
 
@@ -74,9 +75,13 @@ def test_functions_in_impls_are_qualified_by_the_impl_type() -> None:
     sites = parse_source("rust", SOURCE.encode()).sites()
     assert [(site.qname, site.kind) for site in sites] == [
         ("Store", "struct"),
+        ("Store.items", "field"),
+        ("Store", "impl"),
         ("Store.put", "method"),
+        ("Store", "impl"),
         ("Store.fmt", "method"),
         ("Cache", "struct"),
+        ("Cache", "impl"),
         ("Cache.put", "method"),
         ("Shape", "trait"),
         ("Shape.area", "method"),
@@ -90,7 +95,9 @@ def test_functions_in_impls_are_qualified_by_the_impl_type() -> None:
 
 def test_preceding_attributes_are_part_of_the_span_but_doc_comments_are_not() -> None:
     parsed = parse_source("rust", SOURCE.encode())
-    texts = {site.qname: parsed.source_text(site) for site in parsed.sites()}
+    texts: dict[str, str] = {}
+    for site in parsed.sites():
+        texts.setdefault(site.qname, parsed.source_text(site))
     assert texts["Store"].startswith("#[derive(Debug)]\npub struct Store<T>")
     assert texts["Store.put"].startswith("#[inline]\n    pub fn put")
 

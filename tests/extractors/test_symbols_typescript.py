@@ -100,6 +100,8 @@ def test_qualified_names_cover_typescript_declarations() -> None:
         ("Shape.put", "method"),
         ("Key", "type"),
         ("Colour", "enum"),
+        ("Colour.Red", "constant"),
+        ("Colour.Green", "constant"),
         ("Tools", "module"),
         ("Tools.tool", "function"),
         ("add", "function"),

@@ -59,6 +59,7 @@ class ClientBuffers:
         self.applied: list[types.ApplyWorkspaceEditParams] = []
         self.accept = True  # False: answer `applied: false`
         self.questions: list[types.ShowMessageRequestParams] = []
+        self.deleted: list[types.DeleteFile] = []
         self.pick: Pick = lambda _params: None
         client = editor.client
 
@@ -119,6 +120,10 @@ class ClientBuffers:
         for uri, changes in (params.edit.changes or {}).items():
             edits.setdefault(uri, []).extend(changes)
         for change in params.edit.document_changes or []:
+            if isinstance(change, types.DeleteFile):  # the client deletes it, closing its buffer
+                self.deleted.append(change)
+                self.texts.pop(change.uri, None)
+                continue
             assert isinstance(change, types.TextDocumentEdit), change
             version = change.text_document.version
             uri = change.text_document.uri

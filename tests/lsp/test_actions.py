@@ -288,3 +288,32 @@ async def test_a_typo_in_a_reference_offers_the_closest_one_as_an_edit(editor: E
         "memories/typo.md", ws.read("memories/typo.md").replace('"src/a.py#gg"', edit.new_text)
     )
     await editor.one("memories/typo.md", "unbound")
+
+
+async def test_the_actions_are_offered_anywhere_on_the_references_line(editor: Editor) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", G2)
+    ws.write("memories/retry.md", '---\nabout: ["src/a.py#g"]\n---\n# Retry\n\nText.\n')
+    bind_all(ws)
+    ws.write("src/a.py", G3)
+    await editor.start()
+    drifted = await editor.one("memories/retry.md", "drifted")
+    assert drifted.range.start.line == 1 and drifted.range.start.character > 0
+
+    async def titles_at(line: int, character: int, sent: list[types.Diagnostic]) -> list[str]:
+        at = types.Position(line=line, character=character)
+        result = await editor.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=editor.document("memories/retry.md"),
+                range=types.Range(start=at, end=at),
+                context=types.CodeActionContext(diagnostics=sent),
+            )
+        )
+        return [a.title for a in result or []]
+
+    # Column 1 of the `about:` line, where Neovim's sign is: the line's diagnostics are sent.
+    at_sign = await titles_at(1, 0, [drifted])
+    assert "Show diff since bound" in at_sign, at_sign
+    assert "Show diff since bound" in await titles_at(1, 0, [])  # no context: its own
+    # The control: the next line is not the reference's.
+    assert "Show diff since bound" not in await titles_at(3, 0, [])

@@ -86,3 +86,28 @@ async def test_hover_is_the_persons_whole_view_and_marks_each_agents_memory(
     assert "2 memories about this code" in shown
     assert "alpha on g — agent `alpha`" in shown
     assert "[memories/shared-g.md]" in shown and "shared-g — agent" not in shown
+
+
+GO_COMMAND = "package cli\n\ntype Command struct {\n\tName  string\n\tUsage string\n}\n"
+
+
+async def test_hovering_a_struct_field_lists_the_memory_about_that_field(editor: Editor) -> None:
+    ws = editor.ws
+    ws.write("cli/command.go", GO_COMMAND)
+    ws.memory("on-name", "cli/command.go#Command.Name")
+    ws.memory("on-command", "cli/command.go#Command")
+    bind_all(ws)
+    await editor.start()
+
+    on_name = text(
+        await editor.until(
+            lambda: editor.hover("cli/command.go", 3, 2),
+            lambda hover: hover is not None and "on-name" in text(hover),
+        )
+    )
+    on_usage = text(await editor.hover("cli/command.go", 4, 2))
+
+    assert "[memories/on-name.md]" in on_name and "(exact): on-name" in on_name
+    assert "(enclosing): on-command" in on_name
+    assert "on-name" not in on_usage  # control: the sibling field is other code
+    assert "(enclosing): on-command" in on_usage

@@ -54,9 +54,11 @@ async def test_paths_are_completed_folder_by_folder_folders_first(editor: Editor
     folder = partial.items[0] if partial.items[0].label == "net/" else partial.items[1]
     assert folder.kind == types.CompletionItemKind.Folder
     assert isinstance(folder.text_edit, types.TextEdit)
-    assert folder.text_edit.new_text == "net/"
-    assert folder.text_edit.range == types.Range(  # replaces the segment being typed
-        start=types.Position(line=2, character=len("  - src/")),
+    # The edit replaces the word at the cursor (what eglot filters on: the whole path,
+    # `/` being a word character in Markdown), and the filter text matches it.
+    assert folder.text_edit.new_text == folder.filter_text == folder.insert_text == "src/net/"
+    assert folder.text_edit.range == types.Range(
+        start=types.Position(line=2, character=len("  - ")),
         end=types.Position(line=2, character=len("  - src/ne")),
     )
     root = labels(at_root)
@@ -95,7 +97,11 @@ async def test_after_a_hash_the_files_qualified_names_are_offered(editor: Editor
     assert send.text_edit.range == types.Range(start=cursor, end=cursor)
     assert labels(narrowed) == ["Client.send"]
     assert narrowed is not None and isinstance(narrowed.items[0].text_edit, types.TextEdit)
-    assert narrowed.items[0].text_edit.range.start.character == len("  - ref: src/net/client.py#")
+    # `.` ends a word: from `s`, `send` (the label still reads the whole name).
+    assert narrowed.items[0].text_edit.range.start.character == len(
+        "  - ref: src/net/client.py#Client."
+    )
+    assert narrowed.items[0].text_edit.new_text == narrowed.items[0].filter_text == "send"
     assert labels(headings) == ["Storage > Journal format"]  # the breadcrumb as written
 
 
@@ -132,3 +138,62 @@ async def test_completion_offers_what_moor_symbols_lists_overload_spellings_incl
         "Registry.drop@1",
         "Registry.drop@2",
     ]
+
+
+async def test_completion_offers_members_fields_and_variants(editor: Editor) -> None:
+    ws = editor.ws
+    ws.write(
+        "src/store.ts",
+        "export interface PersistOptions {\n  name: string\n  version?: number\n}\n"
+        "export function persist(): void {}\n",
+    )
+    ws.write("cli/command.go", "package cli\n\ntype Command struct {\n\tName string\n}\n")
+    ws.write("src/status.rs", "pub enum BacktraceStatus {\n    Disabled,\n    Captured,\n}\n")
+    ws.write(
+        "memories/typing.md",
+        MEMORY.replace(
+            "src/ne\n",
+            "src/store.ts#PersistOptions.\n  - cli/command.go#Command.\n"
+            "  - src/status.rs#BacktraceStatus.\n",
+        ),
+    )
+    await editor.start()
+    editor.open("memories/typing.md")
+
+    properties = await editor.complete(
+        "memories/typing.md", 2, len("  - src/store.ts#PersistOptions.")
+    )
+    fields = await editor.complete("memories/typing.md", 3, len("  - cli/command.go#Command."))
+    variants = await editor.complete(
+        "memories/typing.md", 4, len("  - src/status.rs#BacktraceStatus.")
+    )
+
+    assert "PersistOptions.version" in labels(properties)
+    assert "PersistOptions.name" in labels(properties)
+    assert "persist" not in labels(properties)  # control: the filter is the typed prefix
+    assert "Command.Name" in labels(fields)
+    assert "BacktraceStatus.Captured" in labels(variants)
+    assert "BacktraceStatus.Disabled" in labels(variants)
+
+
+async def test_past_the_first_segment_each_item_matches_the_word_typed_as_the_client_filters(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write("src/flask/sessions.py", "class SessionInterface:\n    pass\n")
+    ws.write("src/flask/app.py", "X = 1\n")
+    ws.write("memories/typing.md", MEMORY.replace("src/ne\n", "src/flask/sess\n"))
+    await editor.start()
+    editor.open("memories/typing.md")
+    typed = "  - src/flask/sess"
+
+    offered = await editor.complete("memories/typing.md", 2, len(typed))
+
+    assert offered is not None and labels(offered) == ["sessions.py"]
+    [item] = offered.items
+    assert isinstance(item.text_edit, types.TextEdit)
+    start = item.text_edit.range.start.character
+    written = typed[start:]  # what the client filters on: the edit's range, as typed
+    assert written == "src/flask/sess"
+    assert item.filter_text is not None and item.filter_text.startswith(written)
+    assert typed[:start] + item.text_edit.new_text == "  - src/flask/sessions.py"

@@ -81,3 +81,36 @@ async def test_hover_on_a_moved_reference_shows_where_the_code_is_now(editor: Ed
     assert still is not None and isinstance(still.contents, types.MarkupContent)
     assert "`src/c.py#h` — **current**" in still.contents.value
     assert "Now at" not in still.contents.value
+
+
+async def test_hover_puts_the_reason_and_diff_first_and_collapses_unchanged_checks(
+    editor: Editor,
+) -> None:
+    from moor.main import main
+
+    ws = editor.ws
+    g = "def g():\n    return 2\n"
+    ws.write("src/a.py", g + "\n\ndef h():\n    return 0\n")
+    ws.memory("retry", "src/a.py#g")
+    bind_all(ws)
+    for other in range(1, 4):  # three saves of the file that leave g alone
+        ws.write("src/a.py", g + f"\n\ndef h():\n    return {other}\n")
+        assert main(["-C", str(ws.root), "check"]) == 0
+    ws.write("src/a.py", "def g():\n    return 3\n")
+    await editor.start()
+    await editor.one("memories/retry.md", "drifted")
+    await editor.execute("moor.reaffirm", "memories/retry.md", "three is fine")
+    ws.write("src/a.py", "def g():\n    return 4\n")
+    drifted = await editor.one("memories/retry.md", "drifted")
+
+    hover = await editor.hover("memories/retry.md", drifted.range.start.line, 6)
+
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    text = hover.contents.value
+    assert "“three is fine”" in text[: text.index("**Since bound**")]  # the reason first …
+    assert text.index("**Since bound**") < text.index("**History**")  # … then the diff
+    history = text[text.index("**History**") :]
+    assert history.count("checked 3 times since") == 1, history
+    assert "checked: the file changed" not in history, history  # the run is one line
+    assert history.index("bound") < history.index("checked 3 times")  # control: in order
+    assert "`moor log memories/retry.md`" in text

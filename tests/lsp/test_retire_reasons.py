@@ -237,7 +237,11 @@ async def test_a_client_that_can_neither_be_asked_nor_edit_is_offered_no_retire_
     forget = {"command": "moor.forget", "arguments": [str(ws.root / OLD)]}
     try:
         await server.start(plain)
-        assert await server.result("textDocument/codeAction", head) is None
+        # Not asked, no reason line: only supersede carrying its prepared reason, which
+        # cannot fail for want of one (memories/lsp-reasons-in-the-menu-…).
+        offered = await server.result("textDocument/codeAction", head)
+        assert [a["title"].split(":")[0] for a in offered] == [f"Supersede {OLD} by {NEW}"]
+        assert len(offered[0]["command"]["arguments"]) == 3, offered  # with the reason
         error = await server.error("workspace/executeCommand", forget)
         assert "needs a reason" in error["message"], error
         assert (ws.root / OLD).exists()

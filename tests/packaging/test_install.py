@@ -221,3 +221,73 @@ def test_the_installed_wheel_prints_the_source_version_and_checks_a_real_workspa
         'def greet(name):\n    return "goodbye " + name\n', encoding="utf-8"
     )
     assert states() == (1, {**every_current, "memories/src-app.py.md": "drifted"})
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode("utf-8")
+    return f"Content-Length: {len(body)}\r\n\r\n".encode("ascii") + body
+
+
+def _read_framed(stream: Any) -> dict[str, Any]:
+    length = 0
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        name, _, value = line.decode("ascii").partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    assert length, "the server closed its output"
+    answer: dict[str, Any] = json.loads(stream.read(length))
+    return answer
+
+
+def test_the_editor_set_ups_command_answers_from_the_installed_distribution(
+    dists: Dists, tmp_path: Path
+) -> None:
+    """docs/editors.md's set-ups start `<the environment with moor-memory>/bin/moor lsp`:
+    installed as the sections say, that command is a language server."""
+    editors = (REPO / "docs" / "editors.md").read_text(encoding="utf-8")
+    assert f"pipx install {DISTRIBUTION}" in editors and '"lsp"' in editors
+    bin_dir = _fresh_environment(tmp_path, dists.wheel)
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    server = subprocess.Popen(
+        [str(bin_dir / "moor"), "lsp"],
+        cwd=workspace,
+        env=_user_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        server.stdin.write(
+            _frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "processId": None,
+                        "rootUri": workspace.as_uri(),
+                        "capabilities": {},
+                    },
+                }
+            )
+        )
+        server.stdin.flush()
+        answer = _read_framed(server.stdout)
+        while "id" not in answer:  # notifications (a log message) may come first
+            answer = _read_framed(server.stdout)
+        assert answer["id"] == 1 and "result" in answer, answer
+        capabilities = answer["result"]["capabilities"]
+        assert capabilities.get("completionProvider") and capabilities.get("hoverProvider")
+        for message in (
+            {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+            {"jsonrpc": "2.0", "method": "exit"},
+        ):
+            server.stdin.write(_frame(message))
+            server.stdin.flush()
+        assert server.wait(timeout=60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

@@ -41,6 +41,9 @@ def test_sqlite_s_environment_codes_are_the_environment_s_and_corruption_is_not(
 ) -> None:
     assert kind_of(_sqlite_error(sqlite3.SQLITE_FULL), tmp_path) == "disk_full"
     assert kind_of(_sqlite_error(sqlite3.SQLITE_NOMEM), tmp_path) == "out_of_memory"
+    assert kind_of(_sqlite_error(sqlite3.SQLITE_READONLY), tmp_path) == "read_only"
+    assert kind_of(_sqlite_error(sqlite3.SQLITE_CANTOPEN), tmp_path) == "io_error"
+    assert kind_of(_sqlite_error(sqlite3.SQLITE_IOERR), tmp_path) == "io_error"
     # An I/O error with room on a writable disk stays an I/O error (the control for the
     # refinement a full or read-only disk gets: tests/cli).
     assert kind_of(_sqlite_error(sqlite3.SQLITE_IOERR_SHMSIZE), tmp_path) == "io_error"

@@ -46,6 +46,9 @@ ALLOWED = {
     # A tree-sitter grammar package's own query file: an installed package, never a
     # workspace's. extractors do not import the store (ARCHITECTURE.md, layers).
     ("extractors/moor_extractors/languages.py", "_tags_source"): "grammar package file",
+    # moor's own installed metadata (`moor_memory-*.dist-info/METADATA` on `sys.path`), read
+    # for `moor --version` before the store is imported, as `importlib.metadata` would.
+    ("engine/moor_engine/workspace/distribution.py", "_dist_info_version"): "own metadata",
     # The MCP HTTP bearer token: moor's own secret, in `.moor/` (reached through
     # `open_inside_dir`) or a `--token-file` the user names, which may be anywhere. Opened
     # by descriptor, O_NOFOLLOW, and refused unless a regular file (tests/mcp).

@@ -37,11 +37,27 @@ const WRITING_COMMANDS = new Set([
 ]);
 /** Commands whose last argument is a reason the person gives: the question, and how many
  * arguments come before the reason. */
-const REASONS: Record<string, { question: string; before: number }> = {
-  "moor.reaffirm": { question: "Why does the memory still hold for the code as it is now?", before: 1 },
-  "moor.forget": { question: "Why forget it (it never held)? Its text will be refused from now on.", before: 1 },
-  "moor.supersede": { question: "Why does the replacing memory say it better?", before: 2 },
-  "moor.restore": { question: "Why does the retired memory hold after all?", before: 1 },
+const REASONS: Record<string, { question: string; example: string; before: number }> = {
+  "moor.reaffirm": {
+    question: "Why does the memory still hold for the code as it is now?",
+    example: "e.g. the rename did not change the behaviour described",
+    before: 1,
+  },
+  "moor.forget": {
+    question: "Why forget it (it never held)? Its text will be refused from now on.",
+    example: "e.g. written from a misreading: the cache is never shared",
+    before: 1,
+  },
+  "moor.supersede": {
+    question: "Why does the replacing memory say it better?",
+    example: "e.g. the new memory also covers the retry budget",
+    before: 2,
+  },
+  "moor.restore": {
+    question: "Why does the retired memory hold after all?",
+    example: "e.g. the replacement was reverted; this is true again",
+    before: 1,
+  },
 };
 const MAX_RESTARTS = 4;
 
@@ -103,7 +119,7 @@ async function askReason(command: string, memory: unknown): Promise<string | und
   const reason = await vscode.window.showInputBox({
     title: `moor: ${command.replace(/^moor\./, "")} ${name}`,
     prompt: REASONS[command]?.question ?? "Why?",
-    placeHolder: "e.g. the rename did not change the behaviour described",
+    placeHolder: REASONS[command]?.example ?? "",
     ignoreFocusOut: true,
     validateInput: (value) => (value.trim() ? undefined : "A reason is needed (it goes in the journal)."),
   });

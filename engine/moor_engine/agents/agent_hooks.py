@@ -73,8 +73,11 @@ def changed_files(session: Session) -> set[str]:
 
 
 def _references(session: Session) -> tuple[dict[str, list[str]], list[str]]:
-    from moor_engine.memory.recall_index import ready_index
+    from moor_engine.memory.recall_index import kept_index, ready_index
 
+    kept = kept_index(session.workspace.root)
+    if kept is not None:  # a hook server: synced by what its watch saw change
+        return kept.references(session)
     index, status = ready_index(session)
     try:
         return index.references(), status.declaring

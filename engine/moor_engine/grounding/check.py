@@ -166,11 +166,7 @@ class Checker:
         """Every address moor.lock binds each anchor to (in any memory): what an observation
         near a syntax error is believed for (`FileObserver.observe`)."""
         if self._bound_of is not self.lock:
-            addresses: dict[str, set[str]] = {}
-            for memory in self.lock.memories.values():
-                for canonical, locked in memory.anchors.items():
-                    addresses.setdefault(canonical, set()).add(locked.address)
-            self._bound, self._bound_of = addresses, self.lock
+            self._bound, self._bound_of = bound_addresses(self.lock), self.lock
         return self._bound
 
     def forget_relocation(self, canonical: str) -> None:
@@ -433,6 +429,25 @@ class Checker:
             bound = translation.facts.axes
         axes = [axis for axis in watch if observation.facts.axes.get(axis) != bound.get(axis)]
         return axes, ""
+
+
+def bound_addresses(lock: Lock) -> dict[str, set[str]]:
+    """`Checker._bound_addresses` of `lock`, made once per lock: a lock parsed once is read
+    by every session while moor.lock's bytes are the same (`session._parse_lock`), and this
+    walk of every anchor was most of a recall's check at 10,000 memories. Read-only."""
+    global _last_bound
+    last = _last_bound
+    if last is not None and last[0] is lock:
+        return last[1]
+    addresses: dict[str, set[str]] = {}
+    for memory in lock.memories.values():
+        for canonical, locked in memory.anchors.items():
+            addresses.setdefault(canonical, set()).add(locked.address)
+    _last_bound = (lock, addresses)
+    return addresses
+
+
+_last_bound: tuple[Lock, dict[str, set[str]]] | None = None
 
 
 def memory_watch(loaded: LoadedMemory, item: ResolvedEntry) -> tuple[str, ...]:

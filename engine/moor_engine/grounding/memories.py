@@ -99,11 +99,25 @@ def loaded_lock_content(workspace: Workspace, loaded: LoadedMemory, bound: Itera
     return lock_content(text, loaded.memory, entries, bound)
 
 
+# The last lock made canonical and what it became (locks are immutable, reused by identity).
+_last_canonical: tuple[Lock, Lock] | None = None
+
+
 def canonical_lock(lock: Lock) -> Lock:
     """`lock` keyed as `parse_reference` spells references now. A lock written when a
     pasted spelling was its own key (`x.rs#Client::send`) keeps its bound state under the
     canonical key (`x.rs#Client.send`): never re-bound, never re-baselined. Two old keys of
     one symbol keep the one already canonical, else the first in sorted order."""
+    global _last_canonical
+    last = _last_canonical
+    if last is not None and last[0] is lock:
+        return last[1]  # a lock parsed once is asked again by each session (`_parse_lock`)
+    found = _canonical_lock(lock)
+    _last_canonical = (lock, found)
+    return found
+
+
+def _canonical_lock(lock: Lock) -> Lock:
     if not any(_maybe_pasted(key) for memory in lock.memories.values() for key in memory.anchors):
         return lock
     memories = dict(lock.memories)

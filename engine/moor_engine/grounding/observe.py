@@ -167,8 +167,10 @@ class FileView:
         groups = payload.get("groups")
         if isinstance(groups, dict):
             self._groups = {
-                str(qname): Group(bool(together), tuple(spellings))
-                for qname, (together, spellings) in groups.items()
+                str(qname): Group(
+                    bool(entry[0]), tuple(entry[1]), tuple(entry[2]) if entry[2:] else None
+                )
+                for qname, entry in groups.items()
             }
 
     def payload(self) -> str:
@@ -186,7 +188,11 @@ class FileView:
                 if self._file_facts is None
                 else [self._file_facts.kind, dict(self._file_facts.axes)],
                 "groups": {
-                    qname: [group.together, list(group.spellings)]
+                    qname: [
+                        group.together,
+                        list(group.spellings),
+                        *([list(group.bare)] if group.bare is not None else []),
+                    ]
                     for qname, group in self._groups.items()
                 },
                 **(

@@ -52,9 +52,13 @@ CUT = 0.2
 # A match is weak when its best hit contains fewer than this share of the query's terms.
 WEAK_COVERAGE = 0.5
 _POOL_MIN = 20
+_BATCH_MARGIN = 4  # candidates judged beyond the limit at first (some may be retired)
 _FEEDBACK_TERMS = 6
 
 Verdicts = Callable[[Sequence[str]], Mapping[str, MemoryReport]]
+# What a candidate not judged yet is scored as for its upper bound: trust's factor 1, the
+# largest any state has (`TRUST_FACTOR`).
+_UNJUDGED = MemoryReport("", State.CURRENT)
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,7 @@ class RecallResult:
     # The candidates are exactly the best by bm25 of every match; False when the index's
     # budget of postings was spent first (`recall_postings`: each score is still exact).
     exact: bool = True
+    judged: int = 0  # candidates whose trust was evaluated (the rest could not be hits)
 
     def as_json(self, *, explain: bool = False) -> dict[str, object]:
         return {
@@ -174,34 +179,53 @@ def recall(
     owners = visible_owners(index, agent)
     newest = _day(index.newest_created(owners))
     scored: list[tuple[Hit, Match]] = []
+    # Candidates not judged yet, best upper bound last: a score is the bound times trust's
+    # factor (at most 1), so one whose bound is below the limit-th score cannot be a hit and
+    # need not be judged (a check of its anchors is most of a recall's cost).
+    pending: list[tuple[float, Match]] = []
     taken: set[str] = set()
     offset = 0
+    full_page = True
     while True:
-        ranking = index.ranked(phrases, offset + pool)
-        result.exact = result.exact and ranking.exact
-        found = ranking.matches[offset:]
-        # Another agent's memories are not candidates at all: not scored, not counted. A
-        # ranking cut by its budget may differ from the last one's beyond its prefix: a
-        # memory already taken is not taken twice.
-        matches = [
-            m for m in found if namespaces.visible(_owner(m.meta), agent) and m.path not in taken
-        ]
-        taken.update(m.path for m in matches)
-        states = verdicts([m.path for m in matches])
-        for candidate in matches:
+        if not pending and full_page:
+            ranking = index.ranked(phrases, offset + pool)
+            result.exact = result.exact and ranking.exact
+            found = ranking.matches[offset:]
+            offset += len(found)
+            full_page = len(found) >= pool
+            # Another agent's memories are not candidates at all: not scored, not counted. A
+            # ranking cut by its budget may differ from the last one's beyond its prefix: a
+            # memory already taken is not taken twice.
+            matches = [
+                m
+                for m in found
+                if namespaces.visible(_owner(m.meta), agent) and m.path not in taken
+            ]
+            taken.update(m.path for m in matches)
+            pending.extend((_hit(m, _UNJUDGED, newest).score, m) for m in matches)
+            pending.sort(key=lambda item: (round(item[0], 9), _Reversed(item[1].path)))
+        if not pending:
+            break
+        if _decided(scored, pending[-1][0], limit):
+            break
+        batch = [pending.pop()[1] for _ in range(min(len(pending), _batch(limit, scored)))]
+        states = verdicts([m.path for m in batch])
+        result.judged += len(batch)
+        for candidate in batch:
             report = states.get(candidate.path)
             if report is not None and report.state == State.RETIRED:
                 result.retired += 1  # removed before scoring
                 continue
             scored.append((_hit(candidate, report, newest), candidate))
-        offset += len(found)
-        if len(found) < pool or len(scored) >= pool:
+        if not pending and (not full_page or len(scored) >= pool):
             break
+    unjudged = [bound for bound, _m in pending]
     scored.sort(key=lambda pair: (-round(pair[0].score, 9), pair[0].path))
     if scored:
         result.threshold = scored[0][0].score * CUT
     kept = [pair for pair in scored if pair[0].score >= result.threshold]
-    result.cut = len(scored) - len(kept)
+    # Not judged and bound below the cut: below it whatever its state (retired aside).
+    result.cut = len(scored) - len(kept) + sum(1 for b in unjudged if b < result.threshold)
     kept = kept[:limit]
     matched = _matched(index, terms, [m for _h, m in kept])
     result.hits = [_with_matched(hit, matched.get(m.path, ())) for hit, m in kept]
@@ -210,6 +234,29 @@ def recall(
     if result.weak:
         result.feedback = _feedback(index, terms, top, owners)
     return result
+
+
+def _decided(scored: Sequence[tuple[Hit, Match]], bound: float, limit: int) -> bool:
+    """Whether a candidate whose score is at most `bound` can no longer be a hit: `limit`
+    hits judged already score above it (ties go by path: it must be strictly below)."""
+    if len(scored) < limit:
+        return False
+    scores = sorted((round(hit.score, 9) for hit, _m in scored), reverse=True)
+    return round(bound, 9) < scores[limit - 1]
+
+
+def _batch(limit: int, scored: Sequence[tuple[Hit, Match]]) -> int:
+    """How many candidates to judge at once: a check has a cost per call, not only per
+    memory, so the first batch is about what the limit needs, then more each time."""
+    return max(limit + _BATCH_MARGIN, len(scored))
+
+
+class _Reversed(str):
+    """A path that sorts after the paths before it: pending's last is the best bound,
+    among equal bounds the first path (the order of the final sort)."""
+
+    def __lt__(self, other: object) -> bool:
+        return isinstance(other, str) and str.__gt__(self, other)
 
 
 def visible_owners(index: RecallIndex, agent: str | None) -> list[str | None]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -35,6 +36,7 @@ from moor_store.recall_index import (
 from moor_engine.grounding.memories import load_memories
 from moor_engine.grounding.trust import MemoryReport
 from moor_engine.memory import namespaces, recall_tokens
+from moor_engine.memory.memory_watch import MemoryWatch
 from moor_engine.memory.recall import WEIGHTS, RecallResult, Verdicts, recall, visible_owners
 from moor_engine.session import Session
 from moor_engine.workspace.filestat import StatKey, stat_key, stored
@@ -105,7 +107,7 @@ def index_path(session: Session) -> Path:
     return session.workspace.root / STATE_DIR / store.INDEX_FILE
 
 
-def open_index(session: Session, status: IndexStatus) -> RecallIndex:
+def open_index(session: Session, status: IndexStatus, shared: bool = False) -> RecallIndex:
     """The workspace's index file, or (with a warning in `status`) a new one in memory."""
     root = session.workspace.root
     try:
@@ -115,21 +117,21 @@ def open_index(session: Session, status: IndexStatus) -> RecallIndex:
             f"the recall index was not opened ({error}); this run used one built in memory"
         )
         status.in_memory = True
-        return RecallIndex(None, derivation(), FIELD_WEIGHTS)
+        return RecallIndex(None, derivation(), FIELD_WEIGHTS, any_thread=shared)
     path = index_path(session)
     try:
-        index = RecallIndex(path, derivation(), FIELD_WEIGHTS)
+        index = RecallIndex(path, derivation(), FIELD_WEIGHTS, any_thread=shared)
     except IndexBroken as error:
         store.remove_files(path)
         status.warnings.append(
             f"the recall index {STATE_DIR}/{store.INDEX_FILE} was unusable ({error}) and was "
             "rebuilt from the memories (it holds nothing else)"
         )
-        index = RecallIndex(path, derivation(), FIELD_WEIGHTS)
+        index = RecallIndex(path, derivation(), FIELD_WEIGHTS, any_thread=shared)
     except IndexBusy as error:
         status.warnings.append(_busy_warning(error))
         status.in_memory = True
-        return RecallIndex(None, derivation(), FIELD_WEIGHTS)
+        return RecallIndex(None, derivation(), FIELD_WEIGHTS, any_thread=shared)
     status.rebuilt = index.rebuilt
     return index
 
@@ -146,9 +148,43 @@ def _busy_warning(error: IndexBusy) -> str:
 def sync(session: Session, index: RecallIndex, status: IndexStatus) -> None:
     """Re-index the memories whose content hash changed; drop those that went away. A file
     whose stat key is the one it was indexed with is not read (`filestat`: what vouches)."""
-    root = session.workspace.root
     paths = session.workspace.memory_paths()
     indexed = index.indexed()
+    listed = set(paths)
+    _sync_paths(session, index, status, paths, indexed, [p for p in indexed if p not in listed])
+    status.memories = index.size()
+    status.declaring = index.declaring()
+
+
+def sync_changed(
+    session: Session, index: RecallIndex, status: IndexStatus, changed: Iterable[str]
+) -> None:
+    """Bring only `changed` memory paths (a watch's report: new, edited or gone) up to date:
+    the index already holds every other memory as it is (`memory_watch`)."""
+    workspace = session.workspace
+    counted = [
+        path
+        for path in sorted(changed)
+        if workspace.is_memory_path(path) and not workspace.is_ignored(path)
+    ]
+    rows = index.indexed_rows(counted)
+    present = [path for path in counted if os.path.lexists(session.workspace.root / path)]
+    gone = [path for path in counted if path not in present and path in rows]
+    _sync_paths(session, index, status, present, rows, gone)
+
+
+def _sync_paths(
+    session: Session,
+    index: RecallIndex,
+    status: IndexStatus,
+    paths: Sequence[str],
+    indexed: Mapping[str, store.Indexed],
+    gone: Sequence[str],
+) -> None:
+    """Index `paths` as they are now (those whose stat key is the one they were indexed
+    with are not read) and drop the documents of `gone`; a path that no longer parses is
+    dropped too."""
+    root = session.workspace.root
     keys: dict[str, StatKey] = {}
     unchanged: set[str] = set()
     for path in paths:
@@ -156,60 +192,59 @@ def sync(session: Session, index: RecallIndex, status: IndexStatus) -> None:
             # A plain stat, links followed: it only vouches for bytes that were read through
             # the contained path with exactly this key, and a link re-pointed elsewhere has
             # another file's key. Walking each path contained cost 2/3 of a no-change sync.
-            keys[path] = stat_key(os.stat(root / path))
+            keys[path] = stat_key(os.stat(f"{root}/{path}"))
         except OSError:
             continue  # load_memories says why it cannot be read
         row = indexed.get(path)
         if row is not None and row.stat == stat_text(keys[path]):
             unchanged.add(path)
     to_read = [path for path in paths if path not in unchanged]
-    loaded = load_memories(session.workspace, to_read, session.journal)
+    loaded = load_memories(session.workspace, to_read, session.journal) if to_read else {}
     now = time.time_ns()
     documents: list[Document] = []
     restat: dict[str, tuple[int, ...] | None] = {}
-    valid = set(unchanged)
+    removed = list(gone)
     for path in to_read:
         memory = loaded[path].memory
+        row = indexed.get(path)
         if memory is None:
+            if row is not None:
+                removed.append(path)
             continue
-        valid.add(path)
         key = keys.get(path)
         stat = None if key is None else tuple(stored(key, now))
-        row = indexed.get(path)
         if row is None or row.content_hash != memory.content_hash:
             documents.append(memory_document(memory, stat))
         elif row.stat != stat_text(stat):
             restat[path] = stat
-    removed = [path for path in indexed if path not in valid]
     if documents or removed:
         index.update(documents, removed)
     if restat:
         index.restat(restat)
     status.reindexed += len(documents)
     status.removed += len(removed)
-    status.memories = len(valid)
-    status.declaring = index.declaring()
 
 
-def ready_index(session: Session) -> tuple[RecallIndex, IndexStatus]:
-    """An index that holds every memory as it is now, whatever state the file was in."""
+def ready_index(session: Session, shared: bool = False) -> tuple[RecallIndex, IndexStatus]:
+    """An index that holds every memory as it is now, whatever state the file was in
+    (`shared`: to be used by more than one thread, one at a time)."""
     status = IndexStatus()
-    index = open_index(session, status)
+    index = open_index(session, status, shared)
     try:
         sync(session, index, status)
     except IndexBusy as error:
         index.close()
         status.warnings.append(_busy_warning(error))
         status.in_memory = True
-        index = RecallIndex(None, derivation(), FIELD_WEIGHTS)
+        index = RecallIndex(None, derivation(), FIELD_WEIGHTS, any_thread=shared)
         sync(session, index, status)
     except IndexBroken as error:
         index.close()
-        index = rebuild(session, status, str(error))
+        index = rebuild(session, status, str(error), shared)
     return index, status
 
 
-def rebuild(session: Session, status: IndexStatus, why: str) -> RecallIndex:
+def rebuild(session: Session, status: IndexStatus, why: str, shared: bool = False) -> RecallIndex:
     """Throw the index file away and index every memory again (into memory if need be)."""
     path = index_path(session)
     with contextlib.suppress(OSError):
@@ -219,11 +254,11 @@ def rebuild(session: Session, status: IndexStatus, why: str) -> RecallIndex:
         "rebuilt from the memories (it holds nothing else)"
     )
     try:
-        index = RecallIndex(path, derivation(), FIELD_WEIGHTS)
+        index = RecallIndex(path, derivation(), FIELD_WEIGHTS, any_thread=shared)
         sync(session, index, status)
     except (IndexBroken, IndexBusy):
         status.in_memory = True
-        index = RecallIndex(None, derivation(), FIELD_WEIGHTS)
+        index = RecallIndex(None, derivation(), FIELD_WEIGHTS, any_thread=shared)
         sync(session, index, status)
     status.rebuilt = True
     return index
@@ -242,6 +277,126 @@ def session_verdicts(session: Session, declaring: Sequence[str] = ()) -> Verdict
         return {memory.path: memory for memory in evaluation.report.memories}
 
     return verdicts
+
+
+class KeptIndex:
+    """The recall index of one workspace kept open by a process that answers many recalls
+    (the MCP server), with a watch of its memory folders (`memory_watch`): a recall syncs
+    only the memories the watch saw change, not a stat of every memory. Everything is
+    listed and stat-ed again (`sync`) when the watch cannot say (none, lost, a folder
+    changed), when moor.toml's memory roots or ignores changed, and when another process
+    wrote the index (it may be another moor's derivation, or have been rebuilt)."""
+
+    def __init__(self) -> None:
+        # The SDK runs each tool call in a worker thread: one recall at a time uses the index.
+        self._lock = threading.Lock()
+        self._index: RecallIndex | None = None
+        self._watch: MemoryWatch | None = None
+        self._config: tuple[object, ...] | None = None
+        self._declaring: list[str] = []
+        self.full_syncs = 0  # for tests and the benchmark: how often every memory was stat-ed
+
+    def ready(self, session: Session) -> tuple[RecallIndex, IndexStatus]:
+        """The index, holding every memory as it is now; kept open for the next call."""
+        workspace = session.workspace
+        config: tuple[object, ...] = (
+            workspace.root,
+            workspace.config.memory_roots,
+            tuple(workspace.config.ignore),
+        )
+        index, watch = self._index, self._watch
+        if index is not None and watch is not None and config == self._config:
+            status = IndexStatus()
+            try:
+                changed = watch.changes()
+                if not changed.everything and not index.written_elsewhere():
+                    if changed.paths:
+                        sync_changed(session, index, status, changed.paths)
+                        self._declaring = index.declaring()
+                    status.memories = index.size()
+                    status.declaring = list(self._declaring)
+                    return index, status
+            except (IndexBusy, IndexBroken):
+                pass  # from nothing, below
+        self.close()
+        # The watch first: a change made while every memory is stat-ed is in its queue.
+        watch = MemoryWatch.start(session.workspace)
+        index, status = ready_index(session, shared=True)
+        self.full_syncs += 1
+        if status.in_memory or watch is None:
+            if watch is not None:
+                watch.close()
+            return index, status  # not kept: the next call tries the file (or a watch) again
+        self._index, self._watch, self._config = index, watch, config
+        self._declaring = list(status.declaring)
+        index.written_elsewhere()  # the version this connection's own writes left
+        return index, status
+
+    def recall(
+        self, session: Session, query: str, *, limit: int = 10, agent: str | None = None
+    ) -> tuple[RecallResult, IndexStatus]:
+        """`session_recall`, on the kept index."""
+        agent = namespaces.reader(agent)
+        with self._lock:
+            return self._recall(session, query, limit, agent)
+
+    def _recall(
+        self, session: Session, query: str, limit: int, agent: str | None
+    ) -> tuple[RecallResult, IndexStatus]:
+        index, status = self.ready(session)
+        try:
+            result = recall(
+                index, query, session_verdicts(session, status.declaring), limit=limit, agent=agent
+            )
+            status.memories = index.documents(visible_owners(index, agent))
+        except (IndexBroken, IndexBusy):
+            self.close()
+            return session_recall(session, query, limit=limit, agent=agent)
+        finally:
+            if index is not self._index:
+                index.close()
+        session.observer.flush()
+        return result, status
+
+    def references(self, session: Session) -> tuple[dict[str, list[str]], list[str]]:
+        """`RecallIndex.references` and the declaring memories, from the kept index (what a
+        prompt hook matches against)."""
+        with self._lock:
+            index, status = self.ready(session)
+            try:
+                return index.references(), status.declaring
+            except (IndexBroken, IndexBusy):
+                self.close()
+                raise
+            finally:
+                if index is not self._index:
+                    index.close()
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+        if self._watch is not None:
+            self._watch.close()
+        self._index = self._watch = self._config = None
+
+
+# Set by a process that answers many requests about its workspaces (the hook server).
+_kept: dict[Path, KeptIndex] | None = None
+
+
+def keep_indexes() -> None:
+    """This process is long-running: keep each workspace's index open between requests,
+    synced by a watch (`kept_index`)."""
+    global _kept
+    if _kept is None:
+        _kept = {}
+
+
+def kept_index(root: Path) -> KeptIndex | None:
+    """The workspace's kept index, if this process keeps them (`keep_indexes`)."""
+    if _kept is None:
+        return None
+    return _kept.setdefault(root, KeptIndex())
 
 
 def session_recall(

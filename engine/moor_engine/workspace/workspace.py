@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -26,6 +27,25 @@ if TYPE_CHECKING:
 def shown_name(rel: str) -> str:
     """A path as it can be printed and stored: bytes that are not UTF-8 as `\\xff`."""
     return os.fsencode(rel).decode("utf-8", "backslashreplace")
+
+
+# Files an editor keeps beside the one it edits: Emacs's lock link `.#x.md` (made as soon
+# as a buffer is modified) and auto-save `#x.md#`, backups `x.md~` (Emacs, Vim, nano),
+# Vim's swap files `.x.md.swp` (`.swo`, … `.swa`) and its write probe `4913` (then 5036,
+# 5159, … when taken), Kate's `.x.md.kate-swp`, JetBrains' safe-write `x.md___jb_tmp___`.
+_EDITOR_FILE = re.compile(
+    r"\.#.*|#.*#|.*~|\..+\.sw[a-p]|\..+\.kate-swp|.+___jb_(?:tmp|old)___",
+    re.DOTALL,
+)
+_VIM_PROBE, _VIM_PROBE_STEP = 4913, 123
+
+
+def is_editor_file(name: str) -> bool:
+    """Whether a file's name is one an editor gives its own files (lock, swap, backup,
+    auto-save, write probe): never a memory, never code, whatever its suffix."""
+    if name.isdigit() and int(name) >= _VIM_PROBE:
+        return (int(name) - _VIM_PROBE) % _VIM_PROBE_STEP == 0
+    return _EDITOR_FILE.fullmatch(name) is not None
 
 
 def _is_utf8(name: str) -> bool:
@@ -74,12 +94,13 @@ class Workspace:
 
     def is_ignored(self, rel: str, folder: bool = False) -> bool:
         """Whether moor's configuration leaves `rel` out: a built-in ignore (tool state,
-        dependency trees) or a configured `ignore` pattern, with git's ignore semantics
-        (`build/` is any folder called build, `/build` only the top one, `!` re-includes)."""
+        dependency trees), an editor's own file (`is_editor_file`) or a configured `ignore`
+        pattern, with git's ignore semantics (`build/` is any folder called build, `/build`
+        only the top one, `!` re-includes)."""
         if "//" in rel or rel.startswith("/") or rel.endswith("/"):
             rel = "/".join(part for part in rel.split("/") if part)
         parent, _slash, name = rel.rpartition("/")
-        if name in BUILTIN_IGNORES:
+        if name in BUILTIN_IGNORES or (not folder and is_editor_file(name)):
             return True
         if parent and self._ignored_folder(parent):
             return True  # nothing inside an ignored folder counts
@@ -125,8 +146,10 @@ class Workspace:
         return self._virtualenvs[folder]
 
     def is_memory_path(self, rel: str) -> bool:
-        return rel.endswith(".md") and any(
-            rel == root or rel.startswith(root + "/") for root in self.config.memory_roots
+        return (
+            rel.endswith(".md")
+            and not is_editor_file(rel.rpartition("/")[2])
+            and any(rel == root or rel.startswith(root + "/") for root in self.config.memory_roots)
         )
 
     def memory_paths(self) -> list[str]:

@@ -11,6 +11,10 @@
   true}` and changes nothing. Forget, supersede and restore (`retire_actions.py`) ask
   through the same `_ask_reason` and `_write_own`, with their own `Question`
   (`questions.py`); their reason line names the action, and its action runs that one.
+  A client that cannot be asked (no `window.showMessage`: eglot, whose question would die
+  at its request timeout) is never asked: each prepared reason is an action of its own
+  (`Reaffirm: <reason>`), and "Reaffirm with my own reason…" is an edit the client applies,
+  putting the reason line in the buffer (`reasons_in_menu`).
 * `moor.follow [memory]` — rewrite moved/renamed references in the memory, re-bind them
   (an open memory is edited through `workspace/applyEdit` first: `memory_buffers.py`);
   `moor.follow [memory, to, from]` re-points the reference `from` (as written) to `to`, a
@@ -42,9 +46,10 @@ diagnostics are up to date when the command answers) and returns
 warning, and so is each of `warnings` (what the CLI prints after the same action on stderr,
 such as a journal that was not opened, so nothing was recorded).
 
-Actions are built from `Diagnostic.data` of the diagnostics in the request's context whose
-range overlaps the requested range (touching counts: a cursor at the end of a reference is
-on it); when a client sends no data, the server's own current diagnostics are used.
+Actions are built from `Diagnostic.data` of the diagnostics in the request's context on a
+line the requested range touches (`on_its_lines`: anywhere on the reference's line, where
+Neovim's cursor and sign are); when a client sends no data, the server's own current
+diagnostics are used.
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ from moor_lsp import diffs, engine
 from moor_lsp.buffer_text import (
     REASONED,
     find_reason,
+    line_edit,
     reason_head,
     reason_template,
     with_reason_line,
@@ -72,12 +78,13 @@ from moor_lsp.buffer_text import (
 )
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import SOURCE, Diagnostics
-from moor_lsp.features.retire_actions import RetireActions, retirable
+from moor_lsp.features.retire_actions import RESTORE, RetireActions, asks_reasons, retirable
 from moor_lsp.memory_buffers import MemoryBuffers
 from moor_lsp.positions import code_units, from_client_character
 from moor_lsp.questions import CANCEL, WRITE_OWN, Question, written_title
 
 if TYPE_CHECKING:
+    from moor_lsp.engine import MemoryView
     from moor_lsp.folder import Folder
     from moor_lsp.server import MoorLanguageServer
 
@@ -94,11 +101,11 @@ WRITING = frozenset({REAFFIRM, FOLLOW, BIND})
 WRITTEN = written_title("reaffirm")
 
 
-def overlaps(a: types.Range, b: types.Range) -> bool:
-    def key(position: types.Position) -> tuple[int, int]:
-        return (position.line, position.character)
-
-    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+def on_its_lines(diagnostic: types.Range, wanted: types.Range) -> bool:
+    """Whether a request for `wanted` is where the person meets the diagnostic: anywhere on
+    the lines it spans, not only on its characters — Neovim asks at the cursor, which is
+    often at the start of the `about:` line where the sign is, before the reference."""
+    return diagnostic.start.line <= wanted.end.line and wanted.start.line <= diagnostic.end.line
 
 
 def range_from_json(value: object) -> types.Range | None:
@@ -155,7 +162,9 @@ class CodeActions(Feature):
         diagnostics = [
             d
             for d in params.context.diagnostics
-            if d.source == SOURCE and isinstance(d.data, dict) and overlaps(d.range, params.range)
+            if d.source == SOURCE
+            and isinstance(d.data, dict)
+            and on_its_lines(d.range, params.range)
         ]
         if not diagnostics:
             diagnostics = self._own_diagnostics(params.text_document.uri, params.range)
@@ -220,7 +229,7 @@ class CodeActions(Feature):
     def _own_diagnostics(self, uri: str, wanted: types.Range) -> list[types.Diagnostic]:
         for feature in self.server.features:
             if isinstance(feature, Diagnostics):
-                return [d for d in feature._items_for(uri) if overlaps(d.range, wanted)]
+                return [d for d in feature._items_for(uri) if on_its_lines(d.range, wanted)]
         return []
 
     def actions_for(self, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
@@ -265,12 +274,32 @@ class CodeActions(Feature):
                         FOLLOW,
                         [target_memory, candidate["ref"], data["ref"]],
                     )
+        own_line: list[types.CodeAction] = []
         if state in REAFFIRM_STATES and data.get("reaffirmable"):
-            action(
-                "Reaffirm: the memory still holds for the code as it is now…",
-                REAFFIRM,
-                [target_memory],
-            )
+            view = self._view(home)
+            if not self.reasons_in_menu() or view is None:
+                action(
+                    "Reaffirm: the memory still holds for the code as it is now…",
+                    REAFFIRM,
+                    [target_memory],
+                )
+            else:
+                for reason in reaffirm_prompt(view.report).reasons:
+                    action(f"Reaffirm: {reason}", REAFFIRM, [target_memory, reason])
+                own_line = self.reason_line_action(
+                    home, "reaffirm", None, "Reaffirm with my own reason (a line to write it on)…"
+                )
+                for own in own_line:
+                    own.diagnostics = [diagnostic]
+        if state == "retired" and home is not None:
+            # Restore where the diagnostic says it is retired (or forgotten and written back).
+            restore = f"Restore {home[1]}: it holds after all…"
+            if self.reasons_in_menu():
+                for own in self.reason_line_action(home, "restore", None, restore):
+                    own.diagnostics = [diagnostic]
+                    own_line.append(own)
+            elif asks_reasons(self.server.initialization_options) or self.buffers.can_apply:
+                action(restore, RESTORE, [target_memory])
         suggested = data.get("suggestions")
         uri = data.get("uri")
         if state == "gone" and isinstance(suggested, list) and isinstance(uri, str):
@@ -295,6 +324,8 @@ class CodeActions(Feature):
         elif home is not None and self.buffers.unsaved(*home):
             # The memory's buffer differs from its file: keep only edits of the buffer.
             actions[:] = [a for a in actions if a.command is None]
+        else:
+            actions.extend(own_line)
         ref = data.get("ref")
         if state in DIFF_STATES and isinstance(ref, str) and data.get("bound_address"):
             action("Show diff since bound", SHOW_DIFF, [target_memory, ref])
@@ -346,6 +377,59 @@ class CodeActions(Feature):
     def _argument(self, data: dict[str, Any]) -> str:
         where = self._where(data)
         return argument(*where) if where is not None else data["memory"]
+
+    def _view(self, home: tuple[Folder, str] | None) -> MemoryView | None:
+        if home is None or home[0].snapshot is None:
+            return None
+        return home[0].snapshot.memories.get(home[1])
+
+    def reasons_in_menu(self) -> bool:
+        """Whether reasons are offered as code actions instead of asked: for a client
+        that does not say it can be asked (`window.showMessage`) nor asks itself. eglot
+        (1.9, and 29's) says neither, and a question there dies with the request that
+        raised it at eglot's request timeout (10 s), the person's next keys landing in the
+        memory (memories/lsp-reasons-in-the-menu-where-the-client-cannot-be-asked.md)."""
+        return (
+            not asks_reasons(self.server.initialization_options)
+            and self.server.capability("window.show_message") is None
+        )
+
+    def reason_line_action(
+        self, home: tuple[Folder, str] | None, action: str, by: str | None, title: str
+    ) -> list[types.CodeAction]:
+        """The code action whose edit puts `action`'s reason line into the memory's open
+        buffer, for the person to write the reason on (then "… with the reason written
+        here"): an edit the client applies itself, no request waiting on the person."""
+        if home is None:
+            return []
+        folder, path = home
+        current = self.buffers.buffer_text(folder, path)
+        document = self.buffers.document(folder, path)
+        if current is None or document is None:
+            return []
+        found = find_reason(current)
+        if found is not None:
+            current = without_line(current, found.line)
+        text, _line = with_reason_line(current, reason_template(action, by))
+        change = line_edit(
+            self.buffers.buffer_text(folder, path) or "", text, self.server.position_encoding
+        )
+        if change is None:
+            return []
+        edit = types.TextEdit(
+            range=types.Range(
+                start=types.Position(line=change.start_line, character=0),
+                end=types.Position(line=change.end_line, character=change.end_character),
+            ),
+            new_text=change.text,
+        )
+        return [
+            types.CodeAction(
+                title=title,
+                kind=types.CodeActionKind.QuickFix,
+                edit=types.WorkspaceEdit(changes={document.uri: [edit]}),
+            )
+        ]
 
     def _memory(self, value: object) -> tuple[Folder, str]:
         """The root of a command's memory argument and its path there."""

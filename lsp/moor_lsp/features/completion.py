@@ -5,9 +5,14 @@ partial reference is completed one step at a time:
 
 * `src/ne` — the entries of the folder `src/` that start with `ne` (folders first, then
   files), skipping `.git`, `.moor`, virtualenvs, `node_modules` and the engine's `ignore`
-  globs; the edit replaces the last path segment.
+  globs.
 * `src/net/client.py#Cl` — the file's qualified names (`Client`, `Client.send`, …;
-  heading breadcrumbs for Markdown) that start with `Cl`; the edit replaces what follows `#`.
+  heading breadcrumbs for Markdown) that start with `Cl`.
+
+Each item's edit replaces the word at the cursor (`filtered_from`: `src/net/ne`, or `se`
+of `Client.se`), and its `filterText` and `insertText` are the completed reference from
+there, so a client filtering on the word (eglot) and one filtering on the edit's range (VS
+Code, Neovim) both match; the label is the segment offered.
 
 The editor's copy of the memory is read line by line (it is often not valid YAML while it
 is typed); folder listing and parsing run in the engine thread.
@@ -158,6 +163,25 @@ def list_symbols(root: Path, rel: str) -> list[tuple[str, str]]:
     return [(symbol.symbol, symbol.kind) for symbol in code.symbols()]
 
 
+# A word as Markdown editors read one (markdown-mode's symbol characters): letters, digits,
+# `_`, `-` and `/`; `.`, `#`, quotes and spaces end it.
+_WORD = re.compile(r"[\w/-]*\Z")
+
+
+def filtered_from(typed: str, segment: int, completed: list[str]) -> int:
+    """Where, in the reference typed so far, the text the client filters the items on
+    starts: the word at the cursor (eglot filters on the symbol at point, whatever the
+    edit's range; VS Code and Neovim on the edit's range, which then starts there too), so
+    `src/flask/sess` is matched as a whole and `Client.se` from `se`. Where a completed
+    reference does not repeat the typed text before that (a case or spacing the match
+    forgave), the segment being completed (`segment`) is the start, as before."""
+    match = _WORD.search(typed)
+    start = match.start() if match is not None else segment
+    if all(whole.startswith(typed[:start]) for whole in completed):
+        return start
+    return segment
+
+
 def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text).lower()
 
@@ -199,25 +223,19 @@ class Completion(Feature):
                 end=params.position,
             )
 
-        items: list[types.CompletionItem] = []
+        # (label, kind, detail, sort text, the reference as it reads once completed)
+        found: list[tuple[str, types.CompletionItemKind, str | None, str | None, str]] = []
         if "#" in partial.text:
             path, _, typed = partial.text.partition("#")
-            where = edit_range(partial.start + len(path) + 1)
+            segment = len(path) + 1
             wanted = _squash(typed)
             for name, kind in await self.server.in_engine(list_symbols, root, path):
                 if _squash(name).startswith(wanted):
-                    items.append(
-                        types.CompletionItem(
-                            label=name,
-                            kind=KINDS.get(kind, types.CompletionItemKind.Reference),
-                            detail=kind,
-                            text_edit=types.TextEdit(range=where, new_text=name),
-                            filter_text=name,
-                        )
-                    )
+                    kinded = KINDS.get(kind, types.CompletionItemKind.Reference)
+                    found.append((name, kinded, kind, None, f"{path}#{name}"))
         else:
             folder, slash, typed = partial.text.rpartition("/")
-            where = edit_range(partial.start + len(folder) + len(slash))
+            segment = len(folder) + len(slash)
             entries = await self.server.in_engine(list_folder, root, folder)
             for entry in entries or []:
                 if entry.name.startswith(".") and not typed.startswith("."):
@@ -225,19 +243,30 @@ class Completion(Feature):
                 if not entry.name.lower().startswith(typed.lower()):
                     continue
                 new_text = entry.name + "/" if entry.folder else entry.name
-                items.append(
-                    types.CompletionItem(
-                        label=new_text,
-                        kind=(
-                            types.CompletionItemKind.Folder
-                            if entry.folder
-                            else types.CompletionItemKind.File
-                        ),
-                        detail=None if entry.folder else language_for_path(entry.name),
-                        sort_text=f"{0 if entry.folder else 1}{len(items):05d}",
-                        text_edit=types.TextEdit(range=where, new_text=new_text),
-                        filter_text=new_text,
+                found.append(
+                    (
+                        new_text,
+                        types.CompletionItemKind.Folder
+                        if entry.folder
+                        else types.CompletionItemKind.File,
+                        None if entry.folder else language_for_path(entry.name),
+                        f"{0 if entry.folder else 1}{len(found):05d}",
+                        partial.text[:segment] + new_text,
                     )
                 )
+        start = filtered_from(partial.text, segment, [whole for *_, whole in found])
+        where = edit_range(partial.start + start)
+        items = [
+            types.CompletionItem(
+                label=label,
+                kind=kind,
+                detail=detail,
+                sort_text=sort_text,
+                text_edit=types.TextEdit(range=where, new_text=whole[start:]),
+                filter_text=whole[start:],
+                insert_text=whole[start:],
+            )
+            for label, kind, detail, sort_text, whole in found
+        ]
         incomplete = len(items) > LIMIT
         return types.CompletionList(is_incomplete=incomplete, items=items[:LIMIT])

@@ -1,8 +1,11 @@
 """Hover on an `about:` reference: its trust state, where moved code is now (the engine's
-`moved_to`), its journal, questions and diff since bound."""
+`moved_to`), the last reason a person gave, the diff since bound, its journal (a run of
+"checked: the file changed, this code did not" as one line), `moor log` for all of it, and
+the memory's questions."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from lsprotocol import types
@@ -67,6 +70,38 @@ def describe_entry(entry: Entry) -> str:
     return f"{when} — {what}"
 
 
+def last_reason(entries: Sequence[Entry]) -> Entry | None:
+    """The latest entry a person gave a reason for (a reaffirm, a restore, …)."""
+    return next((e for e in reversed(entries) if e.kind == "revise" and e.reason), None)
+
+
+def history_lines(entries: Sequence[Entry]) -> list[str]:
+    """The journal as lines a person reads, oldest first; a run of checks that found the
+    code unchanged (every save of its file adds one) is one line: "checked 8 times since
+    …", so the entries that say something stay in view."""
+    lines: list[str] = []
+    run: list[Entry] = []
+
+    def close_run() -> None:
+        if len(run) == 1:
+            lines.append(f"- {describe_entry(run[0])}")
+        elif run:
+            lines.append(
+                f"- {local_time(run[-1].at)} — checked {len(run)} times since "
+                f"{local_time(run[0].at)}: the file changed, this code did not"
+            )
+        run.clear()
+
+    for entry in entries:
+        if entry.kind == "still":
+            run.append(entry)
+            continue
+        close_run()
+        lines.append(f"- {describe_entry(entry)}")
+    close_run()
+    return lines
+
+
 def hover_text(
     at: ReferenceAt,
     anchor: AnchorReport | None,
@@ -85,30 +120,33 @@ def hover_text(
         if anchor.detail:
             parts.append(anchor.detail)
     if history is not None:
-        entries = list(history.entries)
-        if entries:
-            shown = entries[-HISTORY_LIMIT:]
-            lines = [f"- {describe_entry(e)}" for e in shown]
-            if len(entries) > len(shown):
-                lines.insert(0, f"- … {len(entries) - len(shown)} earlier entries (`moor log`)")
-            parts.append("**History**\n\n" + "\n".join(lines))
+        reason = last_reason(history.entries)
+        if reason is not None:
+            parts.append(f"**Last reason** ({local_time(reason.at)}): “{reason.reason}”")
+        if history.diff is not None:
+            diff = history.diff
+            if diff.diff:
+                lines = diff.diff.splitlines()
+                text = "\n".join(lines[:DIFF_LINE_LIMIT])
+                if len(lines) > DIFF_LINE_LIMIT:
+                    text += f"\n… {len(lines) - DIFF_LINE_LIMIT} more lines (`moor diff`)"
+                fence = "````" if "```" in text else "```"
+                parts.append(f"**Since bound**\n\n{fence}diff\n{text}\n{fence}")
+            elif diff.note:
+                parts.append(f"**Since bound**: {diff.note}")
+        told = history_lines(history.entries)
+        if told:
+            shown = told[-HISTORY_LIMIT:]
+            if len(told) > len(shown):
+                shown.insert(0, f"- … {len(told) - len(shown)} earlier lines")
+            parts.append("**History**\n\n" + "\n".join(shown))
         else:
             parts.append("**History**\n\nnothing journalled yet")
+        parts.append(f"The whole journal: `moor log {at.memory_path}`")
     if at.memory.questions:
         parts.append(
             "**When this changes, ask**\n\n" + "\n".join(f"- {q}" for q in at.memory.questions)
         )
-    if history is not None and history.diff is not None:
-        diff = history.diff
-        if diff.diff:
-            lines = diff.diff.splitlines()
-            text = "\n".join(lines[:DIFF_LINE_LIMIT])
-            if len(lines) > DIFF_LINE_LIMIT:
-                text += f"\n… {len(lines) - DIFF_LINE_LIMIT} more lines (`moor diff`)"
-            fence = "````" if "```" in text else "```"
-            parts.append(f"**Since bound**\n\n{fence}diff\n{text}\n{fence}")
-        elif diff.note:
-            parts.append(f"**Since bound**: {diff.note}")
     return "\n\n".join(parts)
 
 

@@ -26,8 +26,11 @@ fail for want of a reason. A reason given but blank is InvalidParams.
 
 Offered on the first line of an open memory (the frontmatter's opening `---`; elsewhere
 only a diagnostic's own actions are), whatever its diagnostics
-(memories/lsp-retire-actions-take-a-reason.md): restore only on a memory retired by
-`supersede`/`supersedes:`; forget and supersede only on one that is not retired;
+(memories/lsp-retire-actions-take-a-reason.md): restore only on a retired memory (by
+`supersede`/`supersedes:`, or forgotten and its file written back), and on the
+diagnostic that says it is retired; after a forget, the client closes the memory's buffer
+(a `DeleteFile` edit, `MemoryBuffers.close_deleted`) where it takes one, else it is told
+not to save it; forget and supersede only on one that is not retired;
 supersede once per live memory bound to some of the same code (the "already known
 here" rule of the write path: shared anchors, never similarity). None is offered in an
 untrusted workspace, nor on a memory whose open buffer has unsaved edits (executed there
@@ -69,14 +72,10 @@ def _anchors(view: MemoryView) -> set[str]:
     return {a.canonical for a in view.report.anchors if a.canonical}
 
 
-def _superseded(view: MemoryView) -> bool:
-    return view.report.state == State.RETIRED and view.report.code != "tombstoned"
-
-
 def retirable(action: str, view: MemoryView) -> bool:
     """Whether `action` (forget, supersede, restore) is offered on the memory of `view`."""
     if action == "restore":
-        return _superseded(view)
+        return view.report.state == State.RETIRED  # superseded, or forgotten and written back
     return view.report.state != State.RETIRED
 
 
@@ -138,7 +137,29 @@ class RetireActions(Feature):
                 )
             )
 
-        if retirable("restore", view) and writes:
+        actions = self._actions()
+        if actions.reasons_in_menu():
+            # No question where the client cannot be asked: prepared reasons are actions,
+            # and writing one's own is an edit putting the reason line in the buffer.
+            home = (folder, rel)
+            if retirable("restore", view):
+                restore = f"Restore {rel}: it holds after all…"
+                offered.extend(actions.reason_line_action(home, "restore", None, restore))
+            elif retirable("forget", view):
+                for by in replacements(folder.snapshot, rel):
+                    other = folder.snapshot.memories[by]
+                    shared = sorted(_anchors(view) & _anchors(other))
+                    for reason in retire_prompt("supersede", rel, by, shared).reasons:
+                        offer(
+                            f"Supersede {rel} by {by}: {reason}",
+                            SUPERSEDE,
+                            [memory, str(folder.root / by), reason],
+                        )
+                    own = f"Supersede {rel} by {by} with my own reason…"
+                    offered.extend(actions.reason_line_action(home, "supersede", by, own))
+                forget = f"Forget {rel}: it never held…"
+                offered.extend(actions.reason_line_action(home, "forget", None, forget))
+        elif retirable("restore", view) and writes:
             offer(f"Restore {rel}: it holds after all…", RESTORE, [memory])
         elif retirable("forget", view):
             for by in replacements(folder.snapshot, rel) if picks else []:
@@ -191,7 +212,16 @@ class RetireActions(Feature):
                 return actions._refuse(action, f"{where[1]} is not a memory moor has checked")
             return await actions._ask_reason(where, question)
         assert isinstance(reason, str)
-        return await actions._act_with_reason(action, where, [*replacing, reason.strip()])
+        result = await actions._act_with_reason(action, where, [*replacing, reason.strip()])
+        if action == "forget" and result["done"]:
+            closed = await actions.buffers.close_deleted(*where)
+            if closed is None or not closed.ok:
+                why = f" ({closed.why})" if closed is not None else ""
+                actions._warn(
+                    f"{where[1]} is forgotten: close its buffer without saving it{why} "
+                    f"(saved, its text is refused; `moor restore {where[1]}` brings it back)"
+                )
+        return result
 
     async def forget(self, memory: object = None, reason: object = None) -> object:
         return await self._run("forget", memory, reason)

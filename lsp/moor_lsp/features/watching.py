@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from moor_engine.workspace.config import BUILTIN_IGNORES, ConfigError
 from moor_engine.workspace.gitignore import IGNORE_FILE, GitIgnores
-from moor_engine.workspace.workspace import Workspace
+from moor_engine.workspace.workspace import Workspace, is_editor_file
 
 from moor_lsp.features import Feature
 
@@ -72,8 +72,8 @@ class ChangeFilter:
         if rel in ALWAYS or path.name == IGNORE_FILE or self.watched(rel):
             return True
         parts = rel.split("/")
-        if parts[-1].endswith(("~", ".swp", ".swx", ".tmp")) or parts[-1].startswith(".#"):
-            return False  # editors' scratch files
+        if is_editor_file(parts[-1]) or parts[-1].endswith(".tmp"):
+            return False  # editors' own files (the engine's rule) and tools' temporary ones
         if self.workspace is not None:
             return self.workspace.counts(rel, folder=path.is_dir())
         # No usable configuration: git's and the built-in rules still hold.

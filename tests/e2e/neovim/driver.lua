@@ -309,6 +309,21 @@ local function scenario()
     return has_code("late", "drifted")
   end)
   record("late", { "late" })
+
+  -- The code file: the set-up asks for code lenses (memories about each symbol) itself.
+  vim.cmd.edit(vim.fn.fnameescape(spec.app))
+  local app = vim.api.nvim_get_current_buf()
+  local ok = vim.wait(spec.timeout * 1000, function()
+    return #vim.lsp.codelens.get(app) > 0
+  end, 50)
+  results.lenses = {}
+  for _, lens in ipairs(vim.lsp.codelens.get(app)) do
+    table.insert(results.lenses, {
+      line = lens.range.start.line,
+      title = lens.command and lens.command.title or vim.NIL,
+    })
+  end
+  results.lenses_shown = ok
   if vim.env.MOOR_E2E_STEPS == "short" then
     return
   end
@@ -373,11 +388,58 @@ local function scenario()
   local done = run_action("wrong", offered_action("wrong", line, spec.forget.written))
   results.forget.done = done.result
   results.forget.error = done.error
-  wait_for("the reason line to leave wrong.md's buffer", function()
-    return reason_line("wrong") == nil
+  -- moor closes the forgotten memory's buffer (a DeleteFile edit), so `:w` cannot bring
+  -- it back.
+  local function closed()
+    local bufnr = bufnr_of("wrong")
+    return bufnr == -1 or not vim.api.nvim_buf_is_loaded(bufnr)
+  end
+  wait_for("wrong.md's buffer to close, or its reason line to leave it", function()
+    return closed() or reason_line("wrong") == nil
   end)
-  results.forget.after = buffer_text("wrong")
+  results.forget.closed = closed()
+  if not results.forget.closed then
+    results.forget.after = buffer_text("wrong")
+  end
   results.forget.exists = vim.uv.fs_stat(spec.memories.wrong) ~= nil
+
+  -- Completion in a new memory's `about:` list (not saved): what Neovim's own completion
+  -- code (`vim.lsp.completion`, behind <C-x><C-o>) makes of moor's answer, past the first
+  -- path segment and past a `.` in a symbol.
+  vim.cmd.edit(vim.fn.fnameescape(spec.root .. "/memories/typing.md"))
+  local typing = vim.api.nvim_get_current_buf()
+  local typed = spec.completion
+  local lines = { "---", "about:" }
+  for _, ref in ipairs(typed) do
+    table.insert(lines, "  - " .. ref)
+  end
+  vim.list_extend(lines, { "---", "# Typing" })
+  vim.api.nvim_buf_set_lines(typing, 0, -1, false, lines)
+  wait_for("the moor client on typing.md", function()
+    return vim.lsp.get_clients({ name = "moor", bufnr = typing })[1] ~= nil
+  end)
+  local client = vim.lsp.get_clients({ name = "moor", bufnr = typing })[1]
+  results.completion = {}
+  for index, ref in ipairs(typed) do
+    local lnum = index + 1 -- 0-based: under `---` and `about:`
+    local line = lines[lnum + 1]
+    local params = {
+      textDocument = { uri = vim.uri_from_bufnr(typing) },
+      position = { line = lnum, character = #line },
+    }
+    local answer = client:request_sync("textDocument/completion", params, 10000, typing)
+    local words = {}
+    if answer and answer.result then
+      local keyword = vim.fn.match(line, "\\k*$") -- where Neovim's own word starts
+      local matches, start = vim.lsp.completion._convert_results(
+        line, lnum, #line, client.id, keyword, nil, answer.result, client.offset_encoding
+      )
+      for _, match in ipairs(matches) do
+        table.insert(words, line:sub(1, start or keyword) .. match.word)
+      end
+    end
+    results.completion[ref] = words
+  end
 end
 
 local function main()

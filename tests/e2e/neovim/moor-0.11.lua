@@ -24,3 +24,13 @@ vim.api.nvim_create_user_command("MoorReaffirm", function(opts)
     vim.notify("moor: " .. table.concat(result.done, "; ")) -- a refusal is shown by moor
   end)
 end, { nargs = "+", desc = "moor: reaffirm this memory, with the reason" })
+
+-- Code lenses (how many memories are about each symbol): Neovim asks for them only when
+-- told, and takes no refresh from the server.
+vim.api.nvim_create_autocmd({ "LspAttach", "BufEnter", "CursorHold", "InsertLeave" }, {
+  callback = function(args)
+    if vim.lsp.get_clients({ name = "moor", bufnr = args.buf })[1] then
+      vim.lsp.codelens.refresh({ bufnr = args.buf })
+    end
+  end,
+})

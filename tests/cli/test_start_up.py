@@ -1,0 +1,77 @@
+"""Start-up: `moor --version` is answered before the command line and the engine are
+imported, and reads its version without `importlib.metadata` (issue 22.6). Counted as the
+modules a real process imports (`python -X importtime`), not timed: robust to a busy machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+from moor_engine.workspace.distribution import DISTRIBUTION
+
+from tests.conftest import Workspace
+
+# Of the engine, `moor --version` may import what reads the version, and its packages.
+_VERSION_MODULES = {"moor_engine", "moor_engine.workspace", "moor_engine.workspace.distribution"}
+# Too slow to import for a version (each ~10-30 ms): the command line's, the store's, metadata.
+_HEAVY = {"argparse", "sqlite3", "importlib.metadata", "yaml", "moor.main"}
+
+
+def _imported(
+    tmp_path: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> tuple[str, set[str]]:
+    """What `python -m moor ARGS` prints, and every module it imported."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MOOR_")}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "moor", *args],
+        cwd=tmp_path,
+        env=base | (env or {}),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    modules = {
+        line.split("|")[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    return done.stdout, modules
+
+
+def test_moor_version_imports_no_engine_module_beyond_the_distributions(tmp_path: Path) -> None:
+    expected = f"moor {metadata.version(DISTRIBUTION)}\n"
+    out, modules = _imported(tmp_path, "--version")
+    assert out == expected
+    engine = {m for m in modules if m.startswith(("moor_", "moor."))} - {"moor.launch"}
+    assert engine <= _VERSION_MODULES, sorted(engine - _VERSION_MODULES)
+    assert not modules & _HEAVY, sorted(modules & _HEAVY)
+    # The control: the same answer through the full command line imports all of it.
+    out, modules = _imported(tmp_path, "-C", ".", "--version")
+    assert out == expected
+    assert {"moor_engine.session", "moor.main", "argparse"} <= modules
+
+
+def test_a_prompt_hook_answered_from_its_kept_answer_imports_no_sqlite(ws: Workspace) -> None:
+    ws.write("src/net.py", "def send(payload):\n    return payload\n")
+    ws.memory("sending", "src/net.py#send", body="send is idempotent.")
+    ws.moor("bind", check=True)
+    past = time.time() - 60  # not edited this second: the kept answer may vouch
+    for folder, _dirs, files in os.walk(ws.root):
+        for name in [*files, "."]:
+            os.utime(Path(folder) / name, (past, past))
+    prompt = json.dumps({"prompt": "is send safe?", "cwd": str(ws.root)})
+    unserved = {"MOOR_HOOK_SERVER": "0"}
+    first, modules = _imported(ws.root, "hooks", "run", "prompt", stdin=prompt, env=unserved)
+    # The control: the first answer is the engine's, which opens the journal.
+    assert "sending" in first and "sqlite3" in modules and "moor_engine.session" in modules
+    again, modules = _imported(ws.root, "hooks", "run", "prompt", stdin=prompt, env=unserved)
+    assert again == first
+    assert "moor_engine.session" not in modules  # the kept answer
+    assert not modules & {"sqlite3", "argparse", "yaml"}, sorted(modules & {"sqlite3", "yaml"})
