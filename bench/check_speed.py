@@ -176,7 +176,7 @@ def moor(root: Path, *args: str) -> tuple[float, subprocess.CompletedProcess[str
     env["NO_COLOR"] = "1"
     started = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "moor", *args],
+        [sys.executable, "-P", "-m", "moor", *args],
         cwd=root,
         capture_output=True,
         text=True,

@@ -119,7 +119,7 @@ def concurrent_round(base: Path, writers: int, env: dict[str, str]) -> tuple[int
     (root / "app.py").write_text(code(writers, 1), encoding="utf-8")
     procs = [
         subprocess.Popen(
-            [PYTHON, "-m", "moor", "reaffirm", f"memories/m{i}.md", "--why", f"reason {i}"],
+            [PYTHON, "-P", "-m", "moor", "reaffirm", f"memories/m{i}.md", "--why", f"reason {i}"],
             cwd=root,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

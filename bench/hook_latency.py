@@ -53,7 +53,11 @@ def make_workspace(root: Path, count: int) -> None:
             encoding="utf-8",
         )
     subprocess.run(
-        [sys.executable, "-m", "moor", "bind"], cwd=root, check=True, env=ENV, capture_output=True
+        [sys.executable, "-P", "-m", "moor", "bind"],
+        cwd=root,
+        check=True,
+        env=ENV,
+        capture_output=True,
     )
 
 

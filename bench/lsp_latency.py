@@ -548,7 +548,7 @@ def measure_shapes(n: int, rounds: int, timeout: float, shapes: tuple[str, ...])
 def serve(run: Run, root: Path, targets: list[Target], timeout: float) -> None:
     deadline = time.perf_counter() + timeout
     client = Client(
-        [sys.executable, "-m", "moor", "lsp", "--stdio", "--log-level", "debug"],
+        [sys.executable, "-P", "-m", "moor", "lsp", "--stdio", "--log-level", "debug"],
         root,
         server_env(),
     )

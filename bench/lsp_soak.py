@@ -71,7 +71,7 @@ def build_workspace(root: Path) -> None:
     (root / "src" / "a.py").write_text(CODE, encoding="utf-8")
     (root / "memories" / "retry.md").write_text(MEMORY, encoding="utf-8")
     subprocess.run(
-        [sys.executable, "-m", "moor", "bind"],
+        [sys.executable, "-P", "-m", "moor", "bind"],
         cwd=root,
         env=server_env(),
         check=True,
@@ -242,7 +242,7 @@ def soak(
         root = Path(folder).resolve()
         build_workspace(root)
         editor = Editor(
-            root, command or [sys.executable, "-m", "moor", "lsp", "--log-level", "debug"]
+            root, command or [sys.executable, "-P", "-m", "moor", "lsp", "--log-level", "debug"]
         )
         try:
             editor.start()

@@ -21,7 +21,12 @@ Categories, each per language (expected path for a memory bound before the chang
 * ``decoy`` — a definition whose body carries no evidence (too short) and has an exact twin
   elsewhere in the workspace is deleted: ``gone``, never ``moved`` onto the twin. Real twins
   first; a file without one gets a copy of one of its short definitions under another name
-  (``synthetic`` in the case's detail).
+  (``synthetic`` in the case's detail);
+* ``rename-in-place`` — a definition whose body carries no evidence (a one-liner, say) renamed
+  where it stands, signature and body unchanged: ``moved`` to the new name; after
+  ``follow``: ``current``;
+* ``delete`` — a definition (as picked for the first four) deleted, nothing taking its
+  place: ``gone`` with no candidate (a candidate offered is a *false candidate*).
 
 Baseline, on the same cases in the same run: a naive relocator that, for a vanished symbol,
 takes the definition (same kind family) with the most similar raw text
@@ -64,7 +69,15 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 LANGUAGES = ("python", "javascript", "typescript", "rust", "go", "java")
-CATEGORIES = ("rename+signature", "move", "move+change", "rename+body", "decoy")
+CATEGORIES = (
+    "rename+signature",
+    "move",
+    "move+change",
+    "rename+body",
+    "decoy",
+    "rename-in-place",
+    "delete",
+)
 # The axis each category changes on the way, which must still show after the follow step.
 CHANGED_AXIS = {"rename+signature": "signature", "move+change": "body", "rename+body": "body"}
 SEED = 20261201
@@ -719,6 +732,40 @@ def mutate_rename_body(
     return Mutation(body[1], _ref(unit, target), unit.text, {unit.rel: text}, f"{unit.rel}#{qname}")
 
 
+def mutate_rename_in_place(
+    unit: Unit, target: Target, rng: random.Random, avoid: set[str]
+) -> Mutation | None:
+    if unit.parsed.carries_evidence(target.site):
+        return None
+    rename, qname = rename_edit(target, unit.language)
+    if qname in avoid or _present(unit.parsed, qname) or len(unit.parsed.sites()) < 2:
+        return None
+    text = apply_edits(unit.source, [rename])
+    parsed = clean_parse(unit.language, text)
+    if parsed is None or _present(parsed, target.qname) or _site_text(parsed, qname) is None:
+        return None
+    body = unit.parsed.facts(target.site).axes.get("body", "")
+    twins = sum(
+        unit.parsed.facts(site).axes.get("body", "") == body
+        for site in unit.parsed.sites()
+        if site.kind == target.site.kind and site.qname != target.qname
+    )
+    detail = f"{len(body_leaves(target.node))} leaves" + (
+        f", {twins} twin(s) in file" if twins else ""
+    )
+    return Mutation(detail, _ref(unit, target), unit.text, {unit.rel: text}, f"{unit.rel}#{qname}")
+
+
+def mutate_delete(
+    unit: Unit, target: Target, rng: random.Random, avoid: set[str]
+) -> Mutation | None:
+    deleted = _delete(unit, unit.source, target.site)
+    if deleted is None:
+        return None
+    detail = "method" if target.container else "top-level"
+    return Mutation(detail, _ref(unit, target), unit.text, {unit.rel: deleted}, None)
+
+
 def decoy_in(
     unit: Unit, others: list[Unit], rng: random.Random, avoid: set[str]
 ) -> Mutation | None:
@@ -810,6 +857,8 @@ MUTATORS: dict[str, Mutator] = {
     "move": mutate_move,
     "move+change": mutate_move_change,
     "rename+body": mutate_rename_body,
+    "rename-in-place": mutate_rename_in_place,
+    "delete": mutate_delete,
 }
 
 
@@ -854,6 +903,13 @@ def cases_for(source: Source, per_category: int) -> list[Case]:
             mutation: Mutation | None = None
             if category == "decoy":
                 mutation = decoy_in(unit, others, rng, avoid)
+            elif category == "rename-in-place":
+                small = [t for t in found if not unit.parsed.carries_evidence(t.site)]
+                rng.shuffle(small)
+                for target in small[:5]:
+                    mutation = mutate_rename_in_place(unit, target, rng, avoid)
+                    if mutation is not None:
+                        break
             else:
                 pool = [t for t in found if _good_target(unit, t, bodies)]
                 rng.shuffle(pool)
@@ -895,6 +951,7 @@ class Outcome:
     moved_to: str | None = None
     axes: tuple[str, ...] = ()
     candidates: tuple[str, ...] = ()
+    similarities: tuple[float | None, ...] = ()
     followed: str | None = None  # "follow" or "follow --to REF"
     final_state: str | None = None
     final_ref: str | None = None
@@ -923,9 +980,10 @@ def run_moor(case: Case, scratch: Path) -> Outcome:
             anchor.moved_to,
             tuple(anchor.axes),
             tuple(c.ref for c in anchor.candidates),
+            tuple(c.similarity for c in anchor.candidates),
             note=anchor.detail or "",
         )
-        if case.category == "decoy":
+        if case.category in ("decoy", "delete"):
             return outcome
         to = None
         if anchor.state.value == "gone" and anchor.candidates:
@@ -1022,6 +1080,18 @@ class Verdict:
         )
 
     @property
+    def moor_in_place(self) -> bool:
+        return (
+            self.case.category == "rename-in-place"
+            and self.moor.state == "moved"
+            and self.moor.moved_to == self.case.expected_ref
+        )
+
+    @property
+    def moor_false_candidate(self) -> bool:
+        return self.case.category == "delete" and bool(self.moor.candidates)
+
+    @property
     def moor_drift_preserved(self) -> bool:
         axis = CHANGED_AXIS.get(self.case.category)
         return (
@@ -1037,6 +1107,10 @@ class Verdict:
         category = self.case.category
         if category == "decoy":
             return self.moor.state == "gone"
+        if category == "delete":
+            return self.moor.state == "gone" and not self.moor.candidates
+        if category == "rename-in-place":
+            return self.moor_in_place and self.moor.final_state == "current"
         if category == "move":
             return (
                 self.moor_clean
@@ -1068,8 +1142,10 @@ class Verdict:
         """Re-binding accepts the code as it is: right only where nothing changed on the way
         (a clean move) and it picked the right place; a decoy is right only if it found
         nothing to pick."""
-        if self.case.category == "decoy":
+        if self.case.category in ("decoy", "delete"):
             return self.baseline is None
+        if self.case.category == "rename-in-place":
+            return self.baseline_right_place
         return self.case.category == "move" and self.baseline_right_place
 
 
@@ -1088,19 +1164,32 @@ def judge(cases: list[Case], scratch: Path, jobs: int = 1) -> list[Verdict]:
 # Results
 
 
-METRICS = ("drift_preserved", "wrong_relocations", "candidate_first", "clean_relocations")
+METRICS = (
+    "drift_preserved",
+    "wrong_relocations",
+    "candidate_first",
+    "clean_relocations",
+    "in_place",
+    "false_candidates",
+)
 # Which categories each metric is measured over, and its goal.
 METRIC_CATEGORIES = {
     "drift_preserved": ("rename+signature", "move+change", "rename+body"),
     "wrong_relocations": CATEGORIES,
     "candidate_first": ("rename+body",),
     "clean_relocations": ("move", "rename+signature"),
+    "in_place": ("rename-in-place",),
+    "false_candidates": ("delete",),
 }
+# Metrics published as a count of cases (the fewer the better), not a share.
+COUNTS = ("wrong_relocations", "false_candidates")
 GOALS = {
     "drift_preserved": "100%",
     "wrong_relocations": "0",
     "candidate_first": ">= 90%",
     "clean_relocations": "100%",
+    "in_place": ">= 95%",
+    "false_candidates": "0",
 }
 
 
@@ -1113,6 +1202,9 @@ class Tally:
     metrics: dict[str, list[int]] = field(default_factory=dict)  # [moor, baseline, out of]
     misses: list[Verdict] = field(default_factory=list)
     synthetic_decoys: int = 0  # decoys whose twin the benchmark made (no real one in the file)
+    # Per gone case with candidates: (category, whether the first is the right place, their
+    # similarities) — what the candidates' floor is decided on.
+    offered: list[tuple[str, bool, tuple[float | None, ...]]] = field(default_factory=list)
 
     def add(self, verdict: Verdict) -> None:
         category = verdict.case.category
@@ -1130,6 +1222,9 @@ class Tally:
             ),
             "candidate_first": (verdict.moor_candidate_first, verdict.baseline_right_place),
             "clean_relocations": (verdict.moor_clean, verdict.baseline_right_place),
+            "in_place": (verdict.moor_in_place, verdict.baseline_right_place),
+            # The baseline always re-binds: it never says a deleted definition is gone.
+            "false_candidates": (verdict.moor_false_candidate, verdict.baseline is not None),
         }
         for metric, (moor, baseline) in values.items():
             if category in METRIC_CATEGORIES[metric]:
@@ -1139,6 +1234,9 @@ class Tally:
                 cell[2] += 1
         if not verdict.moor_right:
             self.misses.append(verdict)
+        if verdict.moor.state == "gone" and verdict.moor.candidates:
+            first = verdict.moor.candidates[0] == verdict.case.expected_ref
+            self.offered.append((category, first, verdict.moor.similarities))
 
     def row(self) -> tuple[int, ...]:
         """cases, then (moor, baseline, out of) per metric — what the README publishes."""
@@ -1169,6 +1267,8 @@ def describe_miss(verdict: Verdict) -> str:
         "move+change": f"moved -> {case.expected_ref} [body], then drifted",
         "rename+body": f"gone, candidates[0] {case.expected_ref}, then drifted",
         "decoy": "gone",
+        "rename-in-place": f"moved -> {case.expected_ref}, then current",
+        "delete": "gone, no candidates",
     }[case.category]
     got = moor.state
     if moor.moved_to:
@@ -1203,7 +1303,7 @@ def print_result(result: LanguageResult) -> None:
     for metric in METRICS:
         if metric in t.metrics:
             moor, baseline, whole = t.metrics[metric]
-            if metric == "wrong_relocations":
+            if metric in COUNTS:
                 print(f"  {metric:<26} {moor:>14}  {baseline:>14}  {GOALS[metric]} (of {whole})")
             else:
                 print(
@@ -1259,6 +1359,7 @@ def overall(results: list[LanguageResult]) -> Tally:
             total.misses.append(verdict)
         total.cases += result.tally.cases
         total.synthetic_decoys += result.tally.synthetic_decoys
+        total.offered += result.tally.offered
         for category, row in result.tally.by_category.items():
             mine = total.by_category.setdefault(category, [0, 0, 0])
             for i, value in enumerate(row):
@@ -1283,6 +1384,10 @@ def as_json(results: list[LanguageResult], limit: int | None) -> dict[str, objec
                 m: dict(zip(("moor", "baseline", "of"), cell, strict=True))
                 for m, cell in t.metrics.items()
             },
+            "offered": [
+                {"category": c, "first_right": f, "similarities": list(sims)}
+                for c, f, sims in t.offered
+            ],
         }
 
     return {
@@ -1308,6 +1413,7 @@ def as_json(results: list[LanguageResult], limit: int | None) -> dict[str, objec
                     "moved_to": v.moor.moved_to,
                     "axes": list(v.moor.axes),
                     "candidates": list(v.moor.candidates),
+                    "similarities": list(v.moor.similarities),
                     "followed": v.moor.followed,
                     "final_state": v.moor.final_state,
                     "final_ref": v.moor.final_ref,

@@ -108,7 +108,7 @@ def moor_check(root: Path) -> Timing:
     """One real `moor check`: wall time and the process's peak resident memory."""
     start = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "moor", "check", "--format", "json"],
+        [sys.executable, "-P", "-m", "moor", "check", "--format", "json"],
         cwd=root,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -135,7 +135,7 @@ def measure(
         root = Path(temp)
         make_tree(root, files, max(gone_counts))
         subprocess.run(
-            [sys.executable, "-m", "moor", "bind"], cwd=root, capture_output=True, check=True
+            [sys.executable, "-P", "-m", "moor", "bind"], cwd=root, capture_output=True, check=True
         )
         moor_check(root)  # the journal and the anchored files' cache rows exist from here
         baseline = best(root, rounds)

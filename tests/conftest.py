@@ -197,7 +197,7 @@ class Workspace:
 
     def _process(self, args: tuple[str, ...], overrides: dict[str, str]) -> Run:
         result = subprocess.run(
-            [sys.executable, "-m", "moor", *args],
+            [sys.executable, "-P", "-m", "moor", *args],
             cwd=self.root,
             capture_output=True,
             text=True,
@@ -233,7 +233,7 @@ class Workspace:
         """The context a real `moor hooks run EVENT` process gives, fed Claude Code's JSON on
         stdin ("" for none); it must exit 0 and print nothing on stderr (fail-silent)."""
         result = subprocess.run(
-            [sys.executable, "-m", "moor", "hooks", "run", event],
+            [sys.executable, "-P", "-m", "moor", "hooks", "run", event],
             cwd=self.root,
             input=json.dumps({"prompt": prompt, "cwd": str(self.root)}),
             capture_output=True,

@@ -198,8 +198,9 @@ def _progress(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callabl
 
 def cmd_check(args: argparse.Namespace, start: Path) -> int:
     from moor import render
+    from moor.one_shot import collecting_less
 
-    with told_session(start) as session:
+    with collecting_less(), told_session(start) as session:
         paths = session.select(args.paths)
         if args.changed_since is not None:
             from moor_engine.grounding.changed_since import changed_files, select_changed
@@ -228,8 +229,9 @@ def cmd_check(args: argparse.Namespace, start: Path) -> int:
 
 def cmd_status(args: argparse.Namespace, start: Path) -> int:
     from moor import render
+    from moor.one_shot import collecting_less
 
-    with told_session(start) as session:
+    with collecting_less(), told_session(start) as session:
         report = session.check(session.select(args.paths), record=False)
     if args.format == "json":
         render.render_json(report)
@@ -241,7 +243,9 @@ def cmd_status(args: argparse.Namespace, start: Path) -> int:
 def cmd_bind(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.grounding.actions import bind
 
-    with told_session(start) as session:
+    from moor.one_shot import collecting_less
+
+    with collecting_less(), told_session(start) as session:
         written = bind(session, args.memories)
     if args.format == "text" and not written.done and not written.refused:
         print("nothing to bind: every memory's references are in moor.lock")

@@ -37,10 +37,16 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .model import Failure, Reason
+
+if TYPE_CHECKING:
+    from .lang_base import LanguageSpec
 
 ANCHOR_PREFIX = "anchor:"
 MARKDOWN_SUFFIXES: tuple[str, ...] = (".md", ".markdown")
@@ -220,13 +226,22 @@ def _moors_spelling(path: str, head: str) -> str:
     """A qualified name pasted in another tool's spelling (`Client::send`, `(*T).Method`,
     `Class/method`) as moor spells it (`Client.send`), as the path's language reads it:
     two spellings of one symbol are one reference, so one lock key."""
-    from .languages import language_for_path  # the grammar modules only when needed
-    from .symbols import spec_for
-
+    language_for_path, spec_for = _spelling_parts()
     language = language_for_path(path)
     if language is None:
         return head
     return spec_for(language).pasted(head) or head
+
+
+@cache
+def _spelling_parts() -> tuple[Callable[[str], str | None], Callable[[str], LanguageSpec]]:
+    """What `_moors_spelling` asks, imported on the first reference that needs it (the
+    grammar modules only when needed) and then kept: an import statement run for every
+    reference was a tenth of parsing 10,000 of them."""
+    from .languages import language_for_path
+    from .symbols import spec_for
+
+    return language_for_path, spec_for
 
 
 def _code_levels(head: str, symbol: str) -> str | Failure:

@@ -155,6 +155,12 @@ def _picking(
     return _spelled(qname, spellings[position], spellings) or f"{qname}@{position + 1}"
 
 
+def member_symbol(qname: str, spellings: tuple[str | None, ...], position: int) -> str:
+    """The symbol that picks member `position` of the group `qname` alone (`f(int)`,
+    else `f@2`): what relocation names when the code it found is one overload."""
+    return _picking(qname, [], position, spellings)
+
+
 def group_of(
     spec: LanguageSpec,
     sites: Sequence[DefinitionSite],

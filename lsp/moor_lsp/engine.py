@@ -32,10 +32,13 @@ from moor_store.journal import Entry, JournalError
 from moor_store.lockfile import LockError
 from moor_store.refusal import RefusalError
 
+from moor_lsp import heap
 from moor_lsp.positions import Span, span_in_lines, span_of_bytes, split_lines
 
 logger = logging.getLogger(__name__)
 
+# The start of a file: where a quiet memory's view points (one object shared by all of them).
+START = Span(0, 0, 0, 0)
 # Anchor states whose reference gets a diagnostic; `current` is the only quiet one.
 QUIET_ANCHOR_STATES = frozenset({State.CURRENT})
 # Where a problem that stops the whole workspace from being checked is shown.
@@ -142,6 +145,7 @@ class Evaluator:
         self.paranoid = paranoid  # verify every incremental check against a full one
         self.views: dict[str, MemoryView] = {}
         self.disagreements: list[str] = []  # what the last paranoid verification found
+        self._full = False  # the last evaluation checked everything (see `commit`)
 
     def evaluate(self, generation: int, changed: Iterable[str] | None) -> Snapshot:
         """Bring the workspace up to date with `changed` (None: check everything)."""
@@ -155,6 +159,7 @@ class Evaluator:
         session = self.live.session
         assert session is not None
         dirty = refreshed.dirty
+        self._full = dirty is None
         if dirty is None:
             self.views = {}
             paths: Iterable[str] = refreshed.reports
@@ -181,6 +186,21 @@ class Evaluator:
             overlaid=refreshed.overlaid,
             changing=frozenset(self.live.changing_files()),
         )
+
+    def glance(self, generation: int, paths: Iterable[str]) -> Snapshot | None:
+        """Before the first full check: a snapshot of these memories only (those open in
+        the editor), to show first (`LiveCheck.glance`); None when there is nothing to show
+        or the workspace cannot be checked (the full check says why)."""
+        try:
+            reports = self.live.glance(paths)
+        except (RefusalError, OSError):
+            return None
+        session = self.live.session
+        if not reports or session is None:
+            return None
+        overlaid = frozenset(self.live.overlays)
+        views = {path: _memory_view(session, report, overlaid) for path, report in reports.items()}
+        return Snapshot(generation, session.workspace.root, views, dirty=frozenset(views))
 
     def prepare(
         self, changed: list[str], wanted: Callable[[str], bool] = lambda _rel: True
@@ -209,8 +229,12 @@ class Evaluator:
         return found
 
     def commit(self) -> None:
-        """Journal the last evaluation and persist the parse cache (after publishing)."""
+        """Journal the last evaluation and persist the parse cache (after publishing);
+        after a full check, settle the heap (`moor_lsp.heap`)."""
         self.live.commit()
+        if self._full:
+            self._full = False
+            heap.settle()
 
     def set_buffer(self, rel: str, text: str | None) -> bool:
         """An editor buffer of code file `rel` (None: closed). It overlays the file while it
@@ -238,13 +262,13 @@ def _needs_positions(memory: MemoryReport) -> bool:
 
 def _memory_view(session: Session, memory: MemoryReport, overlaid: frozenset[str]) -> MemoryView:
     if not _needs_positions(memory):
-        return MemoryView(memory.path, memory, Span(0, 0, 0, 0))
+        return MemoryView(memory.path, memory, START)
     try:
         data = read_inside(
             session.workspace.root, memory.path, limit=session.workspace.config.max_file_size
         )
     except OSError:
-        return MemoryView(memory.path, memory, Span(0, 0, 0, 0))
+        return MemoryView(memory.path, memory, START)
     lines = split_lines(data.decode("utf-8", "replace"))
     anchors = []
     for anchor in memory.anchors:
@@ -283,7 +307,7 @@ def locate_in(session: Session, canonical: str) -> Spot | None:
     if not isinstance(observation, Found):
         return None
     if observation.site is None:
-        return Spot(observation.path, Span(0, 0, 0, 0))
+        return Spot(observation.path, START)
     view = session.observer.view(observation.path)
     if not isinstance(view, FileView):
         return None

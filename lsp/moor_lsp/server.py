@@ -32,6 +32,7 @@ import functools
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -39,10 +40,12 @@ from typing import Any, TypeVar
 
 from lsprotocol import types
 from moor_engine.workspace.distribution import version
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from moor_lsp import engine
+from moor_lsp import engine, inbox
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import pulls_diagnostics
 from moor_lsp.folder import Folder, contains
@@ -85,6 +88,10 @@ class MoorLanguageServer(LanguageServer):
         self.watch = watch
         self.paranoid = paranoid
         self.engine_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="moor-engine")
+        # Requests that only read (hover, go to definition, lenses, completion) each open a
+        # session of their own: they run here, never queued behind the engine thread's
+        # checks of the edits that came before them.
+        self.reader_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="moor-reader")
         self._initialized = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._shown: set[str] = set()
@@ -220,6 +227,12 @@ class MoorLanguageServer(LanguageServer):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.engine_pool, functools.partial(function, *args))
 
+    async def in_reader(self, function: Callable[..., T], *args: Any) -> T:
+        """Run a call that only reads (in a session of its own) in the reader thread, beside
+        the engine thread rather than behind it."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.reader_pool, functools.partial(function, *args))
+
     async def register_with_client(
         self, registration_id: str, method: str, options: Any, what: str
     ) -> bool:
@@ -253,6 +266,35 @@ class MoorLanguageServer(LanguageServer):
         self._shown.add(message)
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve stdin/stdout, reading the client's messages as `moor_lsp.inbox` does
+        (pygls's `start_io`, with that reader in place of pygls's own)."""
+        stop = self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        source = stdin or sys.stdin.buffer
+
+        def on_error(error: Exception) -> None:
+            self.report_server_error(error, JsonRpcException)
+
+        async def run() -> None:
+            reader = inbox.Inbox(source, asyncio.get_running_loop())
+            await inbox.serve(
+                reader,
+                stop,
+                self.protocol.structure_message,
+                self.protocol.handle_message,
+                on_error,
+            )
+
+        try:
+            asyncio.run(run())
+        except BrokenPipeError:
+            logger.error("the connection to the client is lost: shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
     async def shutting_down(self) -> None:
         for feature in self.features:
             try:
@@ -261,6 +303,7 @@ class MoorLanguageServer(LanguageServer):
                 feature.report("shutting down failed", error)
         await asyncio.gather(*(folder.close() for folder in self.folders.values()))
         self.engine_pool.shutdown(wait=False, cancel_futures=True)
+        self.reader_pool.shutdown(wait=False, cancel_futures=True)
 
 
 class _Core(Feature):

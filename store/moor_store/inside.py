@@ -41,6 +41,7 @@ __all__ = [
     "remove_stray_temporaries",
     "sqlite_files_inside",
     "stat_inside",
+    "stat_many_inside",
     "write_inside",
 ]
 
@@ -271,6 +272,45 @@ def stat_inside(root: Path, rel: str) -> os.stat_result:
         if walked.info is None:
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", rel)
         return walked.info
+
+
+def stat_many_inside(root: Path, rels: Iterable[str]) -> dict[str, os.stat_result | OSError]:
+    """`stat_inside` of each of `rels` — its stat, or the error it raises — with each folder
+    walked once: the plain files of a folder are stat-ed from its descriptor, not walked to
+    from the root one by one (a warm check stats every memory file). Anything else — a link,
+    a path that is not plainly spelt, a folder that cannot be opened — is `stat_inside`'s
+    own answer, so the answers are the same as asking for each."""
+    folders: dict[str, list[tuple[str, str]]] = {}
+    found: dict[str, os.stat_result | OSError] = {}
+    for rel in rels:
+        parts = rel.split("/")
+        if rel.startswith("/") or _components(rel) != parts or ".." in parts or len(parts) < 2:
+            found[rel] = _stat_or_error(root, rel)
+        else:
+            folders.setdefault("/".join(parts[:-1]), []).append((rel, parts[-1]))
+    for folder, names in folders.items():
+        try:
+            with open_inside_dir(root, folder, create=False) as fd:
+                for rel, name in names:
+                    try:
+                        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    except OSError:
+                        info = None
+                    if info is None or stat.S_ISLNK(info.st_mode):
+                        found[rel] = _stat_or_error(root, rel)  # its message, its link walked
+                    else:
+                        found[rel] = info
+        except OSError:
+            for rel, _name in names:
+                found[rel] = _stat_or_error(root, rel)
+    return found
+
+
+def _stat_or_error(root: Path, rel: str) -> os.stat_result | OSError:
+    try:
+        return stat_inside(root, rel)
+    except OSError as error:
+        return error
 
 
 def exists_inside(root: Path, rel: str) -> bool:

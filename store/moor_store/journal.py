@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, NamedTuple, get_args
 from urllib.parse import quote
 
 from .environment import Kind, Unavailable, kind_of, refusal
@@ -59,6 +59,7 @@ __all__ = [
     "JournalError",
     "JournalUnavailable",
     "JournalVersionError",
+    "LastLook",
     "NewEntry",
     "text_key",
 ]
@@ -137,6 +138,14 @@ class Entry(NewEntry):
 
     seq: int
     at: str  # ISO-8601 UTC, milliseconds, with 'Z'
+
+
+class LastLook(NamedTuple):
+    """What the journal last recorded of one anchor (`Journal.last_looks`)."""
+
+    kind: str  # the latest entry's
+    code: str | None  # the latest entry's
+    address: str | None  # the latest address recorded, by whichever entry
 
 
 @dataclass(frozen=True)
@@ -645,6 +654,21 @@ class Journal:
         sql = _latest_sql("anchor, address", " AND address IS NOT NULL")
         with self._guard("read the journal") as db:
             return dict(db.execute(sql, (_anchor_pairs(anchors),)))
+
+    def last_looks(self, anchors: Iterable[str]) -> dict[str, LastLook]:
+        """Per anchor that has an entry: its latest entry's kind and code and the latest
+        address recorded — what a check compares what it saw with. One query, and no entry
+        decoded: at 10,000 anchors `latest` and `last_addresses` together were a tenth of a
+        warm check."""
+        sql = (
+            "SELECT j.anchor, j.kind, j.code, (SELECT address FROM journal"
+            "  WHERE anchor_key = j.anchor_key AND anchor = j.anchor AND address IS NOT NULL"
+            "  ORDER BY seq DESC LIMIT 1)"
+            f" FROM journal AS j WHERE j.seq IN ({_latest_sql('seq', '')})"
+        )
+        with self._guard("read the journal") as db:
+            rows = db.execute(sql, (_anchor_pairs(anchors),))
+            return {row[0]: LastLook(*row[1:]) for row in rows}
 
     def last_address(self, anchor: str) -> str | None:
         """The address of the latest entry for `anchor` that records one."""

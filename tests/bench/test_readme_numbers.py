@@ -30,6 +30,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import check_speed  # noqa: E402
 import drift_quality  # noqa: E402
+import growth  # noqa: E402
+import lsp_scale  # noqa: E402
 import member_cases  # noqa: E402
 import publish  # noqa: E402
 import relocation  # noqa: E402
@@ -85,11 +87,43 @@ def test_every_published_table_is_well_formed_with_the_rows_the_bench_check_comp
     assert set(publish.parse_lsp_shapes(lsp_text)) == set(lsp_latency.SHAPES)
     assert publish.TEST_RECALL_N in publish.parse_recall(section(publish.RECALL))
     assert publish.TEST_WRITES_N in publish.parse_writes(section(publish.WRITES))
+    grown = publish.parse_growth(section(publish.GROWTH))
+    for n in publish.TEST_GROWTH_SIZES[1:]:
+        assert set(grown[n].ratios) == set(growth.OPERATIONS), grown.get(n)
     latency = publish.parse_latency(section(publish.LATENCY))
     assert {0, publish.TEST_LATENCY_N} <= set(latency), latency
     assert "one_shot_over_python" in latency[publish.TEST_LATENCY_N], latency
+    scale = publish.parse_lsp_scale(section(publish.LSP_SCALE))
+    assert {what for what, *_ in lsp_scale.rows(SCALE_SAMPLE, SCALE_SAMPLE)} == set(scale), scale
     hooks = section(publish.HOOKS)
     assert re.search(r"^\| 1,000 \| .*\| ([0-9.]+)x \| ([0-9.]+)x \| ([0-9.]+)x \|$", hooks, re.M)
+
+
+SCALE_SAMPLE = lsp_scale.Scale(
+    n=10,
+    files=1,
+    rounds=2,
+    debounce_s=0.2,
+    open_first_s=0.5,
+    first_scan_s=1.5,
+    rss_first_mib=60.0,
+    rss_edits_mib=61.0,
+    drift_s=[0.21, 0.23],
+    floor_s=[0.002, 0.004],
+    hover_quiet_s=[0.004, 0.006],
+    hover_flood_s=[0.008, 0.012],
+    flood=100,
+)
+
+
+def test_the_scale_table_reads_back_the_figures_and_ratios_it_was_rendered_from() -> None:
+    small = dataclasses.replace(SCALE_SAMPLE, rss_first_mib=50.0, first_scan_s=0.5)
+    rendered = publish.render_lsp_scale(SCALE_SAMPLE, small, 1.0)
+    read = publish.parse_lsp_scale(rendered)
+    assert read["RSS after the first scan"] == (50.0, 60.0, 1.2)
+    assert read["hover p95, during a didChange flood"] == (12.0, 12.0, 2.0)  # vs quiet
+    assert read["open memory's diagnostics"][2] == pytest.approx(0.3)  # vs the first scan
+    assert "hover p95 during a `didChange` flood ≤ 3x quiet — met (2.0x)" in rendered
 
 
 def test_a_tiny_live_speed_run_reads_back_from_its_own_table_and_warm_beats_cold() -> None:
@@ -104,6 +138,38 @@ def test_a_tiny_live_speed_run_reads_back_from_its_own_table_and_warm_beats_cold
     # Ratios within one run: a busy machine slows both checks alike. The warm check reuses
     # the parse cache the cold one wrote, so it is never much slower.
     assert run.warm_s <= run.cold_s * 2, (run.warm_s, run.cold_s)
+
+
+def test_the_growth_table_reads_back_as_rendered_and_names_what_grew_past_the_limit() -> None:
+    def row(n: int, seconds: float) -> growth.Row:
+        times = dict.fromkeys(growth.OPERATIONS, seconds)
+        return growth.Row(n, 3, 0.03, 0.1, 1.0, times, code_bytes=n * 100)
+
+    rows = [row(1000, 1.0), row(10000, 8.0), row(100000, 200.0)]  # linear, then not
+    text = publish.render_growth(rows, "3.11")
+    read_back = publish.parse_growth(text)
+    assert read_back[1000].ratios == {}
+    assert read_back[10000].ratios == dict.fromkeys(growth.OPERATIONS, 8.0)
+    assert read_back[100000].ratios == dict.fromkeys(growth.OPERATIONS, 25.0)
+    assert "**not met**: bind at N=100000: 25.0x the time at N=10000 (limit 12.0x)" in text
+    assert "met." not in text.split("Goal: every ratio")[1].split("\n")[0]
+
+
+@pytest.mark.bench_check
+def test_growth_ratios_stay_under_the_limit_and_near_the_published_ones() -> None:
+    published = publish.parse_growth(section(publish.GROWTH))
+    small, large = publish.TEST_GROWTH_SIZES
+    assert large in published, f"README.md publishes no N = {large} growth row"
+    rows = [growth.measure(n, 2) for n in (small, large)]
+    assert not any(r.error for r in rows), [r.error for r in rows]
+    assert growth.over_limit(rows) == [], growth.over_limit(rows)
+    measured = growth.ratios(rows)[large]
+    for op, factor in published[large].ratios.items():
+        then = factor
+        now = measured[op]
+        assert then / publish.GROWTH_TOLERANCE <= now <= then * publish.GROWTH_TOLERANCE, (
+            f"{op} grew {now:.1f}x from {small} to {large}; published {then:.1f}x"
+        )
 
 
 @pytest.mark.bench_check
@@ -308,3 +374,25 @@ def test_write_throughput_ratio_matches_readme_within_tolerance() -> None:
         f"an add costs {row.ratio_to_bind_each:.2f}x a one-memory bind, published "
         f"{published:.2f}x (tolerance {tolerance:g}x): {row}"
     )
+
+
+@pytest.mark.bench_check
+def test_language_server_scale_numbers_match_the_page_within_tolerance() -> None:
+    published = publish.parse_lsp_scale(section(publish.LSP_SCALE))
+    assert published, "docs/benchmarks.md publishes no language-server scale rows"
+    big, small = lsp_scale.measure_both(
+        publish.LSP_SCALE_N,
+        lsp_scale.DEFAULT_ROUNDS,
+        lsp_scale.DEFAULT_HOVERS,
+        lsp_scale.DEFAULT_HOVER_EVERY,
+    )
+    assert not big.error and not small.error, (big.error, small.error)
+    measured = {what: (s, b) for what, s, b, _unit, _against in lsp_scale.rows(big, small)}
+    # Ratios within one run, robust to a busy machine: the hover during a flood over the
+    # quiet one, and memory (steadier than time) against the published figure.
+    then = published["hover p95, during a didChange flood"][2]
+    assert big.hover_ratio <= then * publish.LSP_SCALE_TOLERANCE, (big.hover_ratio, then)
+    rss = measured["RSS after the first scan"][1]
+    published_rss = published["RSS after the first scan"][1]
+    factor = publish.RSS_TOLERANCE
+    assert published_rss / factor <= rss <= published_rss * factor, (rss, published_rss)

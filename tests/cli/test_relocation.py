@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
+from pathlib import Path
+
 from tests.conftest import Workspace
 
 HELPERS = """
@@ -243,3 +247,252 @@ def test_a_declared_default_beside_its_definition_is_one_symbol(ws: Workspace) -
     assert ws.state("memories/wrap.md") == "current"
     ws.write("pkg/ansi.py", source.replace("colorama.wrap(stream)", "colorama.wrap(stream, True)"))
     assert ws.state("memories/wrap.md") == "drifted"
+
+
+FRAMING = """
+def framed(text, width=72):
+    lines = [text[at : at + width] for at in range(0, len(text), width)]
+    top = "+" + "-" * width + "+"
+    return "\\n".join([top, *("|" + line.ljust(width) + "|" for line in lines), top])
+"""
+
+
+def test_a_file_git_records_as_renamed_carries_its_definition_past_a_weaker_namesake(
+    ws: Workspace,
+) -> None:
+    ws.git("init", "-q")
+    ws.write("pkg/framing.py", FRAMING)
+    ws.memory("framed", "pkg/framing.py#framed")
+    ws.moor("bind", check=True)
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "bound")
+    # A test helper elsewhere defines a (far weaker) `framed` of its own.
+    ws.write("tests/helpers.py", "def framed(text):\n    return f'[{text}]'\n")
+    (ws.root / "pkg/agents").mkdir()
+    # Control: a move git does not record (a new untracked file) leaves two namesakes and
+    # nothing to tell them apart, so nothing is followed.
+    (ws.root / "pkg/framing.py").rename(ws.root / "pkg/agents/framing.py")
+    anchor = ws.anchor("memories/framed.md")
+    assert anchor["state"] == "gone"
+    assert "2 definitions have the same qualified name" in str(anchor["detail"])
+    # Staged by `git mv` (here: the same move, recorded), the renamed file's definition is
+    # the move.
+    (ws.root / "pkg/agents/framing.py").rename(ws.root / "pkg/framing.py")
+    ws.git("mv", "pkg/framing.py", "pkg/agents/framing.py")
+    anchor = ws.anchor("memories/framed.md")
+    assert (anchor["state"], anchor["moved_to"]) == ("moved", "pkg/agents/framing.py#framed")
+    # Committed, it still is.
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "moved into agents/")
+    anchor = ws.anchor("memories/framed.md")
+    assert (anchor["state"], anchor["moved_to"]) == ("moved", "pkg/agents/framing.py#framed")
+    # Then rewritten around it over a later commit (too unlike the bound file to be paired
+    # with it across both commits at once): each commit's rename still carries it.
+    rest = "".join(f"\n\ndef helper_{n}(x):\n    return x * {n} + {n * n}\n" for n in range(30))
+    ws.write("pkg/agents/framing.py", FRAMING + rest)
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "grown")
+    anchor = ws.anchor("memories/framed.md")
+    assert (anchor["state"], anchor["moved_to"]) == ("moved", "pkg/agents/framing.py#framed")
+    ws.moor("follow", "memories/framed.md", check=True)
+    assert ws.state("memories/framed.md") == "current"
+
+
+LIMITS = """
+def lower_bound(value):
+    return value if value is not None else 0
+
+
+def _or_inf(value):
+    return value if value is not None else INF
+
+
+def upper_bound(value):
+    return value if value is not None else INF
+"""
+
+
+def test_a_one_line_definition_renamed_where_it_stands_is_moved_and_a_deleted_twin_is_gone(
+    ws: Workspace,
+) -> None:
+    ws.write("pkg/limits.py", LIMITS)
+    ws.memory("inf", "pkg/limits.py#_or_inf")
+    ws.memory("upper", "pkg/limits.py#upper_bound")
+    ws.moor("bind", check=True)
+    ws.write("pkg/limits.py", LIMITS.replace("def _or_inf", "def none_as_inf"))
+    anchor = ws.anchor("memories/inf.md")
+    assert (anchor["state"], anchor["moved_to"], anchor["code"]) == (
+        "moved",
+        "pkg/limits.py#none_as_inf",
+        "renamed",
+    )
+    # Control: deleted, its twin (`upper_bound`, same signature and body, already there) is
+    # never taken for it, and the twin's own memory is current.
+    ws.write("pkg/limits.py", LIMITS.replace(LIMITS.split("\n\n\n")[1] + "\n\n\n", ""))
+    assert "_or_inf" not in ws.read("pkg/limits.py")
+    assert ws.anchor("memories/inf.md")["state"] == "gone"
+    assert ws.state("memories/upper.md") == "current"
+
+
+def test_a_rename_in_place_is_told_from_git_history_in_a_clone_without_the_journal(
+    ws: Workspace,
+) -> None:
+    ws.git("init", "-q")
+    ws.write("pkg/limits.py", LIMITS)
+    ws.memory("inf", "pkg/limits.py#_or_inf")
+    ws.moor("bind", check=True)
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "bound")
+    ws.write("pkg/limits.py", LIMITS.replace("def _or_inf", "def none_as_inf"))
+    shutil.rmtree(ws.root / ".moor")
+    anchor = ws.anchor("memories/inf.md")
+    assert (anchor["state"], anchor["moved_to"]) == ("moved", "pkg/limits.py#none_as_inf")
+    # Control: renamed to a place between other neighbours, it is not the same place.
+    shutil.rmtree(ws.root / ".moor")
+    moved = LIMITS.replace(LIMITS.split("\n\n\n")[1] + "\n\n\n", "") + (
+        "\n\ndef none_as_inf(value):\n    return value if value is not None else INF\n"
+    )
+    ws.write("pkg/limits.py", moved)
+    assert ws.anchor("memories/inf.md")["state"] == "gone"
+
+
+def test_check_says_a_moved_definition_also_changed_on_the_way(ws: Workspace) -> None:
+    ws.write("pkg/util.py", HELPERS)
+    ws.memory("sum", "pkg/util.py#checksum")
+    ws.moor("bind", check=True)
+    moved = HELPERS.replace("def unrelated():\n    return 42\n", "")
+    ws.write("pkg/util.py", "def unrelated():\n    return 42\n")
+    # Control: moved unchanged, it says moved and nothing more.
+    ws.write("pkg/hashing.py", moved)
+    run = ws.moor("check")
+    assert "moved: now pkg/hashing.py#checksum —" in run.out, run.out
+    assert "changed" not in run.out
+    ws.write("pkg/hashing.py", moved.replace("31", "37"))
+    run = ws.moor("check")
+    assert "moved: now pkg/hashing.py#checksum, and its body changed" in run.out, run.out
+
+
+def test_follow_with_nothing_to_follow_is_a_no_op_that_says_so_and_exits_0(ws: Workspace) -> None:
+    ws.write("pkg/util.py", HELPERS)
+    ws.memory("sum", "pkg/util.py#checksum")
+    ws.moor("bind", check=True)
+    lock = (ws.root / "moor.lock").read_bytes()
+    run = ws.moor("follow", "memories/sum.md")
+    assert run.code == 0, run.err
+    assert "nothing moved, nothing to follow: a no-op, not a refusal" in run.out
+    assert (ws.root / "moor.lock").read_bytes() == lock
+    # Control: a follow that is refused says so and exits 1, as docs/cli.md says.
+    run = ws.moor("follow", "memories/sum.md", "--to", "pkg/util.py#missing")
+    assert run.code == 1
+    assert "say which reference goes to pkg/util.py#missing" in run.err
+    table = (Path(__file__).resolve().parents[2] / "docs/cli.md").read_text(encoding="utf-8")
+    row = next(line for line in table.splitlines() if line.startswith("| `moor follow"))
+    assert row.rstrip(" |").endswith("0 when nothing moved (a no-op, said so); 1 if refused")
+
+
+FEATURES = """
+class Factory:
+    def set_feature(self, name, value):
+        if name is None:
+            raise ValueError("the feature name is missing")
+        self.features[name] = bool(value)
+        self.changed = True
+
+    def get_feature(self, name):
+        if name is None:
+            raise ValueError("the feature name is missing")
+        return self.features[name]
+"""
+
+
+def test_deleted_code_offers_no_sibling_that_stood_beside_it_as_where_it_went(
+    ws: Workspace,
+) -> None:
+    ws.write("pkg/factory.py", FEATURES)
+    ws.memory("set", "pkg/factory.py#Factory.set_feature")
+    ws.moor("bind", check=True)
+    deleted = FEATURES.split("    def get_feature")[0].split("    def set_feature")[0] + (
+        "    def get_feature" + FEATURES.split("    def get_feature")[1]
+    )
+    ws.write("pkg/factory.py", deleted)
+    anchor = ws.anchor("memories/set.md")
+    assert (anchor["state"], anchor["candidates"]) == ("gone", [])
+    run = ws.moor("check")
+    assert "perhaps now" not in run.out and "moor follow" not in run.out, run.out
+    # Control: the same code renamed, with a small edit, is offered (and first).
+    ws.write(
+        "pkg/factory.py",
+        FEATURES.replace("def set_feature", "def put_feature").replace("bool(value)", "value"),
+    )
+    anchor = ws.anchor("memories/set.md")
+    assert anchor["state"] == "gone"
+    assert anchor["candidates"][0]["ref"] == "pkg/factory.py#Factory.put_feature"
+    assert "moor follow memories/set.md --from" in ws.moor("check").out
+
+
+ENTITIES = """
+public class Entities {
+    static void escape(Appendable accum, String string, boolean inAttribute) throws IOException {
+        for (int offset = 0; offset < string.length(); offset++) {
+            char c = string.charAt(offset);
+            if (c == '&') {
+                accum.append("&amp;");
+            } else if (c == '<' && !inAttribute) {
+                accum.append("&lt;");
+            } else {
+                accum.append(c);
+            }
+        }
+    }
+
+    static String escape(String string) {
+        StringBuilder accum = new StringBuilder();
+        escape(accum, string, false);
+        return accum.toString();
+    }
+}
+"""
+
+
+def test_a_java_overload_whose_parameter_type_changed_is_that_overload_not_the_group(
+    ws: Workspace,
+) -> None:
+    ws.write("src/Entities.java", ENTITIES)
+    ws.memory("esc", "src/Entities.java#Entities.escape(Appendable, String, boolean)")
+    ws.memory("short", "src/Entities.java#Entities.escape(String)")
+    ws.moor("bind", check=True)
+    ws.write("src/Entities.java", ENTITIES.replace("(Appendable accum", "(QuietAppendable accum"))
+    anchor = ws.anchor("memories/esc.md")
+    assert (anchor["state"], anchor["moved_to"], anchor["axes"]) == (
+        "moved",
+        "src/Entities.java#Entities.escape(QuietAppendable, String, boolean)",
+        ["signature"],
+    )
+    # Control: the overload that did not change is current.
+    assert ws.state("memories/short.md") == "current"
+    ws.moor("follow", "memories/esc.md", check=True)
+    after = ws.anchor("memories/esc.md")
+    assert after["ref"] == "src/Entities.java#Entities.escape(QuietAppendable, String, boolean)"
+    assert (after["state"], after["axes"]) == ("drifted", ["signature"])
+
+
+def test_the_outline_of_a_file_is_sealed_once_for_all_the_anchors_bound_in_it(
+    ws: Workspace,
+) -> None:
+    ws.write("pkg/limits.py", LIMITS)
+    ws.write("pkg/other.py", LIMITS.replace("_or_inf", "_or_nan"))
+    ws.memory("inf", "pkg/limits.py#_or_inf")
+    ws.memory("upper", "pkg/limits.py#upper_bound")
+    ws.memory("lower", "pkg/limits.py#lower_bound")
+    ws.moor("bind", check=True)
+
+    def outlines() -> int:
+        with sqlite3.connect(ws.root / ".moor" / "journal.sqlite") as db:
+            query = "SELECT count(*) FROM snapshots WHERE address LIKE 'outline:%'"
+            return int(db.execute(query).fetchone()[0])
+
+    assert outlines() == 1
+    # Control: an anchor in another file seals that file's outline.
+    ws.memory("nan", "pkg/other.py#_or_nan")
+    ws.moor("bind", check=True)
+    assert outlines() == 2

@@ -26,8 +26,11 @@ Answer = Callable[[dict[str, Any]], object]
 
 
 class RawServer:
-    def __init__(self, root: Path, *args: str, command: list[str] | None = None) -> None:
+    def __init__(
+        self, root: Path, *args: str, command: list[str] | None = None, log_level: str = "info"
+    ) -> None:
         self.root = root
+        self.log_level = log_level
         self.command = [*(command or [sys.executable, "-m", "moor_lsp"]), *args]
         self.process: asyncio.subprocess.Process | None = None
         self.notifications: list[dict[str, Any]] = []
@@ -40,11 +43,12 @@ class RawServer:
         self._log = b""
 
     async def start(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Start the server (`python -m moor_lsp`, info log), `initialize`, `initialized`."""
+        """Start the server (`python -m moor_lsp`, `log_level` log), `initialize`,
+        `initialized`."""
         self.process = await asyncio.create_subprocess_exec(
             *self.command,
             "--log-level",
-            "info",
+            self.log_level,
             cwd=self.root,
             env={**os.environ},
             stdin=asyncio.subprocess.PIPE,

@@ -6,7 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
-from moor_store.inside import NotInside, read_inside, stat_inside, write_inside
+from moor_store.inside import (
+    NotInside,
+    read_inside,
+    stat_inside,
+    stat_many_inside,
+    write_inside,
+)
 
 
 @pytest.fixture
@@ -77,3 +83,58 @@ def test_an_exclusive_write_never_replaces_an_existing_file(root: Path) -> None:
     write_inside(root, "a/g.txt", b"new", exclusive=True)
     assert read_inside(root, "a/g.txt") == b"new"
     assert not [p for p in (root / "a").iterdir() if p.name.endswith(".tmp")]
+
+
+def test_many_stats_at_once_answer_exactly_as_one_at_a_time(root: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside", encoding="utf-8")
+    (root / "a/g.txt").write_text("inside", encoding="utf-8")
+    (root / "b/c").mkdir(parents=True)
+    (root / "b/c/h.txt").write_text("inside", encoding="utf-8")
+    os.symlink("f.txt", root / "a/link-in")
+    os.symlink(secret, root / "a/link-out")
+    os.symlink(tmp_path, root / "folder-out")
+    os.symlink("a", root / "folder-in")
+    os.mkfifo(root / "a/fifo")
+    rels = [
+        "a/f.txt",
+        "a/g.txt",
+        "b/c/h.txt",
+        "a/link-in",
+        "a/link-out",
+        "folder-out/secret.txt",
+        "folder-in/g.txt",
+        "a/fifo",
+        "a/missing.txt",
+        "missing/f.txt",
+        "a/f.txt/under-a-file",
+        "a",
+        "a//f.txt",
+        "./a/f.txt",
+        "a/../a/f.txt",
+        "../secret.txt",
+        "/etc/passwd",
+        "a/" + "n" * 300,
+    ]
+    many = stat_many_inside(root, rels)
+    assert set(many) == set(rels)
+    plain = 0
+    for rel in rels:
+        try:
+            one: os.stat_result | OSError = stat_inside(root, rel)
+        except OSError as error:
+            one = error
+        got = many[rel]
+        if isinstance(one, OSError):
+            assert isinstance(got, OSError), rel
+            assert (type(got), str(got), getattr(got, "code", None)) == (
+                type(one),
+                str(one),
+                getattr(one, "code", None),
+            ), rel
+        else:
+            assert isinstance(got, os.stat_result), (rel, got)
+            assert (got.st_ino, got.st_mode, got.st_size) == (one.st_ino, one.st_mode, one.st_size)
+            plain += rel in ("a/f.txt", "a/g.txt", "b/c/h.txt")
+    assert plain == 3  # control: the plain files were answered, from their folders
+    assert isinstance(many["a/link-out"], NotInside)  # and a link out is still refused

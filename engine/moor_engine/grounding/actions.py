@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from moor_extractors.memory import parse_memory
 from moor_extractors.model import Facts, Failure
@@ -16,6 +16,7 @@ from moor_store.lockfile import Lock, LockedAnchor, LockedMemory, format_lock
 from moor_engine.grounding.check import locked_anchor_from, translated_anchor
 from moor_engine.grounding.memories import LoadedMemory, loaded_lock_content, lock_content
 from moor_engine.grounding.observe import Found, NotFound, found_address
+from moor_engine.grounding.places import place_seal
 from moor_engine.grounding.trust import AnchorReport, State
 from moor_engine.grounding.verdicts import followable, reaffirm_verdict
 from moor_engine.memory.latch import latch_declared, read_latches
@@ -69,12 +70,14 @@ def _unusable(session: Session, path: str, loaded: LoadedMemory, action: str) ->
     return Refusal("unreadable", loaded.read_error, path=path)
 
 
-def _seal(session: Session, found: Found, change: Change) -> None:
-    """Keep the code as it is now, so `diff` can show what changed since (with the change)."""
+def _seal(session: Session, found: Found, change: Change, canonical: str) -> None:
+    """Keep the code as it is now, so `diff` can show what changed since (with the change),
+    and its place in the file, for a rename in place (`places.py`)."""
     view = session.observer.view(found.path)
     if view is None or isinstance(view, Failure):
         return
     change.seals.append((found.address, view.source_text(found.site)))
+    change.seals.extend(place_seal(view, found, canonical))
 
 
 def bind(session: Session, paths: list[str]) -> Written:
@@ -94,6 +97,9 @@ def _bind(session: Session, paths: list[str]) -> Written:
     evaluation = session.evaluate(selected)
     written = Written("bind")
     lock = session.lock
+    # The memories of the lock being written, changed in place: a new Lock per memory bound
+    # copied every memory's entry each time, quadratic in the memories (issue 22).
+    memories = dict(lock.memories)
     entries: list[NewEntry] = []
     for path in selected:
         loaded = evaluation.loaded[path]
@@ -140,7 +146,7 @@ def _bind(session: Session, paths: list[str]) -> Written:
                 continue
             anchors[canonical] = locked_anchor_from(item.ref, observation)
             added.append(canonical)
-            _seal(session, observation, change)
+            _seal(session, observation, change, canonical)
             entries.append(
                 NewEntry("open", canonical, memory=path, address=observation.address, code="bind")
             )
@@ -167,8 +173,7 @@ def _bind(session: Session, paths: list[str]) -> Written:
             if old is None or added or removed
             else old.content
         )
-        lock = session.with_memory(LockedMemory(path, content, anchors), path)
-        session.lock = lock
+        memories[path] = LockedMemory(path, content, anchors)
         written.done.append(
             f"{path}: bound {len(added)} anchor(s)"
             + (f", dropped {len(removed)}" if removed else "")
@@ -177,7 +182,7 @@ def _bind(session: Session, paths: list[str]) -> Written:
         # A full bind also forgets lock entries of memory files that no longer exist — only
         # those: one that is still on disk (outside the memory roots now, or unreadable) is
         # kept, so a configuration mistake never drops what was bound.
-        for path in sorted(set(lock.memories) - set(selected)):
+        for path in sorted(set(memories) - set(selected)):
             if exists_inside(session.workspace.root, path):
                 session.warnings.append(
                     f"{path} is in moor.lock but not a memory under memory_roots "
@@ -186,13 +191,15 @@ def _bind(session: Session, paths: list[str]) -> Written:
                 continue
             entries.extend(
                 NewEntry("revise", ref, memory=path, code="unbind", detail="memory file removed")
-                for ref in lock.memories[path].anchors
+                for ref in memories.pop(path).anchors
             )
-            lock = session.with_memory(None, path)
-            session.lock = lock
             written.done.append(f"{path}: no longer exists; dropped from moor.lock")
     lock = _latch_declared(
-        session, lock, [evaluation.loaded[p] for p in selected], entries, written
+        session,
+        replace(lock, memories=memories),
+        [evaluation.loaded[p] for p in selected],
+        entries,
+        written,
     )
     session.lock = lock
     if session.mended:
@@ -277,7 +284,7 @@ def _reaffirm(session: Session, path: str, why: str) -> Written:
     change = Change("moor reaffirm")
     entries = []
     for canonical, found in founds:
-        _seal(session, found, change)
+        _seal(session, found, change, canonical)
         previous = old.anchors[canonical].address if old and canonical in old.anchors else None
         entries.append(
             NewEntry(
@@ -361,7 +368,11 @@ def _follow(
             if followable(a) and a.moved_to and a.canonical
         ]
         if not moves:
-            written.done.append(f"{path}: nothing moved, nothing to follow")
+            # A no-op, not a refusal (exit 0): nothing asked for was refused.
+            written.done.append(
+                f"{path}: nothing moved, nothing to follow: a no-op, not a refusal "
+                "(nothing was changed)"
+            )
             written.done.extend(
                 f"{path}: {a.ref} is gone; if it lives on elsewhere: "
                 f"`moor follow {path} --to {a.candidates[0].ref if a.candidates else 'REF'}`"
@@ -592,11 +603,12 @@ def _seal_followed(
 ) -> None:
     """Keep `diff` working after a follow: the followed address shows the bound code."""
     if followed.address == found.address or session.journal is None:
-        _seal(session, found, change)
+        _seal(session, found, change, followed.ref)
         return
     text = session.journal.snapshot(before.address) if before is not None else None
     if text is not None:
         change.seals.append((followed.address, text))
+    change.seals.extend(place_seal(session.observer.view(found.path), found, followed.ref))
 
 
 _LINE_BREAK = re.compile(r"(\r\n|\r|\n)")

@@ -44,13 +44,30 @@ def bound_code(
 
 
 def _from_git(workspace: Workspace, canonical: str, locked: LockedAnchor) -> BoundCode | None:
-    for commit in commits_writing(workspace, locked.address):
+    bound = _bound_in_git(workspace, canonical, locked.address)
+    if bound is None:
+        return None
+    view, found, commit = bound
+    return BoundCode(view.source_text(found.site), f"git {commit[:12]}")
+
+
+def bound_view(workspace: Workspace, canonical: str, address: str) -> FileView | None:
+    """The anchor's file as it was at the commit that bound it at `address` (None: git
+    history does not have it)."""
+    bound = _bound_in_git(workspace, canonical, address)
+    return bound[0] if bound is not None else None
+
+
+def _bound_in_git(
+    workspace: Workspace, canonical: str, address: str
+) -> tuple[FileView, Found, str] | None:
+    for commit in commits_writing(workspace, address):
         # The anchor as it was named in that commit: after a follow the lock keeps the
         # bound address under the new reference, and the code was at the old one.
-        for ref_text in _refs_with_address(workspace, commit, locked.address) or [canonical]:
-            found = _observed_at(workspace, commit, ref_text, locked.address)
+        for ref_text in _refs_with_address(workspace, commit, address) or [canonical]:
+            found = _observed_at(workspace, commit, ref_text, address)
             if found is not None:
-                return found
+                return (*found, commit)
     return None
 
 
@@ -93,7 +110,7 @@ def _refs_with_address(workspace: Workspace, commit: str, address: str) -> list[
 
 def _observed_at(
     workspace: Workspace, commit: str, canonical: str, address: str
-) -> BoundCode | None:
+) -> tuple[FileView, Found] | None:
     ref = parse_reference(canonical)
     if isinstance(ref, Failure) or ref.path is None:
         return None
@@ -106,5 +123,5 @@ def _observed_at(
     if isinstance(observation, Found) and observation.address == address:
         view = observer.view(ref.path)
         assert isinstance(view, FileView)
-        return BoundCode(view.source_text(observation.site), f"git {commit[:12]}")
+        return view, observation
     return None

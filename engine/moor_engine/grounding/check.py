@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from moor_extractors.memory import effective_watch
 from moor_extractors.model import Failure, Reason
 from moor_extractors.reference import Reference
-from moor_store.journal import Entry, Journal, NewEntry
+from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
 from moor_engine.grounding.bound_code import bound_code
@@ -35,6 +35,7 @@ from moor_engine.grounding.observe import (
     Observation,
     found_address,
 )
+from moor_engine.grounding.places import bound_outline
 from moor_engine.grounding.relocate import Relocation, Search, alias_target, relocate
 from moor_engine.grounding.relocation_memo import RelocationMemo
 from moor_engine.grounding.suggest import suggestions
@@ -182,10 +183,13 @@ class Checker:
                 found = bound_code(self.workspace, self.snapshots, key, locked)
                 return found.text if found is not None else None
 
+            def outline() -> list[str] | None:
+                return bound_outline(self.workspace, self.snapshots, key, locked.address)
+
             search = self.memo.recall(ref, locked)
             if search is None:
                 search = relocate(
-                    self.workspace, self.observer, ref, locked, snapshot, self.indexes
+                    self.workspace, self.observer, ref, locked, snapshot, self.indexes, outline
                 )
                 self.memo.keep(ref, locked, search)
             self._relocations[key] = search
@@ -317,7 +321,7 @@ class Checker:
             report.code = relocation.how
             report.moved_to = relocation.ref.canonical()
             report.axes, note = self._moved_axes(relocation, locked, watch)
-            report.detail = f"{relocation.how}: now {report.moved_to}{note}"
+            report.detail = f"{relocation.how}: now {report.moved_to}{_also(report.axes)}{note}"
             return report
         if locked is None:
             report.state = State.UNBOUND
@@ -336,7 +340,8 @@ class Checker:
             report.moved_to = alias.canonical()
             report.axes, note = self._moved_axes(Relocation(alias, "renamed"), locked, watch)
             report.detail = (
-                f"renamed: now {report.moved_to} ({item.ref.symbol} is an alias of it){note}"
+                f"renamed: now {report.moved_to} ({item.ref.symbol} is an alias of it)"
+                f"{_also(report.axes)}{note}"
             )
             return report
         moved = [
@@ -450,6 +455,12 @@ def bound_addresses(lock: Lock) -> dict[str, set[str]]:
 _last_bound: tuple[Lock, dict[str, set[str]]] | None = None
 
 
+def _also(axes: list[str]) -> str:
+    """What changed on the way, for a moved anchor's detail: the move and the change are
+    both news to a reader, and `moved` alone reads as "same code, new place"."""
+    return f", and its {' and '.join(axes)} changed" if axes else ""
+
+
 def memory_watch(loaded: LoadedMemory, item: ResolvedEntry) -> tuple[str, ...]:
     assert loaded.memory is not None
     return effective_watch(loaded.memory, item.entry)
@@ -472,13 +483,12 @@ def observation_entries(
             if anchor.canonical is not None:
                 states.setdefault(anchor.canonical, anchor)
     keys = [key for key in evaluation.observations if key in bound]
-    latest = journal.latest(keys)
-    last_addresses = journal.last_addresses(keys)
+    looks = journal.last_looks(keys)
     entries: list[NewEntry] = []
     for key in keys:
         observation = evaluation.observations[key]
-        previous: Entry | None = latest.get(key)
-        last_address = last_addresses.get(key)
+        previous = looks.get(key)
+        last_address = previous.address if previous is not None else None
         if previous is None:
             entries.append(
                 NewEntry(

@@ -117,6 +117,7 @@ class LiveCheck:
         self._pending: _Pending | None = None
         self._stale: set[str] = set()  # memories whose report a commit made out of date
         self.last_reobserved = 0  # anchors the last refresh observed (for tests, benchmarks)
+        self._opened = False  # a session opened by `glance`, for the full check to use
         self._recent: list[str] = []  # code files edited lately, whose trees are kept
 
     # --- lifecycle ---------------------------------------------------------------------
@@ -163,6 +164,22 @@ class LiveCheck:
 
     # --- refreshing --------------------------------------------------------------------
 
+    def glance(self, paths: Iterable[str]) -> dict[str, MemoryReport]:
+        """Before the first full check: the reports of these memories only (those open in
+        an editor, shown first), as `moor check PATH` makes them; nothing is recorded and
+        the live state is not touched. The session opened for them — reading moor.lock is
+        the check's longest single step — and what they observed serve the full check
+        that follows. Paths that are no memory are left out."""
+        if self.session is None:
+            self._open()
+        session, checker = self.session, self._checker
+        assert session is not None and checker is not None
+        wanted = set(paths)
+        chosen = sorted(wanted & set(session.workspace.memory_paths())) if wanted else []
+        if not chosen:
+            return {}
+        return {report.path: report for report in checker.evaluate(chosen).report.memories}
+
     def refresh(self, changed: Iterable[str] | None = None) -> Refreshed:
         """Bring every report up to date with the paths in `changed` (workspace-relative);
         None (or a change to a file in RESCAN_FILES, or to a .gitignore) checks everything."""
@@ -171,7 +188,7 @@ class LiveCheck:
         paths = None if changed is None else set(changed)
         dirty: frozenset[str] | None
         try:
-            if self.session is None or paths is None or _rescans(paths):
+            if self.session is None or self._opened or paths is None or _rescans(paths):
                 self._full()
                 dirty = None
             else:
@@ -190,17 +207,26 @@ class LiveCheck:
 
     def _drop(self) -> None:
         old, self.session, self._pending = self.session, None, None
+        self._opened = False
         if old is not None:
             old.close()
 
-    def _full(self) -> None:
+    def _open(self) -> None:
         self._drop()
         session = Session.open(self.root)  # raises when the workspace cannot be checked
         session.observer.overlays = self.overlays
         self.session = session
         self._checker = Checker(session.workspace, session.lock, session.journal, session.observer)
         self._lock_stat = _stat(session.workspace.lock_path)
-        evaluation = self._checker.evaluate(session.select([]))
+        self._opened = True
+
+    def _full(self) -> None:
+        if not self._opened:
+            self._open()
+        self._opened = False
+        session, checker = self.session, self._checker
+        assert session is not None and checker is not None
+        evaluation = checker.evaluate(session.select([]))
         self._loaded = dict(evaluation.loaded)
         self._observations = dict(evaluation.observations)
         self._missing = {c for c, o in self._observations.items() if isinstance(o, NotFound)}

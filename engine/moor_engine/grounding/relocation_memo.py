@@ -20,7 +20,7 @@ from moor_store.journal import CachedFile
 from moor_store.lockfile import LockedAnchor
 from moor_store.own_files import read_own_sources
 
-from moor_engine.grounding import definition_index, relocate
+from moor_engine.grounding import definition_index, file_renames, places, relocate
 from moor_engine.grounding.definition_index import Indexes
 from moor_engine.grounding.observe import FileObserver, cache_derivation
 from moor_engine.grounding.relocate import Relocation, Search
@@ -150,6 +150,6 @@ def _search(value: object) -> Search | None:
 def _derivation() -> str:
     # The modules whose logic a kept search stands for: a change to any of them looks again.
     logic = read_own_sources(
-        module.__file__ for module in (relocate, definition_index, worktree)
+        module.__file__ for module in (relocate, definition_index, file_renames, places, worktree)
     ) + read_own_sources([__file__])
     return f"{cache_derivation()} relocation/{digest_bytes(logic)[:16]}"

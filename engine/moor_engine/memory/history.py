@@ -37,6 +37,9 @@ def _memory_anchors(session: Session, path: str) -> tuple[str, list[tuple[str, s
 
 
 def _memory_path(session: Session, path: str) -> str:
+    rel = session.relative_arg(path)
+    if session.workspace.is_memory_path(rel) and (session.workspace.root / rel).is_file():
+        return rel  # what `select` chooses for a memory file, without listing every memory
     selected = session.select([path])
     if len(selected) != 1 or not session.workspace.is_memory_path(selected[0]):
         raise UsageError(f"{path} is not a memory file", code="not_a_memory", path=path)

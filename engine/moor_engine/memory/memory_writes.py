@@ -49,6 +49,7 @@ from moor_engine.grounding.memories import (
     lock_content,
 )
 from moor_engine.grounding.observe import Found
+from moor_engine.grounding.places import place_seal
 from moor_engine.grounding.suggest import suggestions
 from moor_engine.grounding.trust import State
 from moor_engine.memory import namespaces
@@ -155,8 +156,8 @@ def _add(session: Session, draft: Draft) -> Written:
         NewEntry("open", canonical, memory=path, address=found.address, code="bind")
         for canonical, (_ref, found) in founds.items()
     ]
-    for _ref, found in founds.values():
-        _seal(session, found, change)
+    for canonical, (_ref, found) in founds.items():
+        _seal(session, found, change, canonical)
     lock = session.lock.with_memory(LockedMemory(path, memory.content_hash, anchors))
     lock, retiring = latch_declared(session.workspace.root, lock, latches, [(path, memory)])
     entries += retiring
@@ -261,10 +262,11 @@ def _observe(
     return founds
 
 
-def _seal(session: Session, found: Found, change: Change) -> None:
+def _seal(session: Session, found: Found, change: Change, canonical: str) -> None:
     view = session.observer.view(found.path)
     if view is not None and not isinstance(view, Failure):
         change.seals.append((found.address, view.source_text(found.site)))
+        change.seals.extend(place_seal(view, found, canonical))
 
 
 def _parsed(path: str, data: bytes, written: Written) -> Memory | None:

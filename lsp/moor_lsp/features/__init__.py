@@ -54,6 +54,10 @@ class Feature:
     async def on_snapshot(self, folder: Folder, snapshot: Snapshot) -> None:
         """A new evaluation of one root is available."""
 
+    async def on_glance(self, folder: Folder, snapshot: Snapshot) -> None:
+        """Before a root's first evaluation: the reports of the memories open in the editor
+        (`snapshot.memories` holds only those; `Folder.first_scan`)."""
+
     async def on_settings(self, folder: Folder, settings: Settings) -> None:
         """The settings in effect in one root changed (when it is added, or later)."""
 

@@ -45,7 +45,9 @@ async def code_hover(server: MoorLanguageServer, params: types.HoverParams) -> t
         return None
     line = params.position.line + 1
     try:
-        result = await server.in_engine(engine.about_line, folder.root, rel, line, folder.buffers)
+        result = await server.in_reader(
+            engine.about_line, folder.root, rel, line, folder.buffers_now()
+        )
     except engine.EngineProblem:
         return None
     if result is None or not result.items or result.target.start_line != line:

@@ -229,14 +229,14 @@ class Completion(Feature):
             path, _, typed = partial.text.partition("#")
             segment = len(path) + 1
             wanted = _squash(typed)
-            for name, kind in await self.server.in_engine(list_symbols, root, path):
+            for name, kind in await self.server.in_reader(list_symbols, root, path):
                 if _squash(name).startswith(wanted):
                     kinded = KINDS.get(kind, types.CompletionItemKind.Reference)
                     found.append((name, kinded, kind, None, f"{path}#{name}"))
         else:
             folder, slash, typed = partial.text.rpartition("/")
             segment = len(folder) + len(slash)
-            entries = await self.server.in_engine(list_folder, root, folder)
+            entries = await self.server.in_reader(list_folder, root, folder)
             for entry in entries or []:
                 if entry.name.startswith(".") and not typed.startswith("."):
                     continue

@@ -106,7 +106,7 @@ class Definition(Feature):
         if snapshot is not None:
             # Code the engine found moved is where it is now, not where it was.
             ref = moved_ref(anchor_at(snapshot, at)) or ref
-        targets = await self.server.in_engine(locate, root, ref)
+        targets = await self.server.in_reader(locate, root, ref)
         if not targets:
             return None
         encoding = self.server.position_encoding
@@ -149,7 +149,7 @@ class Definition(Feature):
                 )
             )
             refs.append(ref)
-        found = await self.server.in_engine(locate_all, root, refs)
+        found = await self.server.in_reader(locate_all, root, refs)
         encoding = self.server.position_encoding
         tooltips = bool(self.server.capability("text_document.document_link.tooltip_support"))
         links = []

@@ -204,10 +204,11 @@ class Diagnostics(Feature):
     def build(self, folder: Folder, snapshot: Snapshot) -> dict[str, list[types.Diagnostic]]:
         encoding, related = self.server.position_encoding, self._related
         by_uri: dict[str, list[types.Diagnostic]] = {}
+        owns = folder.owns_relative()
         for memory in snapshot.memories.values():
-            uri = folder.uri(memory.path)
-            if not folder.owns(uri):
+            if not owns(memory.path):
                 continue  # in a root nested in this one: that root's check speaks for it
+            uri = folder.uri(memory.path)
             items = self.for_memory(folder, memory, uri, encoding, related)
             if items:
                 by_uri[uri] = items
@@ -316,10 +317,11 @@ class Diagnostics(Feature):
         encoding, related = self.server.position_encoding, self._related
         fresh = dict(current)
         touched = set()
+        owns = folder.owns_relative()
         for path in snapshot.dirty:
-            uri = folder.uri(path)
-            if not folder.owns(uri):
+            if not owns(path):
                 continue
+            uri = folder.uri(path)
             touched.add(uri)
             memory = snapshot.memories.get(path)
             items = (
@@ -338,6 +340,9 @@ class Diagnostics(Feature):
         self.current[folder.root] = fresh
         dropped = {uri for uri in self.published if uri not in fresh and folder.owns(uri)}
         self._deliver(touched | dropped, changed)
+
+    async def on_glance(self, folder: Folder, snapshot: Snapshot) -> None:
+        await self.on_snapshot(folder, snapshot)  # its `dirty` is exactly what it holds
 
     def _deliver(self, touched: set[str], changed: bool) -> None:
         """Tell the client: a pulling one to pull again, a pushed one what changed."""
@@ -377,7 +382,7 @@ class Diagnostics(Feature):
     ) -> types.DocumentDiagnosticReport:
         folder = self.server.folder_for(params.text_document.uri)
         if folder is not None:
-            await folder.ready()
+            await folder.ready_for(folder.relative(params.text_document.uri))
         uri = params.text_document.uri
         items = self._items_for(uri)
         result_id = self.result_id(uri, items)

@@ -169,13 +169,13 @@ class Hover(Feature):
         if at is None or snapshot is None:
             return None
         anchor = anchor_at(snapshot, at)
-        history = await self.server.in_engine(
-            engine.history, root, at.memory_path, at.canonical, at.entry.raw, folder.buffers
+        history = await self.server.in_reader(
+            engine.history, root, at.memory_path, at.canonical, at.entry.raw, folder.buffers_now()
         )
         now = None
         moved = moved_ref(anchor)
         if moved is not None:
-            targets = await self.server.in_engine(locate, root, moved)
+            targets = await self.server.in_reader(locate, root, moved)
             now = f"`{anchor.moved_to}`" if anchor is not None else None
             if targets:
                 line = targets[0].head.start_line + 1
