@@ -130,14 +130,10 @@ def _bind(session: Session, paths: list[str]) -> Written:
                 continue
             observation = evaluation.observations[canonical]
             if not isinstance(observation, Found):
-                why = (
-                    f"{observation.code}: {observation.detail}"
-                    if isinstance(observation, Failure)
-                    else "it does not exist"
-                )
+                code, why = _unobserved(observation)
                 written.refused.append(
                     Refusal(
-                        observation.code if isinstance(observation, Failure) else "not_found",
+                        code,
                         f"{path}: cannot bind {item.entry.raw}: {why}",
                         path=path,
                         ref=item.entry.raw,
@@ -390,14 +386,10 @@ def _follow(
         ref = parse_reference(move.target)
         observation = ref if isinstance(ref, Failure) else session.observer.observe(ref)
         if not isinstance(observation, Found):
-            why_not = (
-                f"{observation.code}: {observation.detail}"
-                if isinstance(observation, Failure)
-                else "it does not exist"
-            )
+            code, why_not = _unobserved(observation)
             written.refused.append(
                 Refusal(
-                    observation.code if isinstance(observation, Failure) else "not_found",
+                    code,
                     f"{move.raw}: the new place {move.target} cannot be observed "
                     f"({why_not}); nothing was changed",
                     path=path,
@@ -626,3 +618,11 @@ def _replace_reference(text: str, raw: str, target: str, line: int) -> str | Non
         return None
     lines[line - 1] = current.replace(raw, target, 1)
     return "".join(lines)
+
+
+def _unobserved(observation: object) -> tuple[str, str]:
+    """The refusal code and the reason for code that could not be observed: the failure's
+    own, or `not_found`."""
+    if isinstance(observation, Failure):
+        return observation.code, f"{observation.code}: {observation.detail}"
+    return "not_found", "it does not exist"
