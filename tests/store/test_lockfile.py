@@ -397,10 +397,9 @@ def _round_trip_seconds(path: Path, lock: Lock) -> float:
     return time.perf_counter() - start
 
 
-def test_ten_thousand_memories_write_and_read_in_time_linear_and_below_a_plain_toml_parse(
+def test_ten_thousand_memories_write_and_read_in_less_time_than_a_plain_toml_parse(
     tmp_path: Path,
 ) -> None:
-    small = min(_round_trip_seconds(tmp_path / "small.lock", _lock_of(1000)) for _ in range(3))
     path = tmp_path / "moor.lock"
     lock = _lock_of(10_000)
     ours = _round_trip_seconds(path, lock)
@@ -408,11 +407,11 @@ def test_ten_thousand_memories_write_and_read_in_time_linear_and_below_a_plain_t
     tomllib.loads(path.read_text(encoding="utf-8"))
     plain = time.perf_counter() - start
     # Measured on 2 cores beside 4 CPU hogs: the round trip is ~0.4x the plain parse (2.1 s
-    # vs 5.3 s) and 10x the memories cost ~9x the time. A per-memory scan of the whole text
-    # (quadratic, tried by hand) took 142 s against a 6.2 s parse. The bounds leave 5x and
-    # 2.5x room for a busy machine; the growth bound holds even were the plain parse slow.
+    # vs 5.3 s). A per-memory scan of the whole text (quadratic, tried by hand) took 142 s
+    # against a 6.2 s parse. The bound leaves 5x room for a busy machine. (A growth ratio
+    # against 1,000 memories was tried and dropped: the small run, best of three, fell in a
+    # quiet moment and the large one did not, 45x for linear code.)
     assert ours < 2 * plain + 0.1, (ours, plain)
-    assert ours < 25 * small + 0.1, (ours, small)
 
 
 def test_retirements_and_restores_are_their_own_sorted_tables() -> None:
