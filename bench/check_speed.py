@@ -162,7 +162,7 @@ def bind_all(root: Path) -> tuple[float, list[str]]:
     started = time.perf_counter()
     with Session.open(root) as session:
         outcome = bind(session, [])
-    return time.perf_counter() - started, outcome.refused
+    return time.perf_counter() - started, [r.message for r in outcome.refused]
 
 
 # --------------------------------------------------------------------------------------------

@@ -823,7 +823,7 @@ def run_moor(case: Case, scratch: Path) -> tuple[str, str | None, str]:
         with Session.open(root) as session:
             outcome = bind(session, [])
         if outcome.refused:
-            return "bind-refused", None, "; ".join(outcome.refused)
+            return "bind-refused", None, "; ".join(r.message for r in outcome.refused)
         apply_change(root, case.before, case.after)
         with Session.open(root) as session:
             report = session.check(session.select([]))

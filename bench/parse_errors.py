@@ -10,13 +10,16 @@ code is unchanged, so the only right answers are `current` or `unverified`:
   `gone` when error recovery lost it (and `moved`, had a same-named copy existed
   elsewhere), `drifted` when recovery reshaped it;
 * moor — `FileObserver.observe` on the mutated file on disk, with the bound address
-  expected (what `Checker.observe` passes): `parse_error_near_symbol` where the error may
-  reach the definition (memory: parse-errors-reach-what-follows).
+  expected (what `Checker.observe` passes): `parse_error_near_symbol` where an error region
+  may hide or reshape the definition (memory: parse-errors-reach-what-follows).
 
 Prints both, the false gone/drifted of each, and how many definitions moor left
 unverified (the price: a real change to them is not reported until the bracket is closed).
 
-    .venv/bin/python bench/parse_errors.py [--files 250] [--seed 2]
+    .venv/bin/python bench/parse_errors.py [--files 250] [--seed 2] [--language python]
+
+Other languages read the relocation benchmark's real sources (Go's, the JDK's, Debian's
+crates, npm's), where bench/setup.sh installed them.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pathlib import Path
 
 from moor_engine.grounding.observe import (
     FileObserver,
+    FileView,
     Found,
     NotFound,
     derivation_for,
@@ -40,6 +44,8 @@ from moor_engine.grounding.observe import (
 from moor_extractors.model import Failure
 from moor_extractors.reference import Reference
 from moor_extractors.symbols import parse_source
+from relocation import EXTENSIONS, SKIPPED_NOTE, find_source
+from tree_sitter import Node
 
 OPENERS = (b" foo(", b" [", b" {")
 MAX_FILE = 60_000
@@ -52,35 +58,53 @@ def stdlib_files(count: int, rng: random.Random) -> list[Path]:
     return files[:count]
 
 
+def sources(language: str, count: int, rng: random.Random) -> list[tuple[str, bytes]]:
+    """`count` files of real code in `language` (2-60 kB): the standard library for Python,
+    the relocation benchmark's sources for the others."""
+    if language == "python":
+        return [(path.name, path.read_bytes()) for path in stdlib_files(count, rng)]
+    source = find_source(language)
+    if source is None:
+        raise SystemExit(f"no {language} sources: {SKIPPED_NOTE.get(language, '?')}")
+    found = [(rel, read()) for rel, read in source.files()]
+    found = [(rel, data) for rel, data in found if 2_000 < len(data) < MAX_FILE]
+    rng.shuffle(found)
+    return found[:count]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=250)
     parser.add_argument("--seed", type=int, default=2)
+    parser.add_argument("--language", default="python", choices=sorted(EXTENSIONS))
     args = parser.parse_args()
+    language = args.language
     rng = random.Random(args.seed)
     baseline: Counter[str] = Counter()
     moor: Counter[str] = Counter()
     trials = 0
     reached = 0  # definitions an error may reach: a real change to them would be unverified
+    reached_before = 0  # the same by the rule before issue 23: all that ends after the error
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        for index, path in enumerate(stdlib_files(args.files, rng)):
-            source = path.read_bytes()
-            clean = parse_source("python", source)
+        for index, (_, source) in enumerate(sources(language, args.files, rng)):
+            clean = parse_source(language, source)
             if clean.tree.root_node.has_error:
                 continue
             sites = clean.sites()
             counts = Counter(site.qname for site in sites)
-            rel = f"f{index}.py"
+            rel = f"f{index}{EXTENSIONS[language]}"
             (root / rel).write_bytes(source)
             bound_observer = FileObserver(root, MAX_FILE * 2, None)
             bound = {}
+            bound_context: dict[str, int] = {}
             for site in sites:
                 if counts[site.qname] == 1:
                     found = bound_observer.observe(Reference(rel, site.qname, None))
                     if isinstance(found, Found):
                         bound[site.qname] = (site, found.address)
+                        bound_context[site.qname] = clean.context_start(site)
             lines = source.split(b"\n")
             for _ in range(3):
                 line = rng.randrange(len(lines))
@@ -94,21 +118,23 @@ def main() -> int:
                 observer = FileObserver(root, MAX_FILE * 2, None)
                 view = observer.view(rel)
                 assert view is not None and not isinstance(view, Failure)
-                error = view.first_error()
+                first = _first_error(view.parsed().tree.root_node)
                 for qname, (site, address) in bound.items():
-                    if site.start_byte <= offset <= site.end_byte:
-                        continue  # the edited definition itself
+                    if bound_context[qname] <= offset <= site.end_byte:
+                        continue  # the edited definition itself, or its doc comment
                     ref = Reference(rel, qname, None)
-                    old = _baseline(observer, ref, address)
+                    old = _baseline(observer, ref, address, language)
                     baseline[old] += 1
                     seen = observer.observe(ref, {address})
                     moor[_state(seen, address)] += 1
-                    end = site.end_byte + (len(opener) if site.start_byte > offset else 0)
-                    if error is not None and error[0] < end:
+                    if _reachable(view, qname):
                         reached += 1
+                    end = site.end_byte + (len(opener) if site.start_byte > offset else 0)
+                    if first is not None and first < end:
+                        reached_before += 1
             (root / rel).unlink()
     seconds = time.perf_counter() - started
-    print(f"{trials} unclosed brackets in {args.files} standard-library files ({seconds:.1f} s)")
+    print(f"{trials} unclosed brackets in {args.files} {language} files ({seconds:.1f} s)")
     for name, counter in (("baseline", baseline), ("moor", moor)):
         total = sum(counter.values())
         parts = ", ".join(f"{state} {counter[state]}" for state in sorted(counter))
@@ -120,12 +146,38 @@ def main() -> int:
     print(f"left unverified (all of them lost or reshaped): {unverified} of {total}")
     print(
         f"reachable by the error (a real change there would be unverified, not drifted): "
-        f"{reached} of {total} ({100 * reached / max(total, 1):.1f} %)"
+        f"{reached} of {total} ({100 * reached / max(total, 1):.1f} %); by the rule before "
+        f"(all that ends after the first error) {reached_before} "
+        f"({100 * reached_before / max(total, 1):.1f} %)"
     )
     return 0 if false_after == 0 else 1
 
 
-def _baseline(observer: FileObserver, ref: Reference, address: str) -> str:
+def _first_error(root: Node) -> int | None:
+    """Where the first ERROR or MISSING node starts (what the rule before issue 23 used)."""
+    if not root.has_error:
+        return None
+    node = root
+    while not (node.is_error or node.is_missing):
+        child = next((c for c in node.children if c.has_error or c.is_missing), None)
+        if child is None:
+            break
+        node = child
+    return node.start_byte
+
+
+def _reachable(view: FileView, qname: str) -> bool:
+    """Whether a real change to the definition would be unverified, not drifted: an error
+    region may hide it or reshape it."""
+    if not view.error_regions():
+        return False
+    indexes = view.named(qname)
+    if len(indexes) != 1:
+        return view.error_hiding(qname.rpartition(".")[2]) is not None
+    return view.error_reaching(view.sites()[indexes[0]]) is not None
+
+
+def _baseline(observer: FileObserver, ref: Reference, address: str, language: str) -> str:
     """What the definition looked like to moor before: the new parse taken as it is."""
     view = observer.view(ref.path or "")
     assert view is not None and not isinstance(view, Failure)
@@ -136,7 +188,7 @@ def _baseline(observer: FileObserver, ref: Reference, address: str) -> str:
     if site.has_error:
         return "unverified"  # parse_error_in_symbol, as before
     facts = view.facts_at(indexes[0])
-    derivation = derivation_for(ref, "python")
+    derivation = derivation_for(ref, language)
     return "current" if found_address(derivation, facts) == address else "drifted"
 
 

@@ -971,7 +971,7 @@ def run_moor(case: Case, scratch: Path) -> Outcome:
         with Session.open(root) as session:
             bound = bind(session, [])
         if bound.refused:
-            return Outcome("bind-refused", note="; ".join(bound.refused))
+            return Outcome("bind-refused", note="; ".join(r.message for r in bound.refused))
         apply_change(root, case.before, case.after)
         with Session.open(root) as session:
             anchor = session.check(session.select([])).memories[0].anchors[0]
@@ -993,7 +993,9 @@ def run_moor(case: Case, scratch: Path) -> Outcome:
         with Session.open(root) as session:
             followed = follow(session, MEMORY_PATH, to=to, why="relocation benchmark")
         if followed.refused:
-            return _with(outcome, followed="refused", note="; ".join(followed.refused))
+            return _with(
+                outcome, followed="refused", note="; ".join(r.message for r in followed.refused)
+            )
         with Session.open(root) as session:
             final = session.check(session.select([])).memories[0].anchors[0]
         return _with(

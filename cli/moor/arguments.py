@@ -22,6 +22,14 @@ def at_least(minimum: int, unit: str = "") -> Callable[[str], int]:
     return parse
 
 
-def add_format(parser: argparse.ArgumentParser) -> None:
-    """`--format text|json`, as every command that can answer in JSON takes it."""
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+def add_format(
+    parser: argparse.ArgumentParser, choices: tuple[str, ...] = ("text", "json")
+) -> None:
+    """`--format text|json`, as every command takes it (docs/cli.md, "JSON output"), and
+    `--json`, the older spelling of `--format json`."""
+    parser.add_argument(
+        "--format", choices=choices, default="text", help="text for a person, json for a program"
+    )
+    parser.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="--format json"
+    )

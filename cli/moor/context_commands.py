@@ -5,11 +5,16 @@ into AGENTS.md/CLAUDE.md (`--write`), or fail when the file's block is out of da
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from moor.arguments import at_least
+from moor.arguments import add_format, at_least
+from moor.sessions import told_session
+
+if TYPE_CHECKING:
+    from moor_engine.agents.agent_context import ContextBlock
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -25,6 +30,7 @@ def add_parsers(commands: Any) -> None:
     context.add_argument(
         "--agent", metavar="NAME", help="for this agent: shared memories and its own"
     )
+    add_format(context)
 
 
 def cmd_context(args: argparse.Namespace, start: Path) -> int:
@@ -33,10 +39,8 @@ def cmd_context(args: argparse.Namespace, start: Path) -> int:
     from moor_store.inside import read_inside
     from moor_store.intent import Change
 
-    from moor.main import _session
-
     budget = args.budget or DEFAULT_BUDGET
-    with _session(start) as session:
+    with told_session(start) as session:
         if args.write:
             rel: str | None = output_target(session, args.write, "memories block")
         else:
@@ -53,6 +57,8 @@ def cmd_context(args: argparse.Namespace, start: Path) -> int:
                 file=sys.stderr,
             )
         if rel is None:
+            if args.format == "json":
+                return _json(block, None, up_to_date=None, written=False)
             print(block.text)
             print(f"moor: {summary}", file=sys.stderr)
             return EXIT_OK
@@ -65,7 +71,10 @@ def cmd_context(args: argparse.Namespace, start: Path) -> int:
             print(f"moor: {rel}: not UTF-8 text; moor writes no block into it", file=sys.stderr)
             return EXIT_USAGE
         if args.check:
-            if existing is not None and managed(existing) == block.text:
+            up_to_date = existing is not None and managed(existing) == block.text
+            if args.format == "json":
+                return _json(block, rel, up_to_date=up_to_date, written=False)
+            if up_to_date:
                 print(f"{rel}: up to date ({summary})")
                 return EXIT_OK
             missing = existing is None or managed(existing) is None
@@ -78,5 +87,26 @@ def cmd_context(args: argparse.Namespace, start: Path) -> int:
             before = None if existing is None else existing.encode("utf-8")
             change.write(rel, before, merged(existing, block.text).encode("utf-8"))
             session.commit(change)
+        if args.format == "json":
+            return _json(block, rel, up_to_date=True, written=True)
         print(f"{rel}: wrote the memories block ({summary})")
     return EXIT_OK
+
+
+def _json(block: ContextBlock, path: str | None, *, up_to_date: bool | None, written: bool) -> int:
+    """The block as one JSON object (docs/cli.md): the file it is for (None: printed), the
+    block, which memories are in it and which were left out, its tokens and budget, whether
+    the file's block is up to date (`--check`; None when not asked) and was written."""
+    answer = {
+        "path": path,
+        "block": block.text,
+        "included": block.included,
+        "left_out": block.left_out,
+        "tokens": block.tokens,
+        "budget": block.budget,
+        "pinned_over_budget": block.pinned_over_budget,
+        "up_to_date": up_to_date,
+        "written": written,
+    }
+    print(json.dumps(answer, ensure_ascii=False))
+    return EXIT_LOOK if up_to_date is False else EXIT_OK

@@ -2,7 +2,7 @@
 
 A prompt hook is a new process per prompt; the server is one process per workspace that
 keeps the engine imported and answers with the very function an unserved hook runs
-(`hook_commands.hook_answer`). It is an accelerator only: anything but a well-formed answer
+(`hook_reply.hook_answer`). It is an accelerator only: anything but a well-formed answer
 from a server of this same moor, run by this same user — no server, a stale socket, a
 socket that is a link or someone else's, a server of another install, a timeout, a reply
 that is not ours — is `None`, and the hook answers in its own process as before. Nothing

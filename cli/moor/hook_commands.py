@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import time
 from pathlib import Path
+
+from moor.hook_reply import hook_answer, log_line
 
 # Not `typing.TYPE_CHECKING`: every prompt hook imports this module, and `typing` alone costs
 # a few milliseconds of it (mypy reads any name TYPE_CHECKING as true).
@@ -23,21 +24,27 @@ if TYPE_CHECKING:
     from typing import Any
 
 EXIT_OK, EXIT_USAGE = 0, 2
-LOG = ".moor/hooks.log"
-_LOG_KEEP = 200  # lines: the log is for a person looking into a silent hook, not history
 _EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
 
 
 def add_parsers(commands: Any) -> None:
+    # Imported here: a prompt hook imports this module, never argparse.
+    from moor.arguments import add_format
+
     hooks = commands.add_parser("hooks", help="hooks for Claude Code: install, uninstall, run")
     actions = hooks.add_subparsers(dest="hooks_action", required=True, metavar="ACTION")
     for name, text in (("install", "write"), ("uninstall", "remove")):
         action = actions.add_parser(name, help=f"{text} moor's hooks in .claude/settings.json")
         action.add_argument("agent", choices=("claude",))
+        add_format(action)
     run = actions.add_parser("run", help="run a hook (Claude Code calls this, JSON on stdin)")
     run.add_argument("event", choices=tuple(_EVENTS))
-    actions.add_parser("status", help="whether this workspace's hook server runs, and since when")
-    actions.add_parser("stop", help="stop this workspace's hook server")
+    add_format(
+        actions.add_parser(
+            "status", help="whether this workspace's hook server runs, and since when"
+        )
+    )
+    add_format(actions.add_parser("stop", help="stop this workspace's hook server"))
     actions.add_parser("serve", help="serve the hooks of this workspace (a hook starts it)")
 
 
@@ -49,17 +56,22 @@ def cmd_hooks(args: argparse.Namespace, start: Path) -> int:
 
         return main_serve(start)
     if args.hooks_action in ("status", "stop"):
-        return _server(args.hooks_action, start)
-    return _settings(args.hooks_action, start)
+        return _server(args.hooks_action, start, args.format)
+    return _settings(args.hooks_action, start, args.format)
 
 
-def _server(action: str, start: Path) -> int:
+def _server(action: str, start: Path, output: str) -> int:
     from moor_engine.workspace.workspace import Workspace
 
     from moor import hook_client
 
     root = Workspace.open(start).root
     account = hook_client.status(root) if action == "status" else hook_client.stop(root)
+    if output == "json":
+        keys = ("pid", "since", "answered")
+        served = {key: account.get(key) for key in keys} if account is not None else None
+        print(json.dumps({"root": str(root), "running": account is not None, "server": served}))
+        return EXIT_OK
     if account is None:
         print(f"{root}: no hook server runs")
         return EXIT_OK
@@ -71,7 +83,7 @@ def _server(action: str, start: Path) -> int:
     return EXIT_OK
 
 
-def _settings(action: str, start: Path) -> int:
+def _settings(action: str, start: Path, output: str) -> int:
     from moor_engine.agents import claude_settings
     from moor_engine.workspace.workspace import Workspace
 
@@ -88,6 +100,15 @@ def _settings(action: str, start: Path) -> int:
         print(f"moor: {error}", file=sys.stderr)
         return EXIT_USAGE
     events = change.added or change.removed
+    if output == "json":
+        answer = {
+            "path": change.path,
+            "changed": change.changed,
+            "added": list(change.added),
+            "removed": list(change.removed),
+        }
+        print(json.dumps(answer, ensure_ascii=False))
+        return EXIT_OK
     if not change.changed:
         print(f"{change.path}: nothing to change (moor's hooks are already {action}ed)")
     else:
@@ -138,42 +159,3 @@ def _payload(text: str) -> dict[str, object]:
     if not isinstance(value, dict):
         raise ValueError("the hook input is not a JSON object")
     return value
-
-
-def hook_answer(event: str, where: Path, payload: dict[str, object]) -> str:
-    prompt = payload.get("prompt")
-    kept = None
-    if event == "prompt":
-        if not isinstance(prompt, str):
-            raise ValueError('the hook input has no "prompt" text')
-        # The engine's last answer, if nothing it read has moved: no engine import at all.
-        from moor_engine.agents.hook_answers import lookup
-
-        cached, kept = lookup(where, prompt)
-        if cached is not None:
-            return cached[0]
-    from moor_engine.agents import agent_hooks
-    from moor_engine.session import Session
-
-    with Session.open(where) as session:
-        if event == "session-start" or not isinstance(prompt, str):
-            return agent_hooks.session_start(session).context
-        return agent_hooks.prompt(session, prompt, kept).context
-
-
-def log_line(where: Path, line: str) -> None:
-    """One line in `.moor/hooks.log` of the workspace (if there is one); never raises."""
-    try:
-        from moor_engine.workspace.workspace import find_root
-        from moor_store.inside import read_inside, write_inside
-
-        root = find_root(where.resolve())  # not Workspace.open: its config may be the failure
-        try:
-            old = read_inside(root, LOG).decode("utf-8", "replace").splitlines()
-        except FileNotFoundError:
-            old = []
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        lines = [*old[-(_LOG_KEEP - 1) :], f"{stamp} {' '.join(line.split())}"]
-        write_inside(root, LOG, ("\n".join(lines) + "\n").encode("utf-8"))
-    except BaseException:  # nowhere to log to (no workspace): silence is the contract
-        return

@@ -3,7 +3,7 @@
 A prompt hook is a new process on every prompt, and one that has to ask the engine pays
 for importing it and reading moor.lock before anything is matched (~250 ms at 1,000
 memories). The server pays that once: it keeps the engine imported and answers each hook
-with `hook_commands.hook_answer` — the function an unserved hook runs in its own process, on a
+with `hook_reply.hook_answer` — the function an unserved hook runs in its own process, on a
 new `Session` every time, so what is shown is decided exactly as it is without a server
 (the engine's caches are the ones a long-running editor session uses). It answers one
 request at a time.
@@ -39,7 +39,7 @@ from moor_engine.workspace.roots import STATE_DIR, find_root
 from moor_store.inside import open_inside_dir
 
 from moor import hook_client
-from moor.hook_commands import hook_answer, log_line
+from moor.hook_reply import hook_answer, log_line
 
 GUARD: Final = "hooks-server.lock"
 IDLE_VARIABLE: Final = "MOOR_HOOK_SERVER_IDLE"

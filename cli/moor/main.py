@@ -7,16 +7,17 @@ error. Heavy imports (rich, the LSP stack) stay out of the start-up path.
 from __future__ import annotations
 
 import argparse
-import contextlib
+import json
 import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from moor_engine.session import REFUSALS, Session, UsageError
+from moor_engine.usage import UsageError
 from moor_engine.workspace.distribution import version
+from moor_store.refusal import RefusalError
 
 from moor import (
     checkpoint_commands,
@@ -28,6 +29,8 @@ from moor import (
     source_commands,
 )
 from moor.arguments import add_format
+from moor.sessions import told_session
+from moor.writes import render_written
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -49,13 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    commands.add_parser("init", help="create moor.toml and memories/, ignore .moor/")
+    init = commands.add_parser("init", help="create moor.toml and memories/, ignore .moor/")
+    add_format(init)
 
     check = commands.add_parser(
         "check", help="observe every anchor; exit 1 if a memory needs a look"
     )
     check.add_argument("paths", nargs="*", help="memories, folders, or code files to check")
-    check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    add_format(check, ("text", "json", "sarif"))
     check.add_argument("-v", "--verbose", action="store_true", help="list current memories too")
     check.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     check.add_argument(
@@ -67,13 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = commands.add_parser("status", help="counts per trust state, without journalling")
     status.add_argument("paths", nargs="*")
+    add_format(status)
 
     bind = commands.add_parser("bind", help="record what the code looks like now")
     bind.add_argument("memories", nargs="*", help="memories to bind (default: every memory)")
+    add_format(bind)
 
     reaffirm = commands.add_parser("reaffirm", help="accept the code as it is now, with a reason")
     reaffirm.add_argument("memory")
     reaffirm.add_argument("--why", required=True, help="why the memory still holds")
+    add_format(reaffirm)
 
     follow = commands.add_parser(
         "follow", help="re-point moved references (or one, with --to) and re-bind them"
@@ -84,12 +91,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--from", dest="source", metavar="REF", help="which reference --to re-points"
     )
     follow.add_argument("--why", help="why this is the new place (journalled)")
+    add_format(follow)
 
     diff = commands.add_parser("diff", help="what changed in the code since the memory was bound")
     diff.add_argument("memory")
+    add_format(diff)
 
     log = commands.add_parser("log", help="the journal of a memory's anchors")
     log.add_argument("memory")
+    add_format(log)
 
     symbols = commands.add_parser(
         "symbols", help="every reference that names a definition of a file exactly"
@@ -133,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not folder:
             raise UsageError(f"-C {args.directory}: no such folder")
         return COMMANDS[args.command](args, start)
-    except REFUSALS as error:
+    except RefusalError as error:
         print(f"moor: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -153,10 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def cmd_init(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.workspace.init import init_workspace
+    from moor_engine.written import Written
 
-    for line in init_workspace(start.resolve()):
-        print(line)
-    return EXIT_OK
+    return render_written(Written("init", done=init_workspace(start.resolve())), args.format)
 
 
 def _progress(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
@@ -187,23 +196,11 @@ def _progress(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callabl
     return update, stop
 
 
-@contextlib.contextmanager
-def _session(start: Path, *, use_journal: bool = True) -> Iterator[Session]:
-    """A session whose waits and warnings are told on stderr."""
-    with Session.open(start, use_journal=use_journal) as session:
-        session.on_wait = lambda message: print(f"moor: {message}…", file=sys.stderr)
-        try:
-            yield session
-        finally:
-            for warning in session.told():
-                print(f"moor: {warning}", file=sys.stderr)
-
-
 def cmd_check(args: argparse.Namespace, start: Path) -> int:
     from moor import render
     from moor.one_shot import collecting_less
 
-    with collecting_less(), _session(start) as session:
+    with collecting_less(), told_session(start) as session:
         paths = session.select(args.paths)
         if args.changed_since is not None:
             from moor_engine.grounding.changed_since import changed_files, select_changed
@@ -234,18 +231,13 @@ def cmd_status(args: argparse.Namespace, start: Path) -> int:
     from moor import render
     from moor.one_shot import collecting_less
 
-    with collecting_less(), _session(start) as session:
+    with collecting_less(), told_session(start) as session:
         report = session.check(session.select(args.paths), record=False)
-    render.render_text(report, verbose=False)
+    if args.format == "json":
+        render.render_json(report)
+    else:
+        render.render_text(report, verbose=False)
     return EXIT_LOOK if report.needs_attention else EXIT_OK
-
-
-def _outcome(done: list[str], refused: list[str]) -> int:
-    for line in done:
-        print(line)
-    for line in refused:
-        print(f"moor: {line}", file=sys.stderr)
-    return EXIT_LOOK if refused else EXIT_OK
 
 
 def cmd_bind(args: argparse.Namespace, start: Path) -> int:
@@ -253,49 +245,83 @@ def cmd_bind(args: argparse.Namespace, start: Path) -> int:
 
     from moor.one_shot import collecting_less
 
-    with collecting_less(), _session(start) as session:
-        outcome = bind(session, args.memories)
-    if not outcome.done and not outcome.refused:
+    with collecting_less(), told_session(start) as session:
+        written = bind(session, args.memories)
+    if args.format == "text" and not written.done and not written.refused:
         print("nothing to bind: every memory's references are in moor.lock")
-    return _outcome(outcome.done, outcome.refused)
+    return render_written(written, args.format)
 
 
 def cmd_reaffirm(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.grounding.actions import reaffirm
 
-    with _session(start) as session:
-        outcome = reaffirm(session, args.memory, args.why)
-    return _outcome(outcome.done, outcome.refused)
+    with told_session(start) as session:
+        written = reaffirm(session, args.memory, args.why)
+    return render_written(written, args.format)
 
 
 def cmd_follow(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.grounding.actions import follow
 
-    with _session(start) as session:
+    with told_session(start) as session:
         if args.source is not None and args.to is None:
             raise UsageError("--from needs --to: the new place of that reference")
-        outcome = follow(session, args.memory, args.to, args.source, args.why)
-    return _outcome(outcome.done, outcome.refused)
+        written = follow(session, args.memory, args.to, args.source, args.why)
+    return render_written(written, args.format)
 
 
 def cmd_diff(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.history import memory_diff
 
-    with _session(start) as session:
-        _path, diffs = memory_diff(session, args.memory)
+    with told_session(start) as session:
+        path, diffs = memory_diff(session, args.memory)
+    changed = any(item.changed for item in diffs)
+    if args.format == "json":
+        rows = [
+            {
+                "ref": item.ref,
+                "bound_address": item.bound_address,
+                "address": item.address,
+                "changed": item.changed,
+                "note": item.note,
+                "diff": item.diff,
+            }
+            for item in diffs
+        ]
+        print(json.dumps({"memory": path, "changed": changed, "anchors": rows}, ensure_ascii=False))
+        return EXIT_LOOK if changed else EXIT_OK
     for item in diffs:
         print(f"== {item.ref}" + (f"  ({item.note})" if item.note else ""))
         if item.diff:
             sys.stdout.write(item.diff if item.diff.endswith("\n") else item.diff + "\n")
     # As `check` decides: a watched axis changed (or the code is gone), not "the text differs".
-    return EXIT_LOOK if any(item.changed for item in diffs) else EXIT_OK
+    return EXIT_LOOK if changed else EXIT_OK
 
 
 def cmd_log(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.history import memory_log
 
-    with _session(start) as session:
+    with told_session(start) as session:
         path, entries = memory_log(session, args.memory)
+    if args.format == "json":
+        rows = [
+            {
+                "seq": entry.seq,
+                "at": entry.at,
+                "kind": entry.kind,
+                "code": entry.code,
+                "anchor": entry.anchor,
+                "memory": entry.memory,
+                "address": entry.address,
+                "previous": entry.previous,
+                "reason": entry.reason,
+                "detail": entry.detail,
+                "data": dict(entry.data) if entry.data is not None else None,
+            }
+            for entry in entries
+        ]
+        print(json.dumps({"memory": path, "entries": rows}, ensure_ascii=False))
+        return EXIT_OK
     if not entries:
         print(f"{path}: no journal entries in this clone yet")
     for entry in entries:
@@ -317,7 +343,7 @@ def cmd_symbols(args: argparse.Namespace, start: Path) -> int:
 
     from moor import render
 
-    with _session(start, use_journal=False) as session:
+    with told_session(start, use_journal=False) as session:
         rel, found = file_symbols(session, args.path)
     if args.format == "json":
         render.render_symbols_json(rel, found)

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from moor.arguments import add_format
+from moor.sessions import told_session
+from moor.writes import render_written
 
 if TYPE_CHECKING:
-    from moor_engine.memory.memory_writes import Written
+    pass
 
 EXIT_OK, EXIT_LOOK = 0, 1
 
@@ -81,8 +82,6 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def cmd_add(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.memory_writes import Draft, add
 
-    from moor.main import _session
-
     draft = Draft(
         text=args.text,
         about=args.about,
@@ -93,17 +92,15 @@ def cmd_add(args: argparse.Namespace, start: Path) -> int:
         questions=args.ask,
         supersedes=args.supersedes,
     )
-    with _session(start) as session:
+    with told_session(start) as session:
         return render_written(add(session, draft), args.format)
 
 
 def cmd_edit(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.memory_writes import edit, sections_of
-    from moor_engine.session import UsageError
+    from moor_engine.usage import UsageError
 
-    from moor.main import _session
-
-    with _session(start) as session:
+    with told_session(start) as session:
         if args.section is None and args.text is None:
             rel, content_hash, names = sections_of(session, args.memory)
             if args.format == "json":
@@ -126,47 +123,22 @@ def cmd_edit(args: argparse.Namespace, start: Path) -> int:
 def cmd_supersede(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.latch_actions import supersede
 
-    from moor.main import _session
-
-    with _session(start) as session:
+    with told_session(start) as session:
         return render_written(supersede(session, args.memory, args.by, args.why), args.format)
 
 
 def cmd_forget(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.latch_actions import forget
 
-    from moor.main import _session
-
-    with _session(start) as session:
+    with told_session(start) as session:
         return render_written(forget(session, args.memory, args.why), args.format)
 
 
 def cmd_restore(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.latch_actions import restore
 
-    from moor.main import _session
-
-    with _session(start) as session:
+    with told_session(start) as session:
         return render_written(restore(session, args.memory, args.why), args.format)
-
-
-def render_written(written: Written, output: str) -> int:
-    if output == "json":
-        print(json.dumps(written.as_json(), ensure_ascii=False))
-        return EXIT_OK if written.ok else EXIT_LOOK
-    for line in written.done:
-        print(line)
-    if written.content_hash:
-        print(f"content hash {written.content_hash}")
-    if written.known_here:
-        print("already known here (live memories bound to the same code):")
-        for known in written.known_here:
-            print(f"  {known.path}: {known.state}  {known.title}  ({', '.join(known.anchors)})")
-    for refusal in written.refused:
-        print(f"moor: {refusal.message}", file=sys.stderr)
-        if refusal.instead:
-            print(f"moor: instead: {refusal.instead}", file=sys.stderr)
-    return EXIT_OK if written.ok else EXIT_LOOK
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {

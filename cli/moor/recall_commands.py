@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from moor.arguments import at_least
+from moor.arguments import add_format, at_least
+from moor.sessions import told_session
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -18,7 +19,7 @@ def add_parsers(commands: Any) -> None:
         "recall", help="memories that answer a query, best first; stale ones flagged"
     )
     recall.add_argument("query", nargs="+", help="words, names or paths")
-    recall.add_argument("--json", action="store_true", help="print JSON")
+    add_format(recall)
     recall.add_argument(
         "--explain", action="store_true", help="show each signal's part in each score"
     )
@@ -31,7 +32,7 @@ def add_parsers(commands: Any) -> None:
         "about", help="memories about a symbol, a line or a file (PATH#SYMBOL, PATH:LINE, PATH)"
     )
     about.add_argument("target", help="PATH#SYMBOL, PATH:LINE or PATH")
-    about.add_argument("--json", action="store_true", help="print JSON")
+    add_format(about)
     about.add_argument(
         "--agent", metavar="NAME", help="read as this agent: shared memories and its own"
     )
@@ -40,14 +41,12 @@ def add_parsers(commands: Any) -> None:
 def cmd_recall(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.recall_index import session_recall
 
-    from moor.main import _session
-
     query = " ".join(args.query)
-    with _session(start) as session:
+    with told_session(start) as session:
         result, status = session_recall(session, query, limit=args.limit, agent=args.agent)
         for warning in status.warnings:
             print(f"moor: {warning}", file=sys.stderr)
-    if args.json:
+    if args.format == "json":
         value = result.as_json(explain=args.explain)
         value["index"] = status.as_json()
         print(json.dumps(value, indent=2))
@@ -93,11 +92,9 @@ def cmd_recall(args: argparse.Namespace, start: Path) -> int:
 def cmd_about(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.grounding.about import about
 
-    from moor.main import _session
-
-    with _session(start) as session:
+    with told_session(start) as session:
         result = about(session, args.target, args.agent)
-    if args.json:
+    if args.format == "json":
         print(json.dumps(result.as_json(), indent=2))
         return EXIT_LOOK if result.needs_attention else EXIT_OK
     print(f"about {result.target.describe()}")

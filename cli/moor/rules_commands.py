@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from moor.arguments import add_format, at_least
+from moor.sessions import told_session
 
 if TYPE_CHECKING:
     from moor_engine.agents.agent_rules import Planned, RulesPlan
@@ -60,11 +61,9 @@ def add_parsers(commands: Any) -> None:
 def cmd_rules(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.agents.agent_rules import DEFAULT_BUDGET, plan, write_rules
 
-    from moor.main import _session
-
     budget = args.budget or DEFAULT_BUDGET
     targets = [name for names in args.only or [list(_TARGETS)] for name in names]
-    with _session(start) as session:
+    with told_session(start) as session:
         if args.write:
             rules = write_rules(session, budget, args.agent, targets)
         else:

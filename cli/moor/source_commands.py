@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from moor.arguments import add_format
+from moor.sessions import told_session
+from moor.writes import render_written
 
 EXIT_OK = 0
 
@@ -21,7 +23,7 @@ def add_parsers(commands: Any) -> None:
     )
     actions = source.add_subparsers(dest="source_action", required=True, metavar="ACTION")
     listing = actions.add_parser("list", help="each source, its notes and which are bound")
-    listing.add_argument("--json", action="store_true", help="print JSON")
+    add_format(listing)
     bind = actions.add_parser(
         "bind", help="bind a note to code with moor's own sidecar memory (the note is only read)"
     )
@@ -49,11 +51,9 @@ def cmd_source(args: argparse.Namespace, start: Path) -> int:
         return _bind(args, start)
     from moor_engine.memory.sources import list_sources
 
-    from moor.main import _session
-
-    with _session(start) as session:
+    with told_session(start) as session:
         found = list_sources(session)
-    if args.json:
+    if args.format == "json":
         print(json.dumps({"sources": [s.as_json() for s in found]}, indent=2))
         return EXIT_OK
     if not found:
@@ -70,9 +70,6 @@ def cmd_source(args: argparse.Namespace, start: Path) -> int:
 def _bind(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.sources import bind_source
 
-    from moor.main import _session
-    from moor.memory_commands import render_written
-
-    with _session(start) as session:
+    with told_session(start) as session:
         written = bind_source(session, args.kind, args.name, args.about, args.why, args.ask)
         return render_written(written, args.format)

@@ -41,60 +41,12 @@ from moor_engine.grounding.memories import canonical_lock
 from moor_engine.grounding.observe import FileObserver
 from moor_engine.grounding.trust import Report
 from moor_engine.memory.latch import healed, read_latches
-from moor_engine.workspace.config import ConfigError
+from moor_engine.usage import UsageError
 from moor_engine.workspace.roots import CONFIG_FILE
 from moor_engine.workspace.workspace import JOURNAL_FILE, LOCK_FILE, STATE_DIR, Workspace
 
 # A check waits this long for another writer before leaving a re-baseline to the next one.
 _REBASE_WAIT_S = 2.0
-
-
-class UsageError(Exception):
-    """The request cannot be carried out as asked (exit status 2).
-
-    `code` names why, stably, for a program: `usage` unless the engine knows more
-    (`not_found`: no such memory or file; `not_a_memory`; `agent_invalid`;
-    `outside_workspace`; a reference's own code, such as `bad_reference`); `path` is the
-    path it is about (workspace-relative, or as given when it is outside) and `line` its
-    1-based line, when there is one."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        code: str = "usage",
-        path: str | None = None,
-        line: int | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.path = path
-        self.line = line
-
-
-# Every error the engine answers a request with instead of an answer: a surface renders it
-# (the CLI's exit 2, MCP's refusal shape), it is never an internal error. One list, so the
-# surfaces cannot disagree on what is a refusal.
-REFUSALS: tuple[
-    type[UsageError],
-    type[ConfigError],
-    type[LockError],
-    type[JournalError],
-    type[WriteBusy],
-    type[NotInside],
-    type[Unavailable],
-] = (
-    UsageError,
-    ConfigError,
-    LockError,
-    JournalError,
-    WriteBusy,
-    NotInside,
-    Unavailable,
-)
-EngineRefusal = (
-    UsageError | ConfigError | LockError | JournalError | WriteBusy | NotInside | Unavailable
-)
 
 
 @dataclass

@@ -22,10 +22,15 @@ def _write_inferred_parameters(writer: TokenWriter, node: Node, field: str | Non
 
 def _write_modifiers(writer: TokenWriter, node: Node, field: str | None) -> None:
     """Modifier keywords in any order are one set (prettier-java sorts them into the order
-    the JLS recommends); annotations keep their order."""
+    the JLS recommends); annotations keep their order. `@Override` is left out: it is kept
+    only in the source (JLS 9.6.4.4), so adding or dropping it changes nothing that runs
+    (memory: equivalent-spellings-are-not-drift)."""
+    kept = [(child, name) for child, name in fields(node) if not _is_override(writer, child)]
+    if not kept:
+        return
     keywords: list[str] = []
     writer.open("modifiers", field)
-    for child, name in fields(node):
+    for child, name in kept:
         if child.is_named:
             writer.write(child, name)
         else:
@@ -34,6 +39,11 @@ def _write_modifiers(writer: TokenWriter, node: Node, field: str | None) -> None
     writer.add(")")
 
 
+def _is_override(writer: TokenWriter, node: Node) -> bool:
+    return node.type == "marker_annotation" and writer.text(node).replace(" ", "") in _OVERRIDE
+
+
+_OVERRIDE = frozenset({"@Override", "@java.lang.Override"})
 _CALLABLES = frozenset({"method_declaration", "constructor_declaration"})
 # The package and outer classes before a type's simple name: `java.util.`, `Entities.`.
 _QUALIFIERS = re.compile(r"(?<![\w$])(?:[A-Za-z_$][\w$]*\.)+(?=[A-Za-z_$])")

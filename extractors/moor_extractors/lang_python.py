@@ -243,7 +243,9 @@ def _write_annotation(writer: TokenWriter, node: Node, field: str | None) -> Non
     if node.named_child_count == 1 and node.named_children[0].type == "identifier":
         writer.add(writer.text(node), field)
         return
-    expression = _expression_dump(writer.text(node).strip())
+    # In parentheses, as a parameter's annotation is: there it may span lines
+    # (`list[int]\n    | None`), which is the same expression as on one line.
+    expression = _expression_dump("(\n" + writer.text(node).strip() + "\n)")
     if expression is None:
         writer.open("type", field)
         for child, name in fields(node):

@@ -8,6 +8,7 @@ up front: a check usually needs one or two definitions of a parsed file.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -19,7 +20,7 @@ from .languages import definition_query, new_parser
 from .model import AXES, DefinitionSite, Facts
 from .normalise import Streams
 
-NORMALISER_VERSION = 3
+NORMALISER_VERSION = 4
 """Bump whenever any axis's token stream changes for the same source."""
 
 _SPECS: dict[str, tuple[str, str]] = {
@@ -129,20 +130,69 @@ class ParsedFile:
         self.relisted = False  # definitions re-listed from the earlier parse's
         self._definitions: dict[DefinitionSite, _Definition] | None = None
         self._streams: Streams | None = None
-        self._first_error: tuple[int, int] | None = None
-        self._errors_known = False
+        self._error_regions: tuple[ErrorRegion, ...] | None = None
 
     def sites(self) -> tuple[DefinitionSite, ...]:
         """Every definition, in document order (duplicate qualified names included)."""
         return tuple(self._index())
 
-    def first_error(self) -> tuple[int, int] | None:
-        """Where the earliest syntax error (an ERROR or MISSING node) starts: its byte and
-        its line; None when the file parses. Error recovery can reshape or drop any
-        definition that ends after it (memory: parse-errors-reach-what-follows)."""
-        if not self._errors_known:
-            self._first_error, self._errors_known = _first_error(self.tree), True
-        return self._first_error
+    def error_regions(self) -> tuple[ErrorRegion, ...]:
+        """What error recovery may have reshaped, in document order (`_error_regions`);
+        empty when the file parses (memory: parse-errors-reach-what-follows)."""
+        if self._error_regions is None:
+            text = self._spec.tree_bytes(self.source)
+            self._error_regions = _error_regions(self.language, text, self.tree)
+        return self._error_regions
+
+    def context_start(self, site: DefinitionSite) -> int:
+        """Where the bytes a site's facts read start: the end of the code before it (the
+        comments between, which may be its doc, are the site's)."""
+        definition = self._located(site)
+        assert definition.span is not None
+        return _context_start(definition.span.first, self._spec.comment_types)
+
+    def error_reaching(self, site: DefinitionSite) -> ErrorRegion | None:
+        """The first error region that can change a listed site's facts: one that overlaps
+        the bytes they read (it holds the site, or ends in the comments before it), or — at
+        the top level — one after the definition before the site, which names its place."""
+        regions = self.error_regions()
+        if not regions:
+            return None
+        if site.end_byte <= min(region.error for region in regions):
+            # Recovery never reshaped what the parser had finished before the first error:
+            # wrapping earlier code moves the error's start back (bench/parse_errors.py).
+            return None
+        definition = self._located(site)
+        context = self.context_start(site)
+        for region in regions:
+            if region.start < site.end_byte and region.end > context:
+                return region
+        if not definition.top:
+            return None  # its place is a sibling in a container no region touches
+        before = [
+            other.site
+            for other in self._index().values()
+            if other.top and other.site.end_byte <= site.start_byte
+        ]
+        place = max(before, key=lambda other: other.end_byte, default=None)
+        edge = place.end_byte if place is not None else 0
+        between = next((r for r in regions if edge <= r.start < site.start_byte), None)
+        if between is not None or place is None:
+            return between
+        holder = next((r for r in regions if r.start <= place.start_byte < r.end), None)
+        if holder is None:
+            return None
+        # A region that is one whole top-level definition, named on a line before its first
+        # error and closed by its own brace, names the place of what follows as the code
+        # does. (Without the brace — Python — recovery can end it early or late, and what
+        # it lost or swallowed would have named the place: measured, bench/parse_errors.py.)
+        alone = [other for other in before if holder.start <= other.start_byte < holder.end]
+        whole = (place.start_byte, place.end_byte) == (holder.start, holder.end)
+        statement = self.tree.root_node.descendant_for_byte_range(holder.start, holder.end)
+        closed = _closing_brace(statement) and _braces_intact(statement)
+        if whole and closed and alone == [place] and place.line < holder.line:
+            return None
+        return holder
 
     def facts(self, site: DefinitionSite) -> Facts:
         """The digests of every axis for one definition listed by `sites()` (computed once)."""
@@ -281,18 +331,114 @@ def parse_source(language: str, source: bytes, earlier: ParsedFile | None = None
     return ParsedFile(language, source, new_tree, spec, _Edit(earlier, start, old_end, new_end))
 
 
-def _first_error(tree: Tree) -> tuple[int, int] | None:
+@dataclass(frozen=True)
+class ErrorRegion:
+    """Bytes error recovery may have parsed differently, and where the first error in them
+    starts (its byte and line)."""
+
+    start: int
+    end: int
+    line: int
+    error: int
+
+
+def _error_regions(language: str, text: bytes, tree: Tree) -> tuple[ErrorRegion, ...]:
+    """Each error's top-level statement, when the file without them parses cleanly and
+    every other statement of the file is parsed exactly as it is there (what recovery did
+    stayed inside them); otherwise one region from the first error to the end of the file:
+    recovery can close or open a scope early (an unclosed bracket in a Python method ends
+    its class and makes the next methods top-level functions) and so reshape all that
+    follows, and the code before it that it wrapped."""
     root = tree.root_node
     if not root.has_error:
-        return None
-    node = root
-    while True:  # descend to the first child that holds an error until one is the error
+        return ()
+    errors: list[Node] = []
+    pending = [root]
+    while pending:  # every ERROR (not looked into) and MISSING node, in document order
+        node = pending.pop()
         if node.is_error or node.is_missing:
-            return node.start_byte, node.start_point.row + 1
-        child = next((c for c in node.children if c.has_error or c.is_missing), None)
-        if child is None:
-            return node.start_byte, node.start_point.row + 1
-        node = child
+            errors.append(node)
+        else:
+            pending.extend(reversed([c for c in node.children if c.has_error or c.is_missing]))
+    # A MISSING token is made up where recovery gave up (a `}` at the end of the file);
+    # what lacks it starts where its node does (the unclosed `{`).
+    starts = [e.parent if e.is_missing and e.parent is not None else e for e in errors]
+    first = min(starts, key=lambda node: node.start_byte, default=root)
+    open_ended = (
+        ErrorRegion(first.start_byte, len(text), first.start_point.row + 1, first.start_byte),
+    )
+    regions: dict[tuple[int, int], ErrorRegion] = {}
+    for error, start in zip(errors, starts, strict=True):
+        statement = error
+        while statement.parent is not None and statement.parent.parent is not None:
+            statement = statement.parent
+        if statement.parent is None:  # the file itself is the error
+            return open_ended
+        span = (statement.start_byte, statement.end_byte)
+        if span not in regions or start.start_byte < regions[span].error:
+            regions[span] = ErrorRegion(
+                span[0], span[1], start.start_point.row + 1, start.start_byte
+            )
+    blanked = bytearray(text)
+    for region in regions.values():
+        blanked[region.start : region.end] = re.sub(
+            rb"[^\r\n]", b" ", text[region.start : region.end]
+        )
+    without = new_parser(language).parse(bytes(blanked)).root_node
+    outside = _outside(root, regions)
+    # Statements that start at another column than the file's own are a scope recovery
+    # closed early (the grammars accept them at the top level).
+    columns = {column for _, column, _, _ in outside if column >= 0}
+    if without.has_error or len(columns) > 1 or outside != _outside(without, regions):
+        return open_ended
+    return tuple(regions.values())
+
+
+def _closing_brace(node: Node | None) -> bool:
+    """Whether a node's last token is a `}` that is in the code (not one recovery made up)."""
+    while node is not None and node.child_count:
+        node = node.children[-1]
+    return node is not None and node.type == "}" and not node.is_missing
+
+
+def _braces_intact(node: Node | None) -> bool:
+    """Whether every brace in a node is one the code has, matched as the code matches it: no
+    error holds a brace and none is made up. (An unclosed `{` borrows the next function's
+    `}`, and its own function then swallows that one: errors with braces in them.)"""
+    pending = [node] if node is not None else []
+    while pending:
+        node = pending.pop()
+        if node.is_missing and node.type in ("{", "}"):
+            return False
+        if node.is_error:
+            inside = [node]
+            while inside:
+                leaf = inside.pop()
+                if leaf.type in ("{", "}"):
+                    return False
+                inside.extend(leaf.children)
+            continue
+        pending.extend(c for c in node.children if c.has_error or c.is_missing)
+    return True
+
+
+def _outside(
+    root: Node, regions: dict[tuple[int, int], ErrorRegion]
+) -> list[tuple[int, int, int, str]]:
+    """The top-level statements and comments outside every region: where they are, the
+    column a statement starts at (-1 for a comment), and their shape."""
+    return [
+        (
+            child.start_byte,
+            -1 if child.is_extra else child.start_point.column,
+            child.end_byte,
+            str(child),
+        )
+        for child in root.children
+        if not any(
+            r.start <= child.start_byte and child.end_byte <= r.end for r in regions.values()
+        )
+    ]
 
 
 def _edit(old: bytes, new: bytes) -> tuple[int, int, int]:

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from moor_engine.memory.history import AnchorDiff, memory_diff
-from moor_engine.session import UsageError
 from moor_engine.workspace.workspace import STATE_DIR
 from moor_store.inside import write_inside
+from moor_store.refusal import RefusalError
 
 from moor_lsp.engine import EngineProblem, open_session
 
@@ -70,7 +70,7 @@ def diff_since_bound(
     with open_session(root, buffers) as session:
         try:
             path, diffs = memory_diff(session, str(root / memory_path))
-        except UsageError as error:
+        except RefusalError as error:
             raise EngineProblem(str(error)) from error
         if ref is not None:
             diffs = [d for d in diffs if d.ref == ref]

@@ -17,20 +17,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from moor_engine.grounding.about import AboutResult, about
-from moor_engine.grounding.actions import Outcome, bind, follow, reaffirm
+from moor_engine.grounding.actions import bind, follow, reaffirm
 from moor_engine.grounding.live import LiveCheck, Refreshed
 from moor_engine.grounding.observe import FileView, Found
 from moor_engine.grounding.trust import AnchorReport, MemoryReport, State
 from moor_engine.grounding.verdicts import reaffirm_verdict
 from moor_engine.memory.history import AnchorDiff, memory_diff, memory_log
 from moor_engine.memory.latch_actions import forget, restore, supersede
-from moor_engine.memory.memory_writes import Written
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
 from moor_engine.workspace.config import ConfigError
+from moor_engine.written import Written
 from moor_store.inside import read_inside
 from moor_store.journal import Entry, JournalError
 from moor_store.lockfile import LockError
-from moor_store.writelock import WriteBusy
+from moor_store.refusal import RefusalError
 
 from moor_lsp import heap
 from moor_lsp.positions import Span, span_in_lines, span_of_bytes, split_lines
@@ -129,7 +129,7 @@ def open_session(root: Path, buffers: Mapping[str, bytes] | None = None) -> Sess
     unsaved code buffers, observed instead of their files (as the live check does)."""
     try:
         session = Session.open(root)
-    except (ConfigError, JournalError, LockError, UsageError, WriteBusy, OSError) as error:
+    except (RefusalError, OSError) as error:
         raise problem(error) from error
     if buffers:
         session.observer.overlays = dict(buffers)
@@ -152,7 +152,7 @@ class Evaluator:
         before = frozenset(self.live.overlays)
         try:
             refreshed = self.live.refresh(changed)
-        except (ConfigError, JournalError, LockError, UsageError, OSError) as error:
+        except (RefusalError, OSError) as error:
             self.views = {}
             found = problem(error)
             return Snapshot(generation, self.root, problems=((found.where, str(found)),))
@@ -193,7 +193,7 @@ class Evaluator:
         or the workspace cannot be checked (the full check says why)."""
         try:
             reports = self.live.glance(paths)
-        except (ConfigError, JournalError, LockError, UsageError, OSError):
+        except (RefusalError, OSError):
             return None
         session = self.live.session
         if not reports or session is None:
@@ -335,7 +335,7 @@ def history(
         try:
             _path, entries = memory_log(session, absolute)
             _path, diffs = memory_diff(session, absolute)
-        except UsageError as error:
+        except RefusalError as error:
             raise EngineProblem(str(error)) from error
         session.observer.flush()
     mine = tuple(
@@ -345,28 +345,28 @@ def history(
     return History(mine, diff)
 
 
-ACTIONS: dict[str, Callable[[Session, str, list[str]], Outcome]] = {
+ACTIONS: dict[str, Callable[[Session, str, list[str]], Written]] = {
     "reaffirm": lambda session, path, args: reaffirm(session, path, args[0]),
     "follow": lambda session, path, args: follow(session, path, *args),
     "bind": lambda session, path, _args: bind(session, [path]),
 }
 
 
-def follow_plan(root: Path, memory_path: str, args: list[str]) -> Outcome:
-    """What `follow` would do, writing nothing: its outcome and the memory's new text."""
+def follow_plan(root: Path, memory_path: str, args: list[str]) -> Written:
+    """What `follow` would do, writing nothing: its write result and the memory's new text."""
     with open_session(root) as session:
         try:
             return follow(session, str(root / memory_path), *args, dry_run=True)
-        except (UsageError, WriteBusy, OSError) as error:
+        except (RefusalError, OSError) as error:
             raise EngineProblem(str(error)) from error
 
 
 @dataclass(frozen=True)
 class Acted:
-    """An action's outcome, and what its session tells the person, as the CLI prints it
+    """An action's write result, and what its session tells the person, as the CLI prints it
     after the same action (`Session.told`: a journal it could not open recorded nothing)."""
 
-    outcome: Outcome
+    written: Written
     told: tuple[str, ...]
 
 
@@ -374,23 +374,17 @@ def act(root: Path, action: str, memory_path: str, args: list[str]) -> Acted:
     """Run one engine action on one memory (reaffirm, follow, bind)."""
     with open_session(root) as session:
         try:
-            outcome = ACTIONS[action](session, str(root / memory_path), args)
-        except (UsageError, WriteBusy, OSError) as error:
+            written = ACTIONS[action](session, str(root / memory_path), args)
+        except (RefusalError, OSError) as error:
             raise EngineProblem(str(error)) from error
-        return Acted(outcome, tuple(session.told()))
-
-
-def _latched(written: Written) -> Outcome:
-    return Outcome(done=list(written.done), refused=[r.message for r in written.refused])
+        return Acted(written, tuple(session.told()))
 
 
 # The latch actions (moor_engine.memory.latch_actions), the same functions `moor forget`,
 # `moor supersede` and `moor restore` call; args end with the reason.
-ACTIONS["forget"] = lambda session, path, args: _latched(forget(session, path, args[0]))
-ACTIONS["supersede"] = lambda session, path, args: _latched(
-    supersede(session, path, args[0], args[1])
-)
-ACTIONS["restore"] = lambda session, path, args: _latched(restore(session, path, args[0]))
+ACTIONS["forget"] = lambda session, path, args: forget(session, path, args[0])
+ACTIONS["supersede"] = lambda session, path, args: supersede(session, path, args[0], args[1])
+ACTIONS["restore"] = lambda session, path, args: restore(session, path, args[0])
 
 
 def about_line(
@@ -405,5 +399,5 @@ def about_line(
             return None
         try:
             return about(session, f"{rel}:{line}", everyone=True)
-        except (UsageError, OSError) as error:
+        except (RefusalError, OSError) as error:
             raise EngineProblem(str(error)) from error

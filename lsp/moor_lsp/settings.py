@@ -25,29 +25,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-STATES = (
-    "invalid",
-    "gone",
-    "drifted",
-    "moved",
-    "rewritten",
-    "unverified",
-    "unbound",
-    "ungrounded",
-)
-LEVELS = ("error", "warning", "information", "hint", "off")
+from moor_engine.grounding.severity import LEVELS as SEVERITY_LEVELS
+from moor_engine.grounding.severity import SETTABLE, SEVERITY
+
+# The states a person may set, and what each keeps when left alone: the engine's one table.
+STATES = tuple(state.value for state in SETTABLE)
+LEVELS = (*SEVERITY_LEVELS, "off")
 KEEP = "default"
 DEFAULT_SEVERITY: Mapping[str, str] = MappingProxyType(
-    {
-        "invalid": "error",
-        "gone": "error",
-        "drifted": "warning",
-        "moved": "information",
-        "rewritten": "information",
-        "unverified": "information",
-        "unbound": "information",
-        "ungrounded": "hint",
-    }
+    {state.value: SEVERITY[state] for state in SETTABLE}
 )
 
 

@@ -37,8 +37,8 @@ from pathlib import Path
 
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent
-from moor_engine.memory.memory_writes import Refusal, Written
-from moor_engine.session import REFUSALS, EngineRefusal
+from moor_engine.written import Refusal, Written
+from moor_store.refusal import RefusalError
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
@@ -87,11 +87,11 @@ def engine_refusals(root: Path) -> Iterator[None]:
     path and line."""
     try:
         yield
-    except REFUSALS as error:
+    except RefusalError as error:
         raise Refusing([engine_refusal(root, error)]) from None
 
 
-def engine_refusal(root: Path, error: EngineRefusal) -> Refused:
+def engine_refusal(root: Path, error: RefusalError) -> Refused:
     return refusal(error.code, str(error), path=_workspace_path(root, error.path), line=error.line)
 
 

@@ -112,14 +112,9 @@ def register(server: MCPServer, root: Path) -> None:
         (drift_report lists the ones that need it): every anchor is bound to the code now,
         with `why` journalled. All or nothing: a gone or moved anchor refuses it."""
         from moor_engine.grounding.actions import reaffirm
-        from moor_engine.memory.memory_writes import Refusal, Written
 
         with engine_refusals(root), Session.open(root) as session:
-            rel = session.relative_arg(path)
-            outcome = reaffirm(session, path, why)
-        written = Written("reaffirm", path=rel, done=list(outcome.done))
-        written.refused = [Refusal("cannot_reaffirm", line, path=rel) for line in outcome.refused]
-        return written_result("memory_reaffirm", written)
+            return written_result("memory_reaffirm", reaffirm(session, path, why))
 
 
 def _client_name(ctx: Context) -> str | None:

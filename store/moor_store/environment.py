@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Final, Literal
 
+from .refusal import RefusalError
+
 __all__ = ["Kind", "Unavailable", "free_bytes", "kind_of", "unavailable"]
 
 Kind = Literal["disk_full", "quota_exceeded", "read_only", "io_error", "out_of_memory"]
@@ -46,7 +48,7 @@ _BY_SQLITE: Final[dict[int, Kind]] = {
 _NEARLY_FULL: Final = 256 * 1024
 
 
-class Unavailable(OSError):
+class Unavailable(OSError, RefusalError):
     """The environment refused a write or an open: nothing was changed. `code` is the
     `Kind`; the message names the place, what was wanted and, for a full disk, the space."""
 
@@ -56,7 +58,7 @@ class Unavailable(OSError):
         super().__init__(_ERRNO_OF[kind], message)
         self.code: Kind = kind
         self.message = message
-        self.path = path
+        self.path: Path | None = path
 
     def __str__(self) -> str:
         return self.message

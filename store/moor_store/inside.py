@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Final
 
 from .environment import unavailable
+from .refusal import RefusalError
 
 __all__ = [
     "NotInside",
@@ -49,7 +50,7 @@ _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
-class NotInside(OSError):
+class NotInside(OSError, RefusalError):
     """A path moor may not read or write; `code` names why (stable, shown to users).
 
     Codes: ``outside_workspace`` (it, or a link on the way, leads outside the root),

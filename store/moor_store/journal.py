@@ -46,6 +46,7 @@ from typing import Any, Final, Literal, NamedTuple, get_args
 from urllib.parse import quote
 
 from .environment import Kind, Unavailable, kind_of, refusal
+from .refusal import RefusalError
 
 __all__ = [
     "ENTRY_KINDS",
@@ -76,7 +77,7 @@ _BATCH: Final = 500
 _BUSY_TIMEOUT_S: Final = 5.0
 
 
-class JournalError(Exception):
+class JournalError(RefusalError):
     """The journal cannot be opened or used. The message says what to do; `path` is the
     journal's file when the message is about it."""
 

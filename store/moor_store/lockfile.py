@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Final
 
 from .atomic import write_atomically
+from .refusal import RefusalError
 
 __all__ = [
     "AXIS_ORDER",
@@ -94,7 +95,7 @@ HEADER: Final = (
 )
 
 
-class LockError(Exception):
+class LockError(RefusalError):
     """moor.lock cannot be read or written. `line` is 1-based when known."""
 
     code = "lock_invalid"  # stable, for a program reading the refusal

@@ -26,6 +26,7 @@ from typing import Final
 
 from .environment import unavailable
 from .inside import open_inside_dir
+from .refusal import RefusalError
 
 __all__ = ["LOCK_NAME", "WriteBusy", "default_wait", "holding", "write_lock"]
 
@@ -35,7 +36,7 @@ _DEFAULT_WAIT_S: Final = 30.0
 _WAIT_VARIABLE: Final = "MOOR_WRITE_WAIT"
 
 
-class WriteBusy(Exception):
+class WriteBusy(RefusalError):
     """Another writer held the workspace write lock for longer than this one would wait;
     `path` is the lock's file."""
 

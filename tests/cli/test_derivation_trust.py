@@ -124,3 +124,40 @@ def test_a_move_across_an_upgrade_keeps_its_drift_through_the_follow(ws: Workspa
     assert clean.anchor(MEMORY)["axes"] == []
     clean.moor("follow", MEMORY, check=True)
     assert clean.state(MEMORY) == "current"
+
+
+def test_an_upgrade_translates_a_lock_entry_written_by_a_merge_for_code_moved_since(
+    ws: Workspace,
+) -> None:
+    """The address came in with a merge commit (bound while merging) and the file moved
+    afterwards (followed): git history still holds the bound code (issue 23)."""
+    ws.git("init", "-q", "-b", "main")
+    ws.write(".gitignore", ".moor/\n")
+    ws.write("README.md", "x\n")
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "start")
+    ws.git("checkout", "-qb", "side")
+    ws.write("src/net/client.py", CLIENT)
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "client")
+    ws.git("checkout", "-q", "main")
+    ws.write("README.md", "y\n")
+    ws.git("commit", "-qam", "readme")
+    ws.git("merge", "-q", "--no-ff", "--no-commit", "side")
+    ws.memory("retry", "src/net/client.py#Client.send")
+    ws.moor("bind", check=True)  # bound while merging: the merge commit writes the address
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "merge side, bound")
+    ws.git("mv", "src/net/client.py", "src/client.py")
+    ws.moor("follow", MEMORY, check=True)
+    assert "src/client.py#Client.send" in ws.read("moor.lock")
+    _as_derivation(ws, "norm/0")
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "moved, followed; an older moor's lock")
+    shutil.rmtree(ws.root / ".moor")  # a fresh clone: only git holds the bound code
+    clean = shutil.copytree(ws.root, ws.root.parent / "clean")
+    assert Workspace(clean).state(MEMORY) == "current"
+    # Control: a change since binding is still drift through the same translation.
+    ws.write("src/client.py", CLIENT_CHANGED)
+    anchor = ws.anchor(MEMORY)
+    assert (anchor["state"], anchor["axes"]) == ("drifted", ["body"])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from moor_engine.memory.changes import MAX_LIMIT, changes_since
 from moor_engine.memory.memory_writes import Draft, add
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 
 from tests.conftest import Workspace
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from moor_engine.memory.latch_actions import forget
-from moor_engine.memory.memory_writes import AFTER_WRITE, Draft, Written, add
+from moor_engine.memory.memory_writes import AFTER_WRITE, Draft, add
 from moor_engine.session import Session
+from moor_engine.written import Written
 
 from tests.conftest import Workspace
 

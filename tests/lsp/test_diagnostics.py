@@ -32,7 +32,8 @@ async def test_a_drifted_reference_is_a_warning_on_the_reference_itself(editor: 
     )
     assert drifted.severity == types.DiagnosticSeverity.Warning
     assert drifted.source == "moor"
-    assert drifted.message == "body changed in h since it was bound"
+    # The change itself, in a line (issue 23, item 3): `return 2` became `return 3`.
+    assert drifted.message == "body changed in h since it was bound: `2` → `3`"
     assert isinstance(drifted.data, dict)
     assert drifted.data["memory"] == "memories/retry.md"
     assert drifted.data["canonical"] == "src/a.py#h"

@@ -52,6 +52,10 @@ async def test_reaffirm_without_a_reason_asks_and_journals_the_prepared_reason_p
         "Cancel",
     ]
     assert result["refused"] == [] and result["done"], result
+    # The same write result `moor reaffirm --format json` and MCP's memory_reaffirm answer.
+    written = result["written"]
+    assert (written["action"], written["ok"], written["path"]) == ("reaffirm", True, MEMORY)
+    assert written["done"] == result["done"] and written["refused"] == []
     assert reasons(editor.ws.root) == ["Reviewed the change: the memory still holds"]
     assert list(await editor.diagnostics(MEMORY, lambda items: not items)) == []
 

@@ -267,8 +267,43 @@ def test_reaffirm_of_a_gone_anchor_is_refused_and_changes_nothing(ws: Workspace)
     refused = call(ws.root, "memory_reaffirm", {"path": path, "why": "it holds"})
     assert f"{path}: cannot reaffirm: {SEND}: it is gone" in error_text(refused)
     assert refused.structured_content is not None
-    assert refused.structured_content["refused"][0]["code"] == "cannot_reaffirm"
+    assert refused.structured_content["refused"][0]["code"] == "gone"
     assert ws.state(path) == "gone"
+
+
+def refusal_codes(result: CallToolResult) -> list[str]:
+    """The codes of an error result's refusals (its last block: `{"refused": [...]}`)."""
+    error_text(result)  # it is an error result
+    last = result.content[-1]
+    assert last.type == "text"
+    return [refused["code"] for refused in json.loads(last.text)["refused"]]
+
+
+def test_each_refused_reaffirm_answers_the_engines_own_code(ws: Workspace) -> None:
+    code(ws)
+    path = structured(write(ws))["path"]
+    reaffirm = "memory_reaffirm"
+
+    async def calls(session: ClientSession) -> list[CallToolResult]:
+        answers = [await session.call_tool(reaffirm, {"path": path, "why": "it holds"})]
+        ws.write("net/client.py", "class Client:\n    pass\n")
+        for arguments in (
+            {"path": path, "why": "it holds"},
+            {"path": "memories/no-such-memory.md", "why": "it holds"},
+            {"path": path, "why": "  "},
+        ):
+            answers.append(await session.call_tool(reaffirm, arguments))
+        return answers
+
+    current, gone, unknown, unreasoned = run(ws.root, calls)
+    # The control: a current memory is reaffirmed (its reason journalled), so the calls
+    # below are refused for what each one is, not for the session or the tool.
+    assert structured(current)["ok"]
+    assert refusal_codes(gone) == ["gone"]
+    assert refusal_codes(unknown) == ["not_found"]
+    assert refusal_codes(unreasoned) == ["no_reason"]
+    assert gone.structured_content is not None
+    assert gone.structured_content["refused"][0]["path"] == path
 
 
 def test_changes_since_pages_through_the_journal_and_refuses_a_negative_cursor(

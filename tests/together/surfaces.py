@@ -79,17 +79,21 @@ async def timed(action: Action, call: Awaitable[None]) -> None:
 
 
 # An editor that takes code actions as such (the server would send bare commands otherwise).
+# An editor that can be asked (`window.showMessage`, as VS Code and Neovim): one Reaffirm
+# action, whose reason the editor supplies; a client that cannot be asked gets one action
+# per prepared reason instead.
 CAPABILITIES = {
     "textDocument": {
         "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix"]}}}
-    }
+    },
+    "window": {"showMessage": {"messageActionItem": {"additionalPropertiesSupport": False}}},
 }
 
 
 async def editor(root: Path, actions: list[Action], gate: Gate) -> str:
     """`moor lsp` on `root`: each memory's diagnostic, its code action (Reaffirm / Follow),
     then every command at once. Returns the server's log once it has exited."""
-    server = RawServer(root, command=[sys.executable, "-m", "moor", "lsp"])
+    server = RawServer(root, command=[sys.executable, "-P", "-m", "moor", "lsp"])
     try:
         await server.start(CAPABILITIES)
         commands = [await _editor_command(server, root, action) for action in actions]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from moor_store.inside import NotInside, read_inside, write_inside
+from moor_store.refusal import RefusalError
 
 SETTINGS = ".claude/settings.json"
 # Event -> the command Claude Code runs for it.
@@ -25,8 +26,10 @@ HOOKS = {
 _OURS = "moor hooks run "
 
 
-class SettingsError(Exception):
+class SettingsError(RefusalError):
     """The settings file cannot be merged with; it was left as it was."""
+
+    code = "settings_invalid"  # stable, for a program reading the refusal
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ def framed(report: MemoryReport, memory: Memory, since: Mapping[str, str] | None
     warnings = tuple(
         warning(
             anchor.state.value,
-            anchor.detail or anchor.ref,
+            anchor.plain_detail or anchor.ref,  # the same text in every clone
             dates.get(anchor.canonical) if anchor.canonical is not None else None,
         )
         for anchor in report.anchors

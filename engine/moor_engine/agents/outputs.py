@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import posixpath
 
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 from moor_engine.workspace.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR
 from moor_engine.workspace.workspace import Workspace
 

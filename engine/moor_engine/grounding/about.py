@@ -24,7 +24,8 @@ from moor_engine.grounding.observe import Found, NotFound
 from moor_engine.grounding.trust import QUIET_STATES, AnchorReport, MemoryReport, State
 from moor_engine.memory import namespaces
 from moor_engine.memory.recall import state_reasons
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 
 # Closest first: how a listed memory's code stands to the code asked about.
 RELATIONS = ("exact", "enclosing", "nested", "file", "in file")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from moor_extractors.memory import parse_memory
 from moor_extractors.model import Facts, Failure
@@ -20,17 +20,9 @@ from moor_engine.grounding.places import place_seal
 from moor_engine.grounding.trust import AnchorReport, State
 from moor_engine.grounding.verdicts import followable, reaffirm_verdict
 from moor_engine.memory.latch import latch_declared, read_latches
-from moor_engine.session import Session, UsageError
-
-
-@dataclass
-class Outcome:
-    """What an action did, and what it refused (with why) — refusals mean exit status 1."""
-
-    done: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    # The memory's new text, when the action rewrote it (`follow`) or would have (dry run).
-    memory_text: str | None = None
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
+from moor_engine.written import Refusal, Written
 
 
 def _latch_declared(
@@ -38,7 +30,7 @@ def _latch_declared(
     lock: Lock,
     loaded: list[LoadedMemory],
     entries: list[NewEntry],
-    outcome: Outcome,
+    written: Written,
 ) -> Lock:
     """Record what these memories' `supersedes:` retire (moor_engine.memory.latch), with the
     rest."""
@@ -47,7 +39,7 @@ def _latch_declared(
         session.workspace.root, lock, read_latches(lock, session.journal), memories
     )
     entries.extend(retiring)
-    outcome.done.extend(f"{e.memory}: retired ({e.detail})" for e in retiring)
+    written.done.extend(f"{e.memory}: retired ({e.detail})" for e in retiring)
     return lock
 
 
@@ -62,18 +54,20 @@ def _require_memory(session: Session, path: str) -> str:
     return selected[0]
 
 
-def _unusable(session: Session, path: str, loaded: LoadedMemory, action: str) -> str:
-    """Why a memory cannot be acted on: its problems, or what kept it from being read — the
-    file gone since the action was asked for: removed while the action waited for the write
-    lock (a `forget`, or a person)."""
+def _unusable(session: Session, path: str, loaded: LoadedMemory, action: str) -> Refusal:
+    """Why a memory cannot be acted on: its problems (`invalid`), or what kept it from being
+    read (`unreadable`) — the file gone since the action was asked for (`not_found`):
+    removed while the action waited for the write lock (a `forget`, or a person)."""
     if loaded.read_error is None:
-        return f"{path}: invalid: " + "; ".join(p.message for p in loaded.problems)
+        why = f"{path}: invalid: " + "; ".join(p.message for p in loaded.problems)
+        return Refusal("invalid", why, path=path)
     if not exists_inside(session.workspace.root, path):
-        return (
+        why = (
             f"{path} was removed while this {action} waited (forgotten, or deleted); "
             "nothing was written"
         )
-    return loaded.read_error
+        return Refusal("not_found", why, path=path)
+    return Refusal("unreadable", loaded.read_error, path=path)
 
 
 def _seal(session: Session, found: Found, change: Change, canonical: str) -> None:
@@ -86,7 +80,7 @@ def _seal(session: Session, found: Found, change: Change, canonical: str) -> Non
     change.seals.extend(place_seal(view, found, canonical))
 
 
-def bind(session: Session, paths: list[str]) -> Outcome:
+def bind(session: Session, paths: list[str]) -> Written:
     """Record the current address of every anchor not yet in moor.lock.
 
     Anchors already bound keep their bound address (accepting drift is `reaffirm`'s job);
@@ -97,11 +91,11 @@ def bind(session: Session, paths: list[str]) -> Outcome:
         return _bind(session, paths)
 
 
-def _bind(session: Session, paths: list[str]) -> Outcome:
+def _bind(session: Session, paths: list[str]) -> Written:
     selected = session.select(paths)
     change = Change("moor bind")
     evaluation = session.evaluate(selected)
-    outcome = Outcome()
+    written = Written("bind")
     lock = session.lock
     # The memories of the lock being written, changed in place: a new Lock per memory bound
     # copied every memory's entry each time, quadratic in the memories (issue 22).
@@ -110,12 +104,18 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
     for path in selected:
         loaded = evaluation.loaded[path]
         if loaded.memory is None:
-            outcome.refused.append(_unusable(session, path, loaded, "bind"))
+            written.refused.append(_unusable(session, path, loaded, "bind"))
             continue
         if any(item.ref is None for item in loaded.entries):
             bad = [item for item in loaded.entries if item.ref is None]
-            outcome.refused.extend(
-                f"{path}: {item.entry.raw}: {item.problem.detail if item.problem else 'refused'}"
+            written.refused.extend(
+                Refusal(
+                    item.problem.code if item.problem else "invalid",
+                    f"{path}: {item.entry.raw}: "
+                    + (item.problem.detail if item.problem else "refused"),
+                    path=path,
+                    ref=item.entry.raw,
+                )
                 for item in bad
             )
             continue
@@ -130,12 +130,15 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
                 continue
             observation = evaluation.observations[canonical]
             if not isinstance(observation, Found):
-                why = (
-                    f"{observation.code}: {observation.detail}"
-                    if isinstance(observation, Failure)
-                    else "it does not exist"
+                code, why = _unobserved(observation)
+                written.refused.append(
+                    Refusal(
+                        code,
+                        f"{path}: cannot bind {item.entry.raw}: {why}",
+                        path=path,
+                        ref=item.entry.raw,
+                    )
                 )
-                outcome.refused.append(f"{path}: cannot bind {item.entry.raw}: {why}")
                 continue
             anchors[canonical] = locked_anchor_from(item.ref, observation)
             added.append(canonical)
@@ -167,7 +170,7 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
             else old.content
         )
         memories[path] = LockedMemory(path, content, anchors)
-        outcome.done.append(
+        written.done.append(
             f"{path}: bound {len(added)} anchor(s)"
             + (f", dropped {len(removed)}" if removed else "")
         )
@@ -186,58 +189,65 @@ def _bind(session: Session, paths: list[str]) -> Outcome:
                 NewEntry("revise", ref, memory=path, code="unbind", detail="memory file removed")
                 for ref in memories.pop(path).anchors
             )
-            outcome.done.append(f"{path}: no longer exists; dropped from moor.lock")
+            written.done.append(f"{path}: no longer exists; dropped from moor.lock")
     lock = _latch_declared(
         session,
         replace(lock, memories=memories),
         [evaluation.loaded[p] for p in selected],
         entries,
-        outcome,
+        written,
     )
     session.lock = lock
     if session.mended:
-        outcome.done.append(
+        written.done.append(
             "moor.lock: retirements and tombstones this clone holds were missing (an older "
             "moor.lock came back); recorded them again"
         )
-    if outcome.done:
+    if written.done:
         change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
     change.entries = entries
     session.commit(change)
     session.observer.flush()
-    return outcome
+    return written
 
 
-def reaffirm(session: Session, path: str, why: str) -> Outcome:
+def reaffirm(session: Session, path: str, why: str) -> Written:
     """Accept the code as it is now for every anchor of one memory, with a reason.
 
     All or nothing: an anchor that is gone, moved or cannot be observed blocks the whole
     reaffirmation, so the lock never mixes old and new judgements of one memory.
     """
     if not why.strip():
-        raise UsageError('reaffirm needs a reason: --why "..."')
+        raise UsageError('reaffirm needs a reason: --why "..."', code="no_reason")
     path = _require_memory(session, path)
     with session.writing("moor reaffirm"):
         return _reaffirm(session, path, why)
 
 
-def _reaffirm(session: Session, path: str, why: str) -> Outcome:
+def _reaffirm(session: Session, path: str, why: str) -> Written:
     evaluation = session.evaluate([path])
     loaded = evaluation.loaded[path]
-    outcome = Outcome()
+    written = Written("reaffirm", path=path)
     if loaded.memory is None:
-        outcome.refused.append(_unusable(session, path, loaded, "reaffirm"))
-        return outcome
+        written.refused.append(_unusable(session, path, loaded, "reaffirm"))
+        return written
     verdict = reaffirm_verdict(evaluation.report.memories[0])
     if not verdict.allowed:
-        outcome.refused.append(f"{path}: cannot reaffirm: {verdict.why}")
-        return outcome
+        written.refused.append(
+            Refusal(verdict.code, f"{path}: cannot reaffirm: {verdict.why}", path=path)
+        )
+        return written
     anchors: dict[str, LockedAnchor] = {}
     founds: list[tuple[str, Found]] = []
     for item in loaded.entries:
         if item.ref is None:
-            outcome.refused.append(
-                f"{item.entry.raw}: {item.problem.detail if item.problem else ''}"
+            written.refused.append(
+                Refusal(
+                    item.problem.code if item.problem else "invalid",
+                    f"{item.entry.raw}: {item.problem.detail if item.problem else ''}",
+                    path=path,
+                    ref=item.entry.raw,
+                )
             )
             continue
         observation = evaluation.observations[item.ref.canonical()]
@@ -245,15 +255,27 @@ def _reaffirm(session: Session, path: str, why: str) -> Outcome:
             anchors[item.ref.canonical()] = locked_anchor_from(item.ref, observation)
             founds.append((item.ref.canonical(), observation))
         elif isinstance(observation, NotFound):
-            outcome.refused.append(
-                f"{item.entry.raw}: not found: `moor follow {path}` if it moved, or edit the memory"
+            written.refused.append(
+                Refusal(
+                    "not_found",
+                    f"{item.entry.raw}: not found: `moor follow {path}` if it moved, "
+                    "or edit the memory",
+                    path=path,
+                    ref=item.entry.raw,
+                )
             )
         else:
-            outcome.refused.append(
-                f"{item.entry.raw}: cannot be observed ({observation.code}: {observation.detail})"
+            written.refused.append(
+                Refusal(
+                    observation.code,
+                    f"{item.entry.raw}: cannot be observed "
+                    f"({observation.code}: {observation.detail})",
+                    path=path,
+                    ref=item.entry.raw,
+                )
             )
-    if outcome.refused:
-        return outcome
+    if written.refused:
+        return written
     old = session.lock.memories.get(path)
     change = Change("moor reaffirm")
     entries = []
@@ -276,14 +298,14 @@ def _reaffirm(session: Session, path: str, why: str) -> Outcome:
             NewEntry("revise", f"memory:{path}", memory=path, reason=why, code="reaffirm")
         )
     lock = session.with_memory(LockedMemory(path, loaded.memory.content_hash, anchors), path)
-    lock = _latch_declared(session, lock, [loaded], entries, outcome)
+    lock = _latch_declared(session, lock, [loaded], entries, written)
     change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
     change.entries = entries
     session.commit(change)
     session.lock = lock
     session.observer.flush()
-    outcome.done.append(f"{path}: reaffirmed {len(founds)} anchor(s): {why}")
-    return outcome
+    written.done.append(f"{path}: reaffirmed {len(founds)} anchor(s): {why}")
+    return written
 
 
 @dataclass(frozen=True)
@@ -303,7 +325,7 @@ def follow(
     why: str | None = None,
     *,
     dry_run: bool = False,
-) -> Outcome:
+) -> Written:
     """Re-point moved references (or, with `to`, the one a person names) and re-bind them.
 
     Every new place is observed and the new memory text parsed before anything is written;
@@ -327,13 +349,13 @@ def _follow(
     source: str | None,
     why: str | None,
     dry_run: bool = False,
-) -> Outcome:
+) -> Written:
     evaluation = session.evaluate([path])
     loaded = evaluation.loaded[path]
-    outcome = Outcome()
+    written = Written("follow", path=path)
     if loaded.memory is None:
-        outcome.refused.append(_unusable(session, path, loaded, "follow"))
-        return outcome
+        written.refused.append(_unusable(session, path, loaded, "follow"))
+        return written
     report = evaluation.report.memories[0]
     if to is None:
         moves = [
@@ -343,52 +365,64 @@ def _follow(
         ]
         if not moves:
             # A no-op, not a refusal (exit 0): nothing asked for was refused.
-            outcome.done.append(
+            written.done.append(
                 f"{path}: nothing moved, nothing to follow: a no-op, not a refusal "
                 "(nothing was changed)"
             )
-            outcome.done.extend(
+            written.done.extend(
                 f"{path}: {a.ref} is gone; if it lives on elsewhere: "
                 f"`moor follow {path} --to {a.candidates[0].ref if a.candidates else 'REF'}`"
                 for a in report.anchors
                 if a.state == State.GONE
             )
-            return outcome
+            return written
     else:
-        chosen = _chosen_move(report.anchors, path, to, source, outcome)
+        chosen = _chosen_move(report.anchors, path, to, source, written)
         if chosen is None:
-            return outcome
+            return written
         moves = [chosen]
     founds: dict[str, Found] = {}
     for move in moves:
         ref = parse_reference(move.target)
         observation = ref if isinstance(ref, Failure) else session.observer.observe(ref)
         if not isinstance(observation, Found):
-            why_not = (
-                f"{observation.code}: {observation.detail}"
-                if isinstance(observation, Failure)
-                else "it does not exist"
+            code, why_not = _unobserved(observation)
+            written.refused.append(
+                Refusal(
+                    code,
+                    f"{move.raw}: the new place {move.target} cannot be observed "
+                    f"({why_not}); nothing was changed",
+                    path=path,
+                    ref=move.target,
+                )
             )
-            outcome.refused.append(
-                f"{move.raw}: the new place {move.target} cannot be observed "
-                f"({why_not}); nothing was changed"
-            )
-            return outcome
+            return written
         founds[move.target] = observation
     original = _memory_bytes(session, path)
     text = original.decode("utf-8")
     for move in moves:
         rewritten = _replace_reference(text, move.raw, move.target, move.line)
         if rewritten is None:
-            outcome.refused.append(
-                f"{move.raw}: could not find it on line {move.line} to rewrite; edit by hand"
+            written.refused.append(
+                Refusal(
+                    "not_rewritable",
+                    f"{move.raw}: could not find it on line {move.line} to rewrite; edit by hand",
+                    path=path,
+                    ref=move.raw,
+                )
             )
-            return outcome
+            return written
         text = rewritten
     reparsed = parse_memory(path, text.encode("utf-8"))
     if reparsed.memory is None:
-        outcome.refused.append(f"{path}: the rewritten memory would not parse; edit by hand")
-        return outcome
+        written.refused.append(
+            Refusal(
+                "not_rewritable",
+                f"{path}: the rewritten memory would not parse; edit by hand",
+                path=path,
+            )
+        )
+        return written
     old = session.lock.memories.get(path)
     anchors = dict(old.anchors) if old else {}
     entries = []
@@ -418,11 +452,11 @@ def _follow(
             and before.derivation != found.derivation
             and session.checker.translation(before.ref, before, found) is None
         ):
-            outcome.done.append(
+            written.done.append(
                 f"{path}: {move.raw} was bound by another normaliser: the code at "
                 f"{move.target} is taken as it is now (`moor diff {path}` shows it)"
             )
-        outcome.done.append(f"{path}: {move.raw} -> {move.target}")
+        written.done.append(f"{path}: {move.raw} -> {move.target}")
     was_current = old is None or old.content == loaded_lock_content(
         session.workspace, loaded, old.anchors
     )
@@ -434,12 +468,14 @@ def _follow(
     )
     new_lock = session.with_memory(LockedMemory(path, content, anchors), path)
     if _memory_bytes(session, path) != original:
-        outcome.refused.append(f"{path}: changed while following; nothing was changed")
-        outcome.done.clear()
-        return outcome
-    outcome.memory_text = text
+        written.refused.append(
+            Refusal("conflict", f"{path}: changed while following; nothing was changed", path=path)
+        )
+        written.done.clear()
+        return written
+    written.memory_text = text
     if dry_run:
-        return outcome
+        return written
     change = Change("moor follow")
     for move in moves:
         followed_ref = parse_reference(move.target)
@@ -460,7 +496,7 @@ def _follow(
     session.commit(change)
     session.lock = new_lock
     session.observer.flush()
-    return outcome
+    return written
 
 
 def _memory_bytes(session: Session, path: str) -> bytes:
@@ -473,15 +509,19 @@ def _canonical(raw: str) -> str | None:
 
 
 def _chosen_move(
-    anchors: list[AnchorReport], path: str, to: str, source: str | None, outcome: Outcome
+    anchors: list[AnchorReport], path: str, to: str, source: str | None, written: Written
 ) -> _Move | None:
     """The anchor a person re-points with `--to` (named by `--from` when there are several)."""
     target = parse_reference(to)
     if isinstance(target, Failure):
-        outcome.refused.append(f"--to {to}: {target.detail}")
+        written.refused.append(Refusal(target.code, f"--to {to}: {target.detail}", ref=to))
         return None
     if target.path is None:
-        outcome.refused.append(f"--to {to}: only code can be followed to, not a custom anchor")
+        written.refused.append(
+            Refusal(
+                "not_code", f"--to {to}: only code can be followed to, not a custom anchor", ref=to
+            )
+        )
         return None
     movable = [a for a in anchors if a.state in (State.MOVED, State.GONE) and a.canonical]
     if source is not None:
@@ -489,18 +529,29 @@ def _chosen_move(
         key = wanted.canonical() if not isinstance(wanted, Failure) else source
         movable = [a for a in anchors if a.ref == source or a.canonical == key]
         if not movable:
-            outcome.refused.append(f"--from {source}: {path} has no such reference")
+            written.refused.append(
+                Refusal("not_found", f"--from {source}: {path} has no such reference", ref=source)
+            )
             return None
         if movable[0].state not in (State.MOVED, State.GONE):
-            outcome.refused.append(
-                f"--from {source}: it is {movable[0].state.value}, not moved or gone; "
-                "edit the reference and `moor bind` to re-point it"
+            written.refused.append(
+                Refusal(
+                    "not_moved",
+                    f"--from {source}: it is {movable[0].state.value}, not moved or gone; "
+                    "edit the reference and `moor bind` to re-point it",
+                    ref=source,
+                )
             )
             return None
     if len(movable) != 1:
         listed = ", ".join(a.ref for a in movable) or "none"
-        outcome.refused.append(
-            f"{path}: say which reference goes to {to} with --from (moved or gone: {listed})"
+        written.refused.append(
+            Refusal(
+                "ambiguous",
+                f"{path}: say which reference goes to {to} with --from (moved or gone: {listed})",
+                path=path,
+                suggestions=tuple(a.ref for a in movable),
+            )
         )
         return None
     anchor = movable[0]
@@ -567,3 +618,11 @@ def _replace_reference(text: str, raw: str, target: str, line: int) -> str | Non
         return None
     lines[line - 1] = current.replace(raw, target, 1)
     return "".join(lines)
+
+
+def _unobserved(observation: object) -> tuple[str, str]:
+    """The refusal code and the reason for code that could not be observed: the failure's
+    own, or `not_found`."""
+    if isinstance(observation, Failure):
+        return observation.code, f"{observation.code}: {observation.detail}"
+    return "not_found", "it does not exist"

@@ -64,7 +64,7 @@ def _bound_in_git(
     for commit in commits_writing(workspace, address):
         # The anchor as it was named in that commit: after a follow the lock keeps the
         # bound address under the new reference, and the code was at the old one.
-        for ref_text in _refs_with_address(workspace, commit, address) or [canonical]:
+        for ref_text in refs_with_address(workspace, commit, address) or [canonical]:
             found = _observed_at(workspace, commit, ref_text, address)
             if found is not None:
                 return (*found, commit)
@@ -75,22 +75,36 @@ def commits_writing(workspace: Workspace, address: str) -> list[str]:
     """The commits that wrote `address` into moor.lock, newest first (at most a few)."""
     if not (workspace.root / ".git").exists():
         return []
-    commits = git(
-        workspace.root,
-        "log",
-        "--format=%H",
-        "--no-textconv",
-        "--no-ext-diff",
-        f"-n{_MAX_COMMITS}",
-        "-S",
-        address,
-        "--",
-        LOCK_FILE,
-    )
-    return (commits or b"").decode("ascii", "replace").split()
+    for merges in ((), ("--diff-merges=first-parent", "--no-patch")):
+        # A merge commit only when no other wrote it: an entry written while merging exists
+        # nowhere else, but one that came in with the merge was written — with the code it
+        # was bound to — on the other side, and the merged file may hold this side's edits.
+        commits = git(
+            workspace.root,
+            "log",
+            "--format=%H",
+            "--no-textconv",
+            "--no-ext-diff",
+            *merges,
+            f"-n{_MAX_COMMITS}",
+            "-S",
+            address,
+            "--",
+            LOCK_FILE,
+        )
+        # -S also lists the commits that took the address out (a reaffirm, a re-baseline):
+        # only those whose lock holds it were made with the code it was bound to.
+        found = [
+            commit
+            for commit in (commits or b"").decode("ascii", "replace").split()
+            if address.encode() in (git(workspace.root, "show", f"{commit}:./{LOCK_FILE}") or b"")
+        ]
+        if found:
+            return found
+    return []
 
 
-def _refs_with_address(workspace: Workspace, commit: str, address: str) -> list[str]:
+def refs_with_address(workspace: Workspace, commit: str, address: str) -> list[str]:
     data = git(workspace.root, "show", "--no-textconv", f"{commit}:./{LOCK_FILE}")
     if data is None:
         return []

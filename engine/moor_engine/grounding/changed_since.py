@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from moor_store.lockfile import LockError, parse_lock
 
 from moor_engine.grounding.memories import load_memories
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 from moor_engine.workspace.git import git, git_all
 from moor_engine.workspace.roots import CONFIG_FILE, LOCK_FILE
 

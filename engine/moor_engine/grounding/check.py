@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
+from moor_extractors.change import change_summary
+from moor_extractors.languages import language_for_path
 from moor_extractors.memory import effective_watch
 from moor_extractors.model import Failure, Reason
 from moor_extractors.reference import Reference
@@ -328,6 +330,7 @@ class Checker:
             report.code = "unbound"
             report.detail = "not bound yet: run `moor bind`"
             return report
+        bound = locked
         if locked.derivation != observation.derivation:
             baseline = self._baseline(canonical, locked, observation, report)
             if baseline is None:
@@ -353,7 +356,27 @@ class Checker:
             report.code = "drifted"
             what = item.ref.symbol or item.ref.path or canonical
             report.detail = f"{', '.join(moved)} changed in {what} since it was bound"
+            change = self._what_changed(canonical, bound, observation)
+            if change is not None:
+                report.change = change
+                report.detail += f": {change}"
         return report
+
+    def _what_changed(self, canonical: str, locked: LockedAnchor, found: Found) -> str | None:
+        """A drift said in a line (`Optional[Scope]` → `Scope | None`), so a reviewer can
+        reaffirm at a glance; None when the bound code is not recoverable here."""
+        language = language_for_path(found.path)
+        if language is None:
+            return None
+        before = bound_code(self.workspace, self.snapshots, canonical, locked)
+        view = self.observer.view(found.path)
+        if before is None or not isinstance(view, FileView):
+            return None
+        try:
+            after = view.source_text(found.site)
+        except (OSError, UnicodeDecodeError):
+            return None
+        return change_summary(language, before.text, after)
 
     def _baseline(
         self, canonical: str, locked: LockedAnchor, found: Found, report: AnchorReport

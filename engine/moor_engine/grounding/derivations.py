@@ -29,7 +29,7 @@ from moor_extractors.symbols import NORMALISER_VERSION
 from moor_store.journal import Journal
 from moor_store.lockfile import LockedAnchor
 
-from moor_engine.grounding.bound_code import commits_writing
+from moor_engine.grounding.bound_code import commits_writing, refs_with_address
 from moor_engine.grounding.observe import PROBE_VERSION, FileObserver, Found
 from moor_engine.workspace.git import git
 from moor_engine.workspace.workspace import Workspace
@@ -81,8 +81,8 @@ def translate(
     ref = parse_reference(canonical)
     if isinstance(ref, Failure) or ref.path is None:
         return None
-    for commit, data in _committed_versions(workspace, ref.path, locked.address):
-        facts = _observed(workspace, canonical, data)
+    for commit, data, then in _committed_versions(workspace, canonical, locked.address):
+        facts = _observed(workspace, then, data)
         if facts is not None:
             return Translation(facts, f"git {commit[:12]}")
     text = journal.snapshot(locked.address) if journal is not None else None
@@ -112,11 +112,21 @@ def _observed(workspace: Workspace, canonical: str, data: bytes) -> Facts | None
     return observation.facts if isinstance(observation, Found) else None
 
 
-def _committed_versions(workspace: Workspace, path: str, address: str) -> list[tuple[str, bytes]]:
-    """The file at the newest commit that wrote `address` into moor.lock: the code as it was
-    bound (moor.lock is committed with the code it was bound to)."""
+def _committed_versions(
+    workspace: Workspace, canonical: str, address: str
+) -> list[tuple[str, bytes, str]]:
+    """The file at the newest commit that wrote `address` into moor.lock, and the anchor as
+    it was named there: the code as it was bound (moor.lock is committed with the code it
+    was bound to; a follow since then keeps the address under the new name)."""
     for commit in commits_writing(workspace, address):
-        data = git(workspace.root, "show", "--no-textconv", f"{commit}:./{path}")
-        if data is not None:
-            return [(commit, data)]
+        versions = []
+        for then in dict.fromkeys([canonical, *refs_with_address(workspace, commit, address)]):
+            ref = parse_reference(then)
+            if isinstance(ref, Failure) or ref.path is None:
+                continue
+            data = git(workspace.root, "show", "--no-textconv", f"{commit}:./{ref.path}")
+            if data is not None:
+                versions.append((commit, data, then))
+        if versions:
+            return versions
     return []

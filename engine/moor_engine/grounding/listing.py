@@ -9,7 +9,8 @@ from moor_extractors.resolve import SymbolRef, references
 from moor_extractors.symbols import parse_source
 from moor_store.inside import NotInside, read_inside
 
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 
 
 def file_symbols(session: Session, arg: str) -> tuple[str, list[SymbolRef]]:

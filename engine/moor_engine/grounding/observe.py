@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import textwrap
 import time
@@ -27,10 +28,12 @@ from moor_extractors.reference import Reference, parse_reference
 from moor_extractors.resolve import Ambiguous, Group, group_of, resolve
 from moor_extractors.symbols import (
     NORMALISER_VERSION,
+    ErrorRegion,
     ParsedFile,
     file_facts,
     parse_source,
     spec_for,
+    split_qualified,
 )
 from moor_store.inside import NotInside, read_inside, stat_inside
 from moor_store.journal import CachedFile, Journal
@@ -135,8 +138,7 @@ class FileView:
         self._earlier: ParsedFile | None = None  # a parse of that version, to re-parse from
         self._file_facts: Facts | None = None
         self._groups: dict[str, Group] = {}  # qualified name -> what its namesakes are
-        self._error: tuple[int, int] | None = None  # `ParsedFile.first_error`, once known
-        self._error_known = False
+        self._regions: tuple[ErrorRegion, ...] | None = None  # `ParsedFile.error_regions`
         self.parse_count = 0
         self.normalised = 0  # definitions normalised here (not known from a cache)
         self.overlay = False  # made from an editor's unsaved buffer: never cached
@@ -160,10 +162,11 @@ class FileView:
         whole = payload.get("file")
         if isinstance(whole, list):
             self._file_facts = Facts(kind=whole[0], axes=whole[1])
-        if "error" in payload:
-            error = payload["error"]
-            self._error_known = True
-            self._error = (int(error[0]), int(error[1])) if isinstance(error, list) else None
+        regions = payload.get("regions")
+        if isinstance(regions, list):
+            self._regions = tuple(
+                ErrorRegion(int(a), int(b), int(c), int(d)) for a, b, c, d in regions
+            )
         groups = payload.get("groups")
         if isinstance(groups, dict):
             self._groups = {
@@ -196,8 +199,8 @@ class FileView:
                     for qname, group in self._groups.items()
                 },
                 **(
-                    {"error": list(self._error) if self._error else None}
-                    if self._error_known
+                    {"regions": [[r.start, r.end, r.line, r.error] for r in self._regions]}
+                    if self._regions is not None
                     else {}
                 ),
             },
@@ -246,12 +249,30 @@ class FileView:
             self.dirty = True
         return self._sites
 
-    def first_error(self) -> tuple[int, int] | None:
-        """Where the file's first syntax error is (byte, line); None when it parses."""
-        if not self._error_known:
-            self._error, self._error_known = self.parsed().first_error(), True
+    def error_regions(self) -> tuple[ErrorRegion, ...]:
+        """What error recovery may have reshaped (`ParsedFile.error_regions`); empty when
+        the file parses."""
+        if self._regions is None:
+            self._regions = self.parsed().error_regions()
             self.dirty = True
-        return self._error
+        return self._regions
+
+    def error_reaching(self, site: DefinitionSite) -> ErrorRegion | None:
+        """The first error region that can reshape a site (`ParsedFile.error_reaching`)."""
+        if not self.error_regions():
+            return None
+        return self.parsed().error_reaching(site)
+
+    def error_hiding(self, name: str) -> ErrorRegion | None:
+        """The first error region that may hold a definition named `name` that recovery
+        hid: one whose bytes spell the name, or one that runs to the end of the file (a
+        file cut short — a save still being written — may be missing anything)."""
+        source = self.source()
+        word = re.compile(rb"(?<![\w$])" + re.escape(name.encode()) + rb"(?![\w$])")
+        for region in self.error_regions():
+            if region.end >= len(source.rstrip()) or word.search(source, region.start, region.end):
+                return region
+        return None
 
     def named(self, qname: str) -> list[int]:
         """Indexes of the sites with this qualified name (an index built once per file)."""
@@ -702,9 +723,9 @@ class FileObserver:
         sites = view.sites()
         meaning = resolve(ref.symbol, sites, language, view.named, view.group, view.head)
         if meaning is None:
-            error = view.first_error()
-            if error is not None:
-                return _near_error(ref, error, found=False)
+            hiding = view.error_hiding(_own_name(language, ref.symbol))
+            if hiding is not None:
+                return _near_error(ref, hiding, found=False)
             return NotFound(ref.path, derivation, not_found_address(derivation))
         if isinstance(meaning, Ambiguous):
             return Failure(
@@ -716,7 +737,7 @@ class FileObserver:
             return Failure(
                 Reason.UNEVALUABLE,
                 "parse_error_in_symbol",
-                f"{ref.symbol} in {ref.path} (line {broken[0].line}) does not parse",
+                f"the parser could not read {ref.symbol} in {ref.path} (line {broken[0].line})",
             )
         if len(matches) > 1:
             span, facts = view.together_facts(matches)
@@ -727,9 +748,10 @@ class FileObserver:
             address = self._address(derivation, view, matches[0])
             found = Found(ref.path, derivation, facts, address, site)
         assert found.site is not None
-        error = view.first_error()
-        if error is not None and error[0] < found.site.end_byte and found.address not in expect:
-            return _near_error(ref, error, found=True)
+        if found.address not in expect and view.error_regions():
+            reaching = next(filter(None, (view.error_reaching(sites[i]) for i in matches)), None)
+            if reaching is not None:
+                return _near_error(ref, reaching, found=True)
         return found
 
     def trim(self, keep: set[str]) -> None:
@@ -810,15 +832,22 @@ def ambiguity(ref: Reference, candidates: tuple[tuple[str | None, int], ...]) ->
     return text
 
 
-def _near_error(ref: Reference, error: tuple[int, int], found: bool) -> Failure:
+def _near_error(ref: Reference, region: ErrorRegion, found: bool) -> Failure:
     what = "may be misread" if found else "is not found"
     return Failure(
         Reason.UNEVALUABLE,
         "parse_error_near_symbol",
-        f"{ref.symbol} {what}: {ref.path} has a syntax error at line {error[1]}, before the "
-        "symbol's end, and the parser's recovery can reshape or hide what follows it; fix "
-        "it, then check again",
+        f"{ref.symbol} {what}: the parser could not read {ref.path} at line {region.line}, "
+        "and what it made of the code around there can hide or reshape the symbol; moor "
+        "checks it again once the file parses",
     )
+
+
+def _own_name(language: str, symbol: str) -> str:
+    """The name a definition of `symbol` spells in its own code: its last part, without
+    an overload's parameter list or a receiver's type parameters."""
+    own = split_qualified(language, symbol)[1]
+    return re.split(r"[(\[<\s]", own, maxsplit=1)[0] or own
 
 
 def _row_key(row: CachedFile) -> StatKey:

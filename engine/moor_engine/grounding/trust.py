@@ -74,6 +74,17 @@ class AnchorReport:
     suggestions: list[str] = field(default_factory=list)
     bound_address: str | None = None
     address: str | None = None
+    # A drift said in a line (`Optional[X]` → `X | None`), also at the end of `detail`: only
+    # where the bound code could be read here (a journal or git), so a text every clone must
+    # compute alike uses `plain_detail`.
+    change: str | None = None
+
+    @property
+    def plain_detail(self) -> str | None:
+        """`detail` without the one-line change."""
+        if self.change and self.detail and self.detail.endswith(f": {self.change}"):
+            return self.detail[: -len(self.change) - 2]
+        return self.detail
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -83,6 +94,7 @@ class AnchorReport:
             "reason": self.reason,
             "code": self.code,
             "detail": self.detail,
+            "change": self.change,
             "moved_to": self.moved_to,
             "candidates": [candidate.as_json() for candidate in self.candidates],
             "suggestions": self.suggestions,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from moor_engine.grounding.trust import AnchorReport, MemoryReport, State
+from moor_engine.grounding.trust import AnchorReport, MemoryReport, State, worst
 
 # Anchor states a reaffirmation accepts; any other blocks the whole memory (all or none).
 REAFFIRMABLE = frozenset({State.CURRENT, State.DRIFTED, State.UNBOUND})
@@ -31,21 +31,32 @@ REAFFIRMABLE_CODES = frozenset({"older_derivation_unverifiable"})
 class Verdict:
     allowed: bool
     why: str = ""  # why not (empty when allowed)
+    # Why not, stably, for a program (empty when allowed): the refusal's code in the
+    # action's `Written` (MCP's refusal, the CLI's JSON).
+    code: str = ""
 
 
 def reaffirm_verdict(memory: MemoryReport) -> Verdict:
+    """Whether `moor reaffirm MEMORY` may accept the code as it is now. Refused: `invalid`
+    (the memory), `forgotten` (its text), or the state of the worst anchor that blocks it
+    (`gone`, `moved`, `unverified`, `invalid`)."""
     if memory.state == State.INVALID and not memory.anchors:
-        return Verdict(False, "the memory is invalid: " + "; ".join(memory.notes))
+        return Verdict(False, "the memory is invalid: " + "; ".join(memory.notes), "invalid")
     if memory.code == "tombstoned":
         # Reviewing forgotten text back in is writing it again (moor_engine.memory.latch).
-        return Verdict(False, memory.notes[0] if memory.notes else "its text was forgotten")
-    blocked = [
-        f"{anchor.ref}: {_REAFFIRM_BLOCKERS.get(anchor.state, anchor.state.value)}"
+        why = memory.notes[0] if memory.notes else "its text was forgotten"
+        return Verdict(False, why, "forgotten")
+    blocking = [
+        anchor
         for anchor in memory.anchors
         if anchor.state not in REAFFIRMABLE and anchor.code not in REAFFIRMABLE_CODES
     ]
-    if blocked:
-        return Verdict(False, "; ".join(blocked))
+    if blocking:
+        why = "; ".join(
+            f"{anchor.ref}: {_REAFFIRM_BLOCKERS.get(anchor.state, anchor.state.value)}"
+            for anchor in blocking
+        )
+        return Verdict(False, why, worst([anchor.state for anchor in blocking]).value)
     return Verdict(True)
 
 
@@ -56,7 +67,7 @@ def follow_verdict(memory: MemoryReport, anchor: AnchorReport | None = None) -> 
     anchors = memory.anchors if anchor is None else (anchor,)
     if any(followable(a) for a in anchors):
         return Verdict(True)
-    return Verdict(False, "nothing moved")
+    return Verdict(False, "nothing moved", "nothing_moved")
 
 
 def followable(anchor: AnchorReport) -> bool:
@@ -70,7 +81,7 @@ def bind_verdict(memory: MemoryReport, anchor: AnchorReport | None = None) -> Ve
     anchors = memory.anchors if anchor is None else (anchor,)
     if any(a.state == State.UNBOUND for a in anchors):
         return Verdict(True)
-    return Verdict(False, "every reference is bound")
+    return Verdict(False, "every reference is bound", "all_bound")
 
 
 # Candidates closer than this are a tie: the ranking says nothing about which it is

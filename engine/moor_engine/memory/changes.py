@@ -25,7 +25,8 @@ from moor_store.journal import Entry
 
 from moor_engine.memory import namespaces
 from moor_engine.memory.memory_owners import memories_of
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 1000

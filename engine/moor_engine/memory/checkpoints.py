@@ -24,7 +24,7 @@ from moor_extractors.reference import normalise_path, resolve_path
 from moor_store.inside import NotInside, open_inside_dir, read_inside, write_inside
 
 from moor_engine.memory import namespaces
-from moor_engine.session import UsageError
+from moor_engine.usage import UsageError
 from moor_engine.workspace.workspace import STATE_DIR
 
 FOLDER = f"{STATE_DIR}/checkpoints"

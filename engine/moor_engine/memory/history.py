@@ -11,7 +11,8 @@ from moor_engine.grounding.bound_code import bound_code
 from moor_engine.grounding.observe import FileView, Found
 from moor_engine.grounding.trust import State
 from moor_engine.memory import namespaces
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 
 
 @dataclass

@@ -27,8 +27,10 @@ from moor_engine.memory.latch import (
     retire,
     stamp,
 )
-from moor_engine.memory.memory_writes import Refusal, Written, after_write, known_here, memory_arg
-from moor_engine.session import Session, UsageError
+from moor_engine.memory.memory_writes import after_write, known_here, memory_arg
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
+from moor_engine.written import Refusal, Written
 
 
 def _described(session: Session, written: Written) -> Written:

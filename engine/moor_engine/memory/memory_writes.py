@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import getpass
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from moor_extractors.memory import CONFIDENCE_LEVELS, Memory, parse_memory
 from moor_extractors.memory_text import (
@@ -59,78 +59,10 @@ from moor_engine.memory.latch import (
     read_latches,
     stamp,
 )
-from moor_engine.session import Session, UsageError
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 from moor_engine.workspace.git import git
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """Why a write was not made: a stable `code`, a message, and what to do instead."""
-
-    code: str
-    message: str
-    path: str | None = None
-    ref: str | None = None
-    suggestions: tuple[str, ...] = ()
-    instead: str | None = None  # the command that does what was meant
-    current_hash: str | None = None
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "code": self.code,
-            "message": self.message,
-            "path": self.path,
-            "ref": self.ref,
-            "suggestions": list(self.suggestions),
-            "instead": self.instead,
-            "current_hash": self.current_hash,
-        }
-
-
-@dataclass(frozen=True)
-class Known:
-    """A live memory bound to an anchor the written one is bound to."""
-
-    path: str
-    title: str
-    state: str
-    anchors: tuple[str, ...]  # the shared canonical references
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "title": self.title,
-            "state": self.state,
-            "anchors": list(self.anchors),
-        }
-
-
-@dataclass
-class Written:
-    """What a write did (or, with `refused`, why nothing was written)."""
-
-    action: str
-    path: str | None = None
-    content_hash: str | None = None
-    done: list[str] = field(default_factory=list)
-    refused: list[Refusal] = field(default_factory=list)
-    known_here: list[Known] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.refused
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "action": self.action,
-            "ok": self.ok,
-            "path": self.path,
-            "content_hash": self.content_hash,
-            "done": self.done,
-            "refused": [r.as_json() for r in self.refused],
-            "known_here": [k.as_json() for k in self.known_here],
-        }
-
+from moor_engine.written import Known, Refusal, Written
 
 # Called after every write that changed a memory file, with the session and the result:
 # where an index of memories (recall) keeps itself up to date.

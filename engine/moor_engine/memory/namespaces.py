@@ -13,6 +13,8 @@ import re
 
 from moor_extractors.memory import Memory, Problem
 
+from moor_engine.usage import UsageError
+
 # Lowercase so that "Claude" and "claude" cannot be two namespaces; no leading dot or dash,
 # so a name is never a path part nor an option.
 AGENT_GRAMMAR = r"[a-z0-9][a-z0-9._-]{0,63}"
@@ -28,9 +30,6 @@ def is_agent_name(name: str) -> bool:
 
 def reader(agent: str | None) -> str | None:
     """The reader an agent argument names; UsageError (a refusal) for an invalid name."""
-    # Imported here: loading memories (which imports this module) comes before sessions.
-    from moor_engine.session import UsageError
-
     if agent is None:
         return None
     if not is_agent_name(agent):

@@ -24,9 +24,11 @@ from moor_extractors.model import Failure
 from moor_extractors.reference import parse_reference
 from moor_store.inside import NotInside, exists_inside, open_inside_dir, read_inside
 
-from moor_engine.memory.memory_writes import Draft, Written, add
-from moor_engine.session import Session, UsageError
+from moor_engine.memory.memory_writes import Draft, add
+from moor_engine.session import Session
+from moor_engine.usage import UsageError
 from moor_engine.workspace.config import SourceConfig
+from moor_engine.written import Written
 
 SIDECAR_FOLDER = "sources"  # under the first memory root: memories/sources/KIND/NAME.md
 

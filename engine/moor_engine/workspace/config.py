@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from moor_store.inside import NotInside, read_inside
+from moor_store.refusal import RefusalError
 
 from moor_engine.workspace.gitignore import ignore_pattern_compiles
 
@@ -35,7 +36,7 @@ BUILTIN_IGNORES: tuple[str, ...] = (
 )
 
 
-class ConfigError(Exception):
+class ConfigError(RefusalError):
     """The configuration cannot be used as written (the message names file, line, problem);
     `path` is the file (workspace-relative) and `line` its 1-based line, when known."""
 

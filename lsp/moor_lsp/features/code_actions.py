@@ -481,21 +481,29 @@ class CodeActions(Feature):
             acted = await self.server.in_engine(engine.act, folder.root, action, memory, args)
         except engine.EngineProblem as problem:
             raise JsonRpcInvalidParams(str(problem)) from problem
-        outcome = acted.outcome
+        written = acted.written
         for told in acted.told:  # as the CLI prints them, e.g. that nothing was recorded
             self._warn(f"moor {action}: {told}")
-        if outcome.refused:
-            logger.info("moor %s refused: %s", action, "; ".join(outcome.refused))
+        refused = [refusal.message for refusal in written.refused]
+        if refused:
+            logger.info("moor %s refused: %s", action, "; ".join(refused))
             self.server.window_show_message(
                 types.ShowMessageParams(
                     type=types.MessageType.Warning,
-                    message=f"moor {action} refused: " + "; ".join(outcome.refused),
+                    message=f"moor {action} refused: " + "; ".join(refused),
                 )
             )
         # An action writes the memory (follow), moor.lock and the journal, nothing else.
         if await folder.recompute(f"{action} {memory}", [memory, "moor.lock"]) is None:
             await folder.settled()  # overtaken by a change that came meanwhile
-        return {"done": outcome.done, "refused": outcome.refused, "warnings": list(acted.told)}
+        # `refused` as the person reads it; `written`: the same write result, with each
+        # refusal's code, as `moor ACTION --format json` and MCP's write tools answer it.
+        return {
+            "done": written.done,
+            "refused": refused,
+            "warnings": list(acted.told),
+            "written": written.as_json(),
+        }
 
     async def reaffirm(self, memory: object = None, reason: object = None) -> object:
         self._writable(REAFFIRM)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from moor_engine.grounding.severity import SEVERITY as STATE_LEVELS
 from moor_engine.grounding.trust import State
 from moor_engine.grounding.verdicts import bind_verdict, follow_verdict
 
@@ -42,24 +43,17 @@ if TYPE_CHECKING:
     from moor_lsp.folder import Folder
 
 SOURCE = "moor"
-# The built-in severities; states the settings do not name (`retired`) keep theirs.
-SEVERITY: dict[State, types.DiagnosticSeverity] = {
-    State.INVALID: types.DiagnosticSeverity.Error,
-    State.GONE: types.DiagnosticSeverity.Error,
-    State.DRIFTED: types.DiagnosticSeverity.Warning,
-    State.MOVED: types.DiagnosticSeverity.Information,
-    State.REWRITTEN: types.DiagnosticSeverity.Information,
-    State.UNVERIFIED: types.DiagnosticSeverity.Information,
-    State.UNBOUND: types.DiagnosticSeverity.Information,
-    State.UNGROUNDED: types.DiagnosticSeverity.Hint,
-    State.RETIRED: types.DiagnosticSeverity.Hint,
-}
 LEVELS: dict[str, types.DiagnosticSeverity | None] = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
     "information": types.DiagnosticSeverity.Information,
     "hint": types.DiagnosticSeverity.Hint,
     "off": None,
+}
+# The built-in severities (the engine's table); states the settings do not name
+# (`retired`) keep theirs.
+SEVERITY: dict[State, types.DiagnosticSeverity | None] = {
+    state: LEVELS[level] for state, level in STATE_LEVELS.items()
 }
 
 

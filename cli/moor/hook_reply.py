@@ -1,0 +1,50 @@
+"""What a hook answers, in whichever process answers it — its own (`hook_commands.run_hook`)
+or the workspace's hook server (`hook_server`) — and where a silent hook's failure is
+logged. A module of its own so that neither of those imports the other for it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+LOG = ".moor/hooks.log"
+_LOG_KEEP = 200  # lines: the log is for a person looking into a silent hook, not history
+
+
+def hook_answer(event: str, where: Path, payload: dict[str, object]) -> str:
+    prompt = payload.get("prompt")
+    kept = None
+    if event == "prompt":
+        if not isinstance(prompt, str):
+            raise ValueError('the hook input has no "prompt" text')
+        # The engine's last answer, if nothing it read has moved: no engine import at all.
+        from moor_engine.agents.hook_answers import lookup
+
+        cached, kept = lookup(where, prompt)
+        if cached is not None:
+            return cached[0]
+    from moor_engine.agents import agent_hooks
+    from moor_engine.session import Session
+
+    with Session.open(where) as session:
+        if event == "session-start" or not isinstance(prompt, str):
+            return agent_hooks.session_start(session).context
+        return agent_hooks.prompt(session, prompt, kept).context
+
+
+def log_line(where: Path, line: str) -> None:
+    """One line in `.moor/hooks.log` of the workspace (if there is one); never raises."""
+    try:
+        from moor_engine.workspace.workspace import find_root
+        from moor_store.inside import read_inside, write_inside
+
+        root = find_root(where.resolve())  # not Workspace.open: its config may be the failure
+        try:
+            old = read_inside(root, LOG).decode("utf-8", "replace").splitlines()
+        except FileNotFoundError:
+            old = []
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        lines = [*old[-(_LOG_KEEP - 1) :], f"{stamp} {' '.join(line.split())}"]
+        write_inside(root, LOG, ("\n".join(lines) + "\n").encode("utf-8"))
+    except BaseException:  # nowhere to log to (no workspace): silence is the contract
+        return
