@@ -373,6 +373,9 @@ def check_follow_buffer(run: EditorRun) -> None:
     disk = memory_path(run.root, "moved").read_text(encoding="utf-8")
     assert '"src/util.py#helper"' in buffer, f"the open buffer still shows the old text:\n{buffer}"
     assert buffer == disk, f"buffer and file disagree:\n{buffer}\n---\n{disk}"
+    # Left as saved: nothing for the person to save, and saving it warns of nothing.
+    assert run.get("followed_modified") is False, "follow left the buffer modified"
+    assert run.get("followed_write_warning") == "", run.get("followed_write_warning")
 
 
 def check_forget(run: EditorRun, asked: bool = True, closes: bool = False) -> None:

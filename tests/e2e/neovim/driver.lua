@@ -351,10 +351,21 @@ local function scenario()
       end, 20)
       record("quick_reaffirmed", { "late" })
     elseif entry.command == "moor.follow" then
-      -- Right after follow answered, before anything else can reload the buffer.
+      -- The followed text reaches the buffer (moor writes the file; the set-up reloads
+      -- it), and the buffer is left as saved: unmodified, and `:w` warns of nothing.
       local bufnr = bufnr_of("moved")
-      results.followed_buffer = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
-        .. (vim.bo[bufnr].eol and "\n" or "")
+      wait_for("the followed reference in moved.md's buffer", function()
+        return buffer_text("moved"):find('"src/util.py#helper"', 1, true) ~= nil
+      end)
+      results.followed_buffer = buffer_text("moved")
+      results.followed_modified = vim.bo[bufnr].modified
+      if not vim.bo[bufnr].modified then -- else `:w` would ask whether to overwrite
+        vim.v.warningmsg = ""
+        vim.api.nvim_buf_call(bufnr, function()
+          vim.cmd("silent write")
+        end)
+        results.followed_write_warning = vim.v.warningmsg
+      end
       vim.wait(spec.timeout * 1000, function()
         return none("moved")
       end, 20)

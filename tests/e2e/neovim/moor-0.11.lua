@@ -25,6 +25,21 @@ vim.api.nvim_create_user_command("MoorReaffirm", function(opts)
   end)
 end, { nargs = "+", desc = "moor: reaffirm this memory, with the reason" })
 
+-- Follow rewrites a memory's file, not its buffer: once a moor command answers, reload
+-- moor's buffers whose file changed (unmodified ones silently: 'autoread' is on; a plain
+-- :checktime skips hidden buffers).
+vim.api.nvim_create_autocmd("LspRequest", {
+  callback = function(args)
+    local request, client = args.data.request, vim.lsp.get_client_by_id(args.data.client_id)
+    if request.type == "complete" and request.method == "workspace/executeCommand"
+      and client and client.name == "moor" then
+      vim.schedule(function()
+        for bufnr in pairs(client.attached_buffers) do vim.cmd.checktime(bufnr) end
+      end)
+    end
+  end,
+})
+
 -- Code lenses (how many memories are about each symbol): Neovim asks for them only when
 -- told, and takes no refresh from the server.
 vim.api.nvim_create_autocmd({ "LspAttach", "BufEnter", "CursorHold", "InsertLeave" }, {
