@@ -414,6 +414,48 @@ local function scenario()
   end
   results.forget.exists = vim.uv.fs_stat(spec.memories.wrong) ~= nil
 
+  -- Reaffirm external.md (drifted again) with the reason written in its buffer: "Write my
+  -- own reason…", the reason after "because:", then the action on that line. Afterwards
+  -- the buffer is as saved: the line gone, unmodified.
+  local own = spec.reaffirm_own
+  local rewritten = assert(io.open(spec.app, "w"))
+  rewritten:write(own.app)
+  rewritten:close()
+  wait_for("external.md's drifted diagnostic after src/app.py was rewritten again", function()
+    return has_code("external", "drifted")
+  end)
+  local reaffirm = nil
+  for _, action in ipairs(code_actions("external")) do
+    local arguments = action.command.arguments or {}
+    if not reaffirm and action.command.command == "moor.reaffirm" and #arguments == 1 then
+      reaffirm = action
+    end
+  end
+  if not reaffirm then
+    fail("no reaffirm action on external.md")
+  end
+  pick = own.write_own
+  run_action("external", reaffirm)
+  pick = nil
+  wait_for("the reason line in external.md", function()
+    return reason_line("external") ~= nil
+  end)
+  local own_line, own_text = reason_line("external")
+  local own_written = own_text:gsub("because:%s*", "because: " .. own.reason .. " ", 1)
+  local external = bufnr_of("external")
+  vim.api.nvim_buf_set_lines(external, own_line, own_line + 1, false, { own_written })
+  local reasoned = run_action("external", offered_action("external", own_line, own.written))
+  results.reasoned = { done = reasoned.result, error = reasoned.error }
+  results.reasoned.line_gone = vim.wait(spec.timeout * 1000, function()
+    return reason_line("external") == nil
+  end, 20)
+  -- Not a failure at the deadline: the test says what it saw.
+  vim.wait(spec.timeout * 1000, function()
+    return not vim.bo[external].modified
+  end, 20)
+  results.reasoned.modified = vim.bo[external].modified
+  results.reasoned.text = buffer_text("external")
+
   -- Completion in a new memory's `about:` list (not saved): what Neovim's own completion
   -- code (`vim.lsp.completion`, behind <C-x><C-o>) makes of moor's answer, past the first
   -- path segment and past a `.` in a symbol.
