@@ -24,6 +24,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from moor_store.refusal import RefusalError
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -32,8 +33,10 @@ STATE_FOLDER = ("moor", "mcp-http")
 LEGACY_TOKEN = ".moor/mcp-http-token"  # where the token was kept before; never read now
 
 
-class HttpRefusal(Exception):
+class HttpRefusal(RefusalError):
     """The HTTP transport cannot start as asked; the message says why (exit status 2)."""
+
+    code = "http_refused"
 
 
 # O_NONBLOCK: opening a FIFO must not wait for a writer; the fstat then refuses it.

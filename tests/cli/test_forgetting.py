@@ -180,6 +180,18 @@ def test_a_hand_written_file_with_the_forgotten_text_is_flagged_by_check(ws: Wor
     assert ws.moor("check").code == 0
 
 
+def test_forgotten_text_written_back_is_never_told_to_be_bound(ws: Workspace) -> None:
+    _forgotten(ws)
+    ws.memory("wrong", "src/a.py#send", body=TEXT)  # the old buffer saved again, unbound
+    ws.memory("fresh", "src/a.py#send", body="Send is not safe to retry.")  # never bound
+
+    notes = {m["path"]: m["notes"] for m in ws.moor("check", "--format", "json").json()["memories"]}
+
+    assert not any("moor bind" in note for note in notes[WRONG]), notes[WRONG]
+    assert any("moor restore" in note for note in notes[WRONG]), notes[WRONG]
+    assert any("moor bind" in note for note in notes["memories/fresh.md"])  # control
+
+
 def test_the_tombstone_survives_an_older_moor_lock_checked_out(ws: Workspace) -> None:
     subprocess.run(["git", "init", "-q"], cwd=ws.root, check=True)
     ws.write(".gitignore", ".moor/\n")

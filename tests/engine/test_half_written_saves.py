@@ -10,7 +10,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tests.conftest import Workspace
@@ -18,25 +17,37 @@ from tests.conftest import Workspace
 CODE = "def f():\n    return 1\n\n\ndef g(value):\n    return value * 2\n"
 SAVED = CODE.replace("value * 2", "value * 3")
 
-# Truncates the file (the first step of a save), says so, waits for "go", writes the rest.
+# Truncates the file (the first step of a save) and dates the empty file an hour ahead, so
+# it is "emptied just now" to a check however slowly that check starts on a loaded machine
+# (an empty file dated past the racy window is gone code: the test below). Then it waits
+# until some process has read the file — relatime moves the access time, set in the past,
+# on the first read after the write — and at once writes the rest, itself: no hop through
+# the test process, whose scheduling under load could outlast the check's settle budget.
 WRITER = """
-import sys
+import os, sys, time
 path = sys.argv[1]
 with open(path, "wb") as file:
+    now = time.time_ns()
+    os.utime(path, ns=(now - 10**10, now + 3600 * 10**9))
+    unread = os.stat(path).st_atime_ns
     print("truncated", flush=True)
-    sys.stdin.readline()
+    deadline = time.monotonic() + 120
+    while os.stat(path).st_atime_ns == unread:
+        if time.monotonic() > deadline:
+            sys.exit("the file was never read (a noatime mount?)")
+        time.sleep(0.001)
     file.write(sys.argv[2].encode())
 print("done", flush=True)
 """
 
 
 class TwoStepWriter:
-    """A real process saving a file in two steps, paused between them until released."""
+    """A real process saving a file in two steps: it empties the file, then writes the rest
+    as soon as something has read the empty file."""
 
     def __init__(self, path: Path, text: str) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(path), text],
-            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -44,9 +55,8 @@ class TwoStepWriter:
         assert self.process.stdout.readline() == "truncated\n"  # the file is empty now
 
     def finish(self) -> None:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write("go\n")
-        self.process.stdin.flush()
+        """Until the writer has met a reader of the empty file and completed the save."""
+        assert self.process.stdout is not None
         assert self.process.stdout.readline() == "done\n"
         assert self.process.wait(timeout=30) == 0
 
@@ -56,18 +66,6 @@ def journal(ws: Workspace) -> list[tuple[str, str | None]]:
         return list(db.execute("SELECT kind, code FROM journal ORDER BY seq"))
 
 
-def wait_until_read(path: Path, timeout: float = 60.0) -> None:
-    """Until some process has read `path` since it was last written: its access time
-    passes its modification time (relatime updates it on the first read after a write)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        info = path.stat()
-        if info.st_atime_ns > info.st_mtime_ns:
-            return
-        assert time.monotonic() < deadline, f"{path} was never read (a noatime mount?)"
-        time.sleep(0.01)
-
-
 def test_a_check_that_meets_a_stalled_save_waits_for_it_and_journals_only_the_drift(
     ws: Workspace,
 ) -> None:
@@ -75,20 +73,16 @@ def test_a_check_that_meets_a_stalled_save_waits_for_it_and_journals_only_the_dr
     ws.memory("g", "app/code.py#g")
     ws.moor("bind", check=True)
     assert ws.state("memories/g.md") == "current"
-    code.read_bytes()  # (the access time is past the write: what `wait_until_read` needs)
     writer = TwoStepWriter(code, SAVED)  # the file is empty from here on
-    try:
-        check = subprocess.Popen(
-            [sys.executable, "-m", "moor", "check", "--format", "json"],
-            cwd=ws.root,
-            stdout=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "NO_COLOR": "1"},
-        )
-        wait_until_read(code)  # the check has seen the empty file
-        assert code.stat().st_size == 0
-    finally:
-        writer.finish()
+    assert code.stat().st_size == 0
+    check = subprocess.Popen(
+        [sys.executable, "-m", "moor", "check", "--format", "json"],
+        cwd=ws.root,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    writer.finish()  # the check has read the empty file, and the save is complete
     out, _ = check.communicate(timeout=120)
     anchors = json.loads(out)["memories"][0]["anchors"]
     assert (anchors[0]["state"], anchors[0]["axes"]) == ("drifted", ["body"])

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from moor_engine.grounding.actions import bind, reaffirm
 from moor_engine.grounding.live import LiveCheck
+from moor_engine.memory.latch_actions import forget, restore
 from moor_engine.session import Session
 
 CODE = {
@@ -61,6 +62,7 @@ class LiveEqualsScratch(RuleBasedStateMachine):
         super().__init__()
         self.root = Path(tempfile.mkdtemp(prefix="moor-live-"))
         self.live: LiveCheck | None = None
+        self.forgotten: dict[str, str] = {}  # memory path -> the text it had when forgotten
 
     def write(self, rel: str, text: str) -> None:
         path = self.root / rel
@@ -119,6 +121,38 @@ class LiveEqualsScratch(RuleBasedStateMachine):
         with Session.open(self.root) as session:
             reaffirm(session, str(self.root / rel), "checked by the property test")
         self.refresh({"moor.lock"})
+
+    @rule(rel=st.sampled_from(sorted(MEMORIES)), told_between=st.booleans())
+    def forget_then_write_back(self, rel: str, told_between: bool) -> None:
+        """Forgotten (file removed, text tombstoned), then the same file saved again, as an
+        editor's buffer still holding it does: told of both at once, or one by one."""
+        assert self.live is not None
+        path = self.root / rel
+        if not path.is_file():
+            return
+        text = path.read_text(encoding="utf-8")
+        self.live.commit()
+        with Session.open(self.root) as session:
+            if not forget(session, rel, "checked by the property test").ok:
+                return  # refused (an empty text, a text already tombstoned)
+        self.forgotten[rel] = text
+        if told_between:
+            self.refresh({rel, "moor.lock"})
+            assert self.live.verify() == []
+        self.write(rel, text)
+        self.refresh({rel} if told_between else {rel, "moor.lock"})
+
+    @rule(rel=st.sampled_from(sorted(MEMORIES)))
+    def restore_forgotten(self, rel: str) -> None:
+        assert self.live is not None
+        if rel not in self.forgotten:
+            return
+        self.live.commit()
+        (self.root / rel).unlink(missing_ok=True)  # restore writes the file again itself
+        with Session.open(self.root) as session:
+            restore(session, rel, "checked by the property test")
+        del self.forgotten[rel]
+        self.refresh({rel, "moor.lock"})
 
     @invariant()
     def live_equals_scratch(self) -> None:

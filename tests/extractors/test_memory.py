@@ -549,16 +549,27 @@ def test_merge_keys_are_honoured_in_about_entries() -> None:
     assert only(memory_with("about:\n  - <<: 3\n    ref: a.py\n")).code == "yaml_syntax"
 
 
+def _best_parse_seconds(front: str) -> float:
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        memory = valid(memory_with(front + "\nabout: [a.py]\n"))
+        best = min(best, time.perf_counter() - started)
+        assert memory.about[0].raw == "a.py"
+    return best
+
+
 def test_an_alias_bomb_is_parsed_without_expanding_it() -> None:
-    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    bomb, plain = ["a: &a [x, x, x, x, x, x, x, x, x, x]"], ["a: [x, x, x, x, x, x, x, x, x, x]"]
     for level in range(1, 12):
         prev = chr(ord("a") + level - 1)
         name = chr(ord("a") + level)
-        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
-    started = time.perf_counter()
-    memory = valid(memory_with("\n".join(lines) + "\nabout: [a.py]\n"))
-    assert time.perf_counter() - started < 2.0
-    assert memory.about[0].raw == "a.py"
+        bomb.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
+        plain.append(f"{name}: [" + ", ".join([prev] * 10) + "]")  # the baseline: no aliases
+    # Measured: both ~0.4 ms. Expanded, the bomb is 10**12 nodes: even a millionth of that
+    # walked is seconds, far past this bound, which leaves room for a busy machine.
+    baseline = _best_parse_seconds("\n".join(plain))
+    assert _best_parse_seconds("\n".join(bomb)) < 50 * baseline + 0.5, baseline
 
 
 def test_deep_nesting_is_a_problem_not_a_crash() -> None:

@@ -291,8 +291,9 @@ def test_a_workspace_reached_through_a_symlink_is_still_the_workspace(tmp_path: 
     assert isinstance(failure, Failure) and failure.code == "outside_workspace"
 
 
-def _finishes(call: Callable[[], object], timeout: float = 5.0) -> object:
-    """Run `call` in a daemon thread; fail the test if it blocks (e.g. by opening a FIFO)."""
+def _finishes(call: Callable[[], object], timeout: float = 60.0) -> object:
+    """Run `call` in a daemon thread; fail the test if it blocks (e.g. by opening a FIFO):
+    a hang guard (a blocked open never ends), generous for a loaded machine."""
     result: list[object] = []
     worker = threading.Thread(target=lambda: result.append(call()), daemon=True)
     worker.start()

@@ -140,7 +140,7 @@ async def test_a_file_written_by_another_process_updates_diagnostics(editor: Edi
     await editor.one("memories/retry.md", "drifted")
 
     ws.write("src/a.py", g2 + h5)  # and back
-    for _ in range(100):  # the clearing publish of a slow machine's extra check
+    for _ in range(600):  # the clearing publish of a slow machine's extra check
         if await editor.now("memories/retry.md") == []:
             break
         await asyncio.sleep(0.1)
@@ -173,7 +173,7 @@ async def test_a_file_written_again_while_the_change_settles_is_checked_as_last_
     # What must hold is the end state: checked as last written. (On a slow machine the
     # first write can get a check of its own, whose drift is then rightly shown and
     # cleared; a parse prepared for it and used for the second would leave it drifted.)
-    for _ in range(100):  # the clearing publish of a slow machine's extra check
+    for _ in range(600):  # the clearing publish of a slow machine's extra check
         if await editor.now("memories/retry.md") == []:
             break
         await asyncio.sleep(0.1)

@@ -122,7 +122,7 @@ def journal_entries(ws: Workspace) -> list[Entry]:
         return list(journal.entries())
 
 
-async def refreshed(client: LanguageClient, before: int, timeout: float = 10) -> None:
+async def refreshed(client: LanguageClient, before: int, timeout: float = 60) -> None:
     """Once the server has asked the client to pull diagnostics again."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -380,19 +380,38 @@ def test_a_lock_that_is_not_utf8_is_refused_with_the_line(tmp_path: Path) -> Non
     assert info.value.line == 4
 
 
-def test_ten_thousand_memories_write_and_read_in_reasonable_time(tmp_path: Path) -> None:
+def _lock_of(count: int) -> Lock:
     memories = {}
-    for i in range(10_000):
+    for i in range(count):
         name, ref = f"memories/m{i:05d}.md", f"src/p{i % 50}/mod{i}.py#Class{i}.method"
         digest = f"{i:032x}"
         axes = {axis: digest for axis in ("kind", "signature", "decorators", "body")}
         memories[name] = LockedMemory(name, digest, {ref: anchor(ref, digest, axes)})
-    lock = Lock(memories)
-    path = tmp_path / "moor.lock"
+    return Lock(memories)
+
+
+def _round_trip_seconds(path: Path, lock: Lock) -> float:
     start = time.perf_counter()
     write_lock(path, lock)
     assert read_lock(path) == lock
-    assert time.perf_counter() - start < 5.0
+    return time.perf_counter() - start
+
+
+def test_ten_thousand_memories_write_and_read_in_less_time_than_a_plain_toml_parse(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "moor.lock"
+    lock = _lock_of(10_000)
+    ours = _round_trip_seconds(path, lock)
+    start = time.perf_counter()  # the baseline: the same text read back by a plain parser
+    tomllib.loads(path.read_text(encoding="utf-8"))
+    plain = time.perf_counter() - start
+    # Measured on 2 cores beside 4 CPU hogs: the round trip is ~0.4x the plain parse (2.1 s
+    # vs 5.3 s). A per-memory scan of the whole text (quadratic, tried by hand) took 142 s
+    # against a 6.2 s parse. The bound leaves 5x room for a busy machine. (A growth ratio
+    # against 1,000 memories was tried and dropped: the small run, best of three, fell in a
+    # quiet moment and the large one did not, 45x for linear code.)
+    assert ours < 2 * plain + 0.1, (ours, plain)
 
 
 def test_retirements_and_restores_are_their_own_sorted_tables() -> None:

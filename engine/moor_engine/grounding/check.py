@@ -227,7 +227,10 @@ class Checker:
             )
             report.anchors.append(anchor)
             states.append(anchor.state)
-        if locked_memory is None and memory.about:
+        retirement = self.retirement(loaded.path)
+        tombstone = self.latches().tombstone(memory.value)
+        if locked_memory is None and memory.about and retirement is None and tombstone is None:
+            # Not for retired text: binding it would not bring it back, `restore` does.
             report.notes.append("not in moor.lock yet: run `moor bind`")
         elif locked_memory is not None and locked_memory.content != loaded_lock_content(
             self.workspace, loaded, locked_memory.anchors
@@ -238,8 +241,6 @@ class Checker:
                 "the memory's text changed since it was bound: re-read it, then "
                 f"`moor reaffirm {loaded.path} --why ...`"
             )
-        retirement = self.retirement(loaded.path)
-        tombstone = self.latches().tombstone(memory.value)
         if retirement is not None:
             states.append(State.RETIRED)
             report.code = "retired"
