@@ -352,15 +352,6 @@ ACTIONS: dict[str, Callable[[Session, str, list[str]], Written]] = {
 }
 
 
-def follow_plan(root: Path, memory_path: str, args: list[str]) -> Written:
-    """What `follow` would do, writing nothing: its write result and the memory's new text."""
-    with open_session(root) as session:
-        try:
-            return follow(session, str(root / memory_path), *args, dry_run=True)
-        except (RefusalError, OSError) as error:
-            raise EngineProblem(str(error)) from error
-
-
 @dataclass(frozen=True)
 class Acted:
     """An action's write result, and what its session tells the person, as the CLI prints it

@@ -1,10 +1,11 @@
 """A memory open in the editor and the file under it: do they differ, and editing the buffer.
 
 The rule (memories/lsp-memory-edits-go-through-the-buffer.md): an action that writes a
-memory shows the new text in the open buffer through `workspace/applyEdit` *before* the
-engine writes the same bytes to the file, so the two never disagree; an action is refused
-while the buffer has unsaved changes (it would judge and write the file, not what the
-editor shows) — except the reaffirm reason line, which exists to be removed.
+memory writes the file only, never the open buffer too, and the editor reloads the
+unmodified buffer; an action is refused while the buffer has unsaved changes (it would
+judge and write the file, not what the editor shows) — except the reaffirm reason line,
+which exists to be removed. `apply` edits only what is in the buffer alone (a reason line,
+a did-you-mean edit).
 """
 
 from __future__ import annotations
@@ -99,16 +100,11 @@ class MemoryBuffers:
         rel: str,
         new: str,
         label: str,
-        *,
-        old: str | None = None,
-        versioned: bool = True,
     ) -> Applied:
-        """Make the editor's text of `rel` read `new` (`old`: what it reads now, when the
-        server's copy may lag behind an edit just applied; else the open buffer, or the
-        file for a document the client has not opened — it opens it to apply the edit)."""
+        """Make the editor's text of `rel` read `new` (the open buffer's, or the file's for
+        a document the client has not opened — it opens it to apply the edit)."""
         document = self.document(folder, rel)
-        if old is None:
-            old = document.source if document is not None else self.disk_text(folder, rel)
+        old = document.source if document is not None else self.disk_text(folder, rel)
         if old is None:
             return Applied(False, f"{rel} cannot be read")
         if "\r\n" in new and "\r\n" not in old and "\n" in old:
@@ -124,7 +120,7 @@ class MemoryBuffers:
             ),
             new_text=edit.text,
         )
-        version = document.version if document is not None and versioned else None
+        version = document.version if document is not None else None
         if self.server.capability("workspace.workspace_edit.document_changes"):
             workspace_edit = types.WorkspaceEdit(
                 document_changes=[

@@ -85,6 +85,10 @@ APP_CHANGED = (
 UTIL = "def helper(values):" + APP_BOUND.split("def helper(values):")[1]
 # What the editor script writes over src/app.py while the editor runs: Server.start changed.
 APP_EXTERNAL = APP_CHANGED.replace("self.port = port", "self.port = int(port)")
+# What the Neovim script writes over src/app.py later, to reaffirm external.md again with
+# a reason written in its buffer.
+APP_REASONED = APP_EXTERNAL.replace("self.port = int(port)", "self.port = int(port or 0)")
+OWN_REASON = "still holds: reason written in the buffer by the end-to-end test"
 
 MEMORIES = {
     "drifted": '["src/app.py#Größe.version", "src/app.py#Client.send"]',
@@ -186,6 +190,12 @@ def build(root: Path) -> Path:
             "write_own": "Write my own reason…",
             "written": "Forget with the reason written here",
             "reason": FORGET_REASON,
+        },
+        "reaffirm_own": {
+            "app": APP_REASONED,
+            "write_own": "Write my own reason…",
+            "written": "Reaffirm with the reason written here",
+            "reason": OWN_REASON,
         },
         "completion": list(COMPLETED),
         "results": str(root.parent / "results.json"),
@@ -373,6 +383,9 @@ def check_follow_buffer(run: EditorRun) -> None:
     disk = memory_path(run.root, "moved").read_text(encoding="utf-8")
     assert '"src/util.py#helper"' in buffer, f"the open buffer still shows the old text:\n{buffer}"
     assert buffer == disk, f"buffer and file disagree:\n{buffer}\n---\n{disk}"
+    # Left as saved: nothing for the person to save, and saving it warns of nothing.
+    assert run.get("followed_modified") is False, "follow left the buffer modified"
+    assert run.get("followed_write_warning") == "", run.get("followed_write_warning")
 
 
 def check_forget(run: EditorRun, asked: bool = True, closes: bool = False) -> None:
@@ -404,6 +417,18 @@ def check_forget(run: EditorRun, asked: bool = True, closes: bool = False) -> No
         assert forget["closed"] is True, forget
     else:
         assert forget["after"] == forget["before"], "the reason line stayed in the buffer"
+
+
+def check_reaffirm_by_reason_line(run: EditorRun) -> None:
+    """external.md reaffirmed with the reason written on its reason line: done, and its
+    buffer left as saved (unmodified, the file's text), the line gone."""
+    reasoned = run.get("reasoned")
+    assert not reasoned.get("error") and reasoned["done"]["done"], reasoned
+    assert reasoned["line_gone"] is True, reasoned
+    assert reasoned["text"] == memory_path(run.root, "external").read_text(encoding="utf-8")
+    assert reasoned["modified"] is False, "the reaffirm left the buffer modified"
+    assert check_states(run.root)["external"] == "current"
+    assert OWN_REASON in moor(run.root, "log", "memories/external.md").stdout
 
 
 def check_code_lenses(run: EditorRun) -> None:

@@ -115,6 +115,12 @@ def test_forget_through_the_code_action_takes_the_reason_written_and_closes_the_
     scenario.check_forget(neovim, closes=True)
 
 
+def test_reaffirm_with_the_reason_written_in_the_buffer_leaves_the_buffer_as_saved(
+    neovim: EditorRun,
+) -> None:
+    scenario.check_reaffirm_by_reason_line(neovim)
+
+
 def test_neovims_completion_completes_references_past_a_segment_and_a_dot(
     neovim: EditorRun,
 ) -> None:

@@ -1,6 +1,6 @@
-"""An open memory and its file never disagree: follow edits the buffer through
-`workspace/applyEdit` and the file with the same bytes, and nothing that writes a memory
-runs on a buffer with unsaved changes."""
+"""An open memory and its file never disagree: follow writes the file (and moor.lock), never
+the open buffer too — the editor reloads the unmodified buffer, which stays unmodified —
+and nothing that writes a memory runs on a buffer with unsaved changes."""
 
 from __future__ import annotations
 
@@ -31,14 +31,17 @@ def follow_of(actions: list[types.CodeAction]) -> types.CodeAction:
     return follow
 
 
-async def test_follow_on_an_open_memory_shows_the_new_text_in_the_buffer_and_the_file(
+async def test_follow_on_an_open_memory_writes_the_file_and_sends_no_edit_to_its_buffer(
     editor: Editor,
 ) -> None:
     ws = editor.ws
     moved_retry(editor)
     buffers = ClientBuffers(editor)
     await editor.start()
+    assert editor.capabilities.workspace is not None
+    assert editor.capabilities.workspace.apply_edit  # the server could edit the buffer
     buffers.open(MEMORY)
+    saved = ws.read(MEMORY)
     moved = await editor.one(MEMORY, "moved")
     follow = follow_of(await editor.actions(MEMORY, moved))
     assert follow.command is not None
@@ -46,41 +49,16 @@ async def test_follow_on_an_open_memory_shows_the_new_text_in_the_buffer_and_the
     result = await editor.execute(follow.command.command, *(follow.command.arguments or []))
 
     assert result["done"] and not result["refused"], result
-    assert len(buffers.applied) == 1
-    assert '"src/b.py#g"' in buffers.text(MEMORY)
-    assert buffers.text(MEMORY).encode() == (ws.root / MEMORY).read_bytes()
+    # An edit would leave the editor's buffer modified over a file changed behind it.
+    assert buffers.applied == []
+    assert buffers.text(MEMORY) == saved
+    assert '"src/b.py#g"' in ws.read(MEMORY)
     lock = (ws.root / "moor.lock").read_text(encoding="utf-8")
     assert "src/b.py#g" in lock and "src/a.py#g" not in lock
+    # The editor reloads the buffer from the file: it holds the file, nothing is unsaved.
+    buffers.type(MEMORY, ws.read(MEMORY))
     assert list(await editor.diagnostics(MEMORY, lambda items: not items)) == []
-    # The buffer is the file again: the server offers writing actions on it once more
-    # (nothing to do here, so none is offered, and no unsaved-changes refusal either).
     assert (await editor.execute("moor.bind", MEMORY))["refused"] == []
-
-
-async def test_an_edit_the_editor_refuses_leaves_buffer_file_and_lock_as_they_were(
-    editor: Editor,
-) -> None:
-    ws = editor.ws
-    moved_retry(editor)
-    buffers = ClientBuffers(editor)
-    buffers.accept = False
-    await editor.start()
-    buffers.open(MEMORY)
-    await editor.one(MEMORY, "moved")
-    memory, lock = ws.read(MEMORY), (ws.root / "moor.lock").read_bytes()
-
-    result = await editor.execute("moor.follow", MEMORY)
-
-    assert result["done"] == [] and "did not apply" in result["refused"][0], result
-    assert "declined" in result["refused"][0]
-    assert any("did not apply" in m.message for m in editor.client.messages)
-    assert buffers.text(MEMORY) == ws.read(MEMORY) == memory
-    assert (ws.root / "moor.lock").read_bytes() == lock
-    assert [d.code for d in await editor.now(MEMORY)] == ["moved"]
-    # The control: accepted, the same command follows.
-    buffers.accept = True
-    result = await editor.execute("moor.follow", MEMORY)
-    assert result["done"] and buffers.text(MEMORY) == ws.read(MEMORY) != memory
 
 
 async def test_a_client_without_apply_edit_gets_the_file_written_as_before(
@@ -207,7 +185,7 @@ async def test_a_suggested_edit_is_offered_on_an_unsaved_buffer_only_while_its_r
     await editor.until(offered, lambda actions: not changes(actions))
 
 
-async def test_a_crlf_memory_held_with_lf_lines_is_not_unsaved_and_keeps_its_endings(
+async def test_a_crlf_memory_held_with_lf_lines_is_not_unsaved_and_its_file_keeps_crlf(
     editor: Editor,
 ) -> None:
     ws = editor.ws
@@ -225,12 +203,12 @@ async def test_a_crlf_memory_held_with_lf_lines_is_not_unsaved_and_keeps_its_end
     result = await editor.execute(follow.command.command, *(follow.command.arguments or []))
 
     assert result["done"] and not result["refused"], result
-    assert '"src/b.py#g"' in buffers.text(MEMORY) and "\r" not in buffers.text(MEMORY)
+    assert buffers.applied == []
     on_disk = (ws.root / MEMORY).read_bytes().decode()
-    assert on_disk == buffers.text(MEMORY).replace("\n", "\r\n")  # saved, it is the file
+    assert '"src/b.py#g"' in on_disk and on_disk.count("\r\n") == on_disk.count("\n")
 
 
-async def test_follow_on_a_memory_of_the_second_root_edits_that_roots_buffer_file_and_lock_only(
+async def test_follow_on_a_memory_of_the_second_root_writes_that_roots_file_and_lock_only(
     editor: Editor,
 ) -> None:
     first = editor.ws
@@ -271,16 +249,8 @@ async def test_follow_on_a_memory_of_the_second_root_edits_that_roots_buffer_fil
     result = await other.execute(follow.command.command, *(follow.command.arguments or []))
 
     assert result["done"] and not result["refused"], result
-    [applied] = buffers.applied
-    edit = applied.edit
-    touched = list(edit.changes or {}) + [
-        c.text_document.uri
-        for c in edit.document_changes or []
-        if isinstance(c, types.TextDocumentEdit)
-    ]
-    assert touched == [other.uri(MEMORY)]
-    assert '"src/b.py#g"' in buffers.text(MEMORY, second.root)
-    assert buffers.text(MEMORY, second.root).encode() == (second.root / MEMORY).read_bytes()
+    assert buffers.applied == []
+    assert '"src/b.py#g"' in second.read(MEMORY)
     assert "src/b.py#g" in (second.root / "moor.lock").read_text(encoding="utf-8")
     assert list(await other.diagnostics(MEMORY, lambda items: not items)) == []
     # The first root is as it was: its buffer, file and lock, and its memory still moved.
@@ -290,7 +260,7 @@ async def test_follow_on_a_memory_of_the_second_root_edits_that_roots_buffer_fil
     assert [d.code for d in await editor.now(MEMORY)] == ["moved"]
     refused = await editor.execute("moor.follow", str(first.root / MEMORY))
     assert refused["done"] == [] and "unsaved changes" in refused["refused"][0], refused
-    # The control: the first root's buffer as saved, its follow edits it (and only it).
+    # The control: the first root's buffer as saved, its follow writes its file.
     buffers.type(MEMORY, saved)
     moved = await editor.one(MEMORY, "moved")
     actions = await editor.until(
@@ -302,7 +272,6 @@ async def test_follow_on_a_memory_of_the_second_root_edits_that_roots_buffer_fil
     assert list(follow.command.arguments or []) == [str(first.root.resolve() / MEMORY)]
     result = await editor.execute(follow.command.command, *(follow.command.arguments or []))
     assert result["done"] and not result["refused"], result
-    assert len(buffers.applied) == 2
-    assert '"src/b.py#g"' in buffers.text(MEMORY)
-    assert buffers.text(MEMORY).encode() == (first.root / MEMORY).read_bytes()
+    assert buffers.applied == []
+    assert '"src/b.py#g"' in first.read(MEMORY)
     assert (first.root / "moor.lock").read_bytes() != first_lock

@@ -16,7 +16,7 @@
   (`Reaffirm: <reason>`), and "Reaffirm with my own reason…" is an edit the client applies,
   putting the reason line in the buffer (`reasons_in_menu`).
 * `moor.follow [memory]` — rewrite moved/renamed references in the memory, re-bind them
-  (an open memory is edited through `workspace/applyEdit` first: `memory_buffers.py`);
+  (moor writes the file, not the open buffer, which the editor reloads as saved);
   `moor.follow [memory, to, from]` re-points the reference `from` (as written) to `to`, a
   candidate the engine found for code that is gone (offered for each, best first).
 * `moor.bind [memory]` — record the current address of the memory's unbound anchors.
@@ -663,7 +663,6 @@ class CodeActions(Feature):
     ) -> object:
         self._writable(FOLLOW)
         where = self._memory(memory)
-        folder, path = where
         if to is None:
             args: list[str] = []
         elif isinstance(to, str) and isinstance(source, str):
@@ -676,33 +675,10 @@ class CodeActions(Feature):
         refusal = self._unsaved("follow", where)
         if refusal is not None:
             return self._refuse("follow", refusal)
-        if self.buffers.document(folder, path) is None or not self.buffers.can_apply:
-            return await self._act("follow", where, args)
-        try:
-            plan = await self.server.in_engine(engine.follow_plan, folder.root, path, args)
-        except engine.EngineProblem as problem:
-            raise JsonRpcInvalidParams(str(problem)) from problem
-        if plan.memory_text is None:
-            return await self._act("follow", where, args)  # it writes no memory: it says why
-        # The buffer first: a refused edit leaves the buffer, the file and moor.lock as
-        # they were; then the engine writes the same bytes to the file and moor.lock.
-        applied = await self.buffers.apply(folder, path, plan.memory_text, f"moor: follow {path}")
-        if not applied.ok:
-            return self._refuse(
-                "follow",
-                f"the editor did not apply the follow to {path} ({applied.why}); "
-                "nothing was changed",
-            )
-        result = await self._act("follow", where, args)
-        disk = self.buffers.disk_text(folder, path)
-        if disk is not None and disk != plan.memory_text:
-            # Refused or overtaken after the buffer was edited: show the file again.
-            back = await self.buffers.apply(
-                folder, path, disk, f"moor: {path} as saved", old=plan.memory_text, versioned=False
-            )
-            if not back.ok:
-                self._warn(f"{path}: the buffer differs from the file; reload it ({back.why})")
-        return result
+        # The file only, never the buffer too: the buffer holds the file (else refused
+        # above), so the editor reloads it and it stays unmodified
+        # (memories/lsp-memory-edits-go-through-the-buffer.md).
+        return await self._act("follow", where, args)
 
     async def bind(self, memory: object = None) -> object:
         self._writable(BIND)

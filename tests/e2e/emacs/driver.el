@@ -18,6 +18,12 @@
 
 (package-activate-all)                  ; as an interactive start does: the packages' autoloads
 
+;; Batch mode has no command loop to deliver file notifications, so the set-up's
+;; auto-revert-mode polls, as Emacs does where notifications are unavailable (every 0.5 s,
+;; not its 5 s, to keep the run short).
+(setq auto-revert-use-notify nil
+      auto-revert-interval 0.5)
+
 (defvar moor-e2e-spec
   (let ((json-object-type 'hash-table) (json-array-type 'list) (json-key-type 'string))
     (json-read-file (getenv "MOOR_E2E_SCENARIO"))))
@@ -322,10 +328,23 @@ Cancel first (nothing changes), then \"Write my own reason…\"."
                               (lambda () (moor-e2e-none "late"))))
              (moor-e2e-record "quick_reaffirmed" '("late"))))
           ("moor.follow"
-           ;; Right after follow answered, before anything else could revert the buffer.
+           ;; The followed text reaches the buffer (moor writes the file; the set-up's
+           ;; auto-revert-mode reloads it), and the buffer is left as saved: unmodified,
+           ;; and saving it would not ask about a file changed since it was visited.
+           (moor-e2e-wait "the followed reference in moved.md's buffer"
+                          (lambda ()
+                            (with-current-buffer (moor-e2e-buffer "moved")
+                              (save-excursion
+                                (goto-char (point-min))
+                                (search-forward "\"src/util.py#helper\"" nil t)))))
            (with-current-buffer (moor-e2e-buffer "moved")
              (moor-e2e-put "followed_buffer"
-                           (buffer-substring-no-properties (point-min) (point-max))))
+                           (buffer-substring-no-properties (point-min) (point-max)))
+             (moor-e2e-put "followed_modified" (moor-e2e-json-bool (buffer-modified-p)))
+             (moor-e2e-put "followed_write_warning"
+                           (if (verify-visited-file-modtime)
+                               ""
+                             "the file has changed since it was visited")))
            (ignore-errors
              (moor-e2e-wait "moved.md's diagnostics to go after follow"
                             (lambda () (moor-e2e-none "moved"))))

@@ -6,6 +6,9 @@
                `((markdown-mode gfm-mode)
                  . (,(expand-file-name "~/project/.venv/bin/moor") "lsp"))))
 (add-hook 'markdown-mode-hook #'eglot-ensure)
+;; Follow rewrites a memory's file, not its buffer: Emacs reloads an unmodified buffer
+;; whose file changed on disk only with auto-revert-mode.
+(add-hook 'markdown-mode-hook #'auto-revert-mode)
 
 (defun moor-reaffirm (reason)
   "Reaffirm the memory in this buffer: it still holds for the code as it is now."

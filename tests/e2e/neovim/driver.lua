@@ -351,10 +351,21 @@ local function scenario()
       end, 20)
       record("quick_reaffirmed", { "late" })
     elseif entry.command == "moor.follow" then
-      -- Right after follow answered, before anything else can reload the buffer.
+      -- The followed text reaches the buffer (moor writes the file; the set-up reloads
+      -- it), and the buffer is left as saved: unmodified, and `:w` warns of nothing.
       local bufnr = bufnr_of("moved")
-      results.followed_buffer = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
-        .. (vim.bo[bufnr].eol and "\n" or "")
+      wait_for("the followed reference in moved.md's buffer", function()
+        return buffer_text("moved"):find('"src/util.py#helper"', 1, true) ~= nil
+      end)
+      results.followed_buffer = buffer_text("moved")
+      results.followed_modified = vim.bo[bufnr].modified
+      if not vim.bo[bufnr].modified then -- else `:w` would ask whether to overwrite
+        vim.v.warningmsg = ""
+        vim.api.nvim_buf_call(bufnr, function()
+          vim.cmd("silent write")
+        end)
+        results.followed_write_warning = vim.v.warningmsg
+      end
       vim.wait(spec.timeout * 1000, function()
         return none("moved")
       end, 20)
@@ -402,6 +413,48 @@ local function scenario()
     results.forget.after = buffer_text("wrong")
   end
   results.forget.exists = vim.uv.fs_stat(spec.memories.wrong) ~= nil
+
+  -- Reaffirm external.md (drifted again) with the reason written in its buffer: "Write my
+  -- own reason…", the reason after "because:", then the action on that line. Afterwards
+  -- the buffer is as saved: the line gone, unmodified.
+  local own = spec.reaffirm_own
+  local rewritten = assert(io.open(spec.app, "w"))
+  rewritten:write(own.app)
+  rewritten:close()
+  wait_for("external.md's drifted diagnostic after src/app.py was rewritten again", function()
+    return has_code("external", "drifted")
+  end)
+  local reaffirm = nil
+  for _, action in ipairs(code_actions("external")) do
+    local arguments = action.command.arguments or {}
+    if not reaffirm and action.command.command == "moor.reaffirm" and #arguments == 1 then
+      reaffirm = action
+    end
+  end
+  if not reaffirm then
+    fail("no reaffirm action on external.md")
+  end
+  pick = own.write_own
+  run_action("external", reaffirm)
+  pick = nil
+  wait_for("the reason line in external.md", function()
+    return reason_line("external") ~= nil
+  end)
+  local own_line, own_text = reason_line("external")
+  local own_written = own_text:gsub("because:%s*", "because: " .. own.reason .. " ", 1)
+  local external = bufnr_of("external")
+  vim.api.nvim_buf_set_lines(external, own_line, own_line + 1, false, { own_written })
+  local reasoned = run_action("external", offered_action("external", own_line, own.written))
+  results.reasoned = { done = reasoned.result, error = reasoned.error }
+  results.reasoned.line_gone = vim.wait(spec.timeout * 1000, function()
+    return reason_line("external") == nil
+  end, 20)
+  -- Not a failure at the deadline: the test says what it saw.
+  vim.wait(spec.timeout * 1000, function()
+    return not vim.bo[external].modified
+  end, 20)
+  results.reasoned.modified = vim.bo[external].modified
+  results.reasoned.text = buffer_text("external")
 
   -- Completion in a new memory's `about:` list (not saved): what Neovim's own completion
   -- code (`vim.lsp.completion`, behind <C-x><C-o>) makes of moor's answer, past the first

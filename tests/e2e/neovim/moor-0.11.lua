@@ -25,6 +25,28 @@ vim.api.nvim_create_user_command("MoorReaffirm", function(opts)
   end)
 end, { nargs = "+", desc = "moor: reaffirm this memory, with the reason" })
 
+-- Once a moor command answers: reload moor's buffers whose file it rewrote (follow; the
+-- unmodified ones silently, as 'autoread' is on; a plain :checktime skips hidden buffers),
+-- and mark as saved a buffer whose text is its file's again (a reason line moor removed).
+vim.api.nvim_create_autocmd("LspRequest", {
+  callback = function(args)
+    local request, client = args.data.request, vim.lsp.get_client_by_id(args.data.client_id)
+    if request.type == "complete" and request.method == "workspace/executeCommand"
+      and client and client.name == "moor" then
+      vim.schedule(function()
+        for bufnr in pairs(client.attached_buffers) do
+          vim.cmd.checktime(bufnr)
+          local name = vim.api.nvim_buf_get_name(bufnr)
+          if vim.bo[bufnr].modified and vim.fn.filereadable(name) == 1
+            and vim.deep_equal(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), vim.fn.readfile(name)) then
+            vim.bo[bufnr].modified = false
+          end
+        end
+      end)
+    end
+  end,
+})
+
 -- Code lenses (how many memories are about each symbol): Neovim asks for them only when
 -- told, and takes no refresh from the server.
 vim.api.nvim_create_autocmd({ "LspAttach", "BufEnter", "CursorHold", "InsertLeave" }, {

@@ -33,6 +33,14 @@ vim.api.nvim_create_user_command("MoorReaffirm", function(opts)
   end, 0)
 end, { nargs = "+", desc = "moor: reaffirm this memory, with the reason" })
 
+-- Follow rewrites a memory's file, not its buffer: reload a buffer whose file changed on
+-- disk (unmodified ones silently: 'autoread' is on) when you come back to it or pause.
+vim.api.nvim_create_autocmd({ "FocusGained", "BufEnter", "CursorHold" }, {
+  callback = function(args)
+    if vim.fn.getcmdwintype() == "" then vim.cmd.checktime(args.buf) end
+  end,
+})
+
 -- Code lenses (how many memories are about each symbol): Neovim asks for them only when
 -- told, and takes no refresh from the server.
 vim.api.nvim_create_autocmd({ "LspAttach", "BufEnter", "CursorHold", "InsertLeave" }, {
