@@ -102,3 +102,35 @@ def test_the_readmes_install_moor_by_its_distribution_name(readme: str) -> None:
     install = install[: install.find("\n## ", 1)]
     assert f"pipx install {DISTRIBUTION}" in install
     assert f"uv tool install {DISTRIBUTION}" in install
+
+
+def test_a_fifo_metadata_on_the_path_is_refused_without_waiting(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from moor_engine.workspace.distribution import DISTRIBUTION
+
+    def version_from(folder: Path) -> str:
+        probe = (
+            "import sys; sys.path.insert(0, sys.argv[1]);"
+            "from moor_engine.workspace.distribution import _dist_info_version;"
+            "print(_dist_info_version())"
+        )
+        return subprocess.run(
+            [sys.executable, "-P", "-c", probe, str(folder)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,  # a FIFO opened blocking would wait here for a writer
+        ).stdout.strip()
+
+    name = DISTRIBUTION.replace("-", "_")
+    fifo, plain = tmp_path / "fifo", tmp_path / "plain"
+    for folder in (fifo, plain):
+        (folder / f"{name}-9.9.9.dist-info").mkdir(parents=True)
+    os.mkfifo(fifo / f"{name}-9.9.9.dist-info" / "METADATA")
+    (plain / f"{name}-9.9.9.dist-info" / "METADATA").write_text("Version: 9.9.9\n\n")
+
+    assert version_from(fifo) == "None"
+    assert version_from(plain) == "9.9.9"  # control: a regular METADATA is read

@@ -11,6 +11,7 @@ pyproject.toml and the VS Code extension's version to the package's.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from typing import Final
 
@@ -53,7 +54,16 @@ def _dist_info_version() -> str | None:
         if not ours[0].endswith(".dist-info"):
             return None
         try:
-            with open(os.path.join(entry or ".", ours[0], "METADATA"), encoding="utf-8") as file:
+            # Where Python imports moor from, not the workspace; still never a FIFO's wait
+            # or a link's target: the same refusals `inside.py` makes for workspace files.
+            fd = os.open(
+                os.path.join(entry or ".", ours[0], "METADATA"),
+                os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+            )
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                return None
+            with os.fdopen(fd, encoding="utf-8") as file:
                 for line in file:
                     if line.startswith("Version:"):
                         return line.removeprefix("Version:").strip() or None
