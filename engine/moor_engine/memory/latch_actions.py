@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from moor_extractors.memory import parse_memory, value_key
-from moor_store.inside import NotInside, exists_inside, read_inside
+from moor_store.inside import exists_inside, read_inside
 from moor_store.intent import Change
 from moor_store.journal import NewEntry
 from moor_store.lockfile import LockedAnchor, LockedMemory, Restoration, Tombstone, format_lock
@@ -27,7 +27,7 @@ from moor_engine.memory.latch import (
     retire,
     stamp,
 )
-from moor_engine.memory.memory_writes import after_write, known_here, memory_arg
+from moor_engine.memory.memory_writes import after_write, known_here, memory_arg, relative_arg
 from moor_engine.session import Session
 from moor_engine.usage import UsageError
 from moor_engine.written import Refusal, Written
@@ -182,13 +182,8 @@ def restore(session: Session, path: str, why: str) -> Written:
 
 def _restore(session: Session, path: str, why: str) -> Written:
     written = Written("restore")
-    try:
-        rel = session.relative_arg(path)
-    except UsageError as error:
-        written.refused.append(Refusal("outside_workspace", f"restore {path}: {error}"))
-        return written
-    except NotInside as error:  # a path no file can have: its message names it, shortened
-        written.refused.append(Refusal(error.code, f"restore: {error}"))
+    rel = relative_arg(session, path, "restore", written)
+    if rel is None:
         return written
     written.path = rel
     latches = read_latches(session.lock, session.journal)

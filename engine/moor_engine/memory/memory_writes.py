@@ -327,16 +327,22 @@ def _exists(session: Session, path: str, agent: str | None, instead: str | None 
     )
 
 
+def relative_arg(session: Session, arg: str, what: str, written: Written) -> str | None:
+    """A command-line path as a workspace-relative one, or None with the refusal added."""
+    try:
+        return session.relative_arg(arg)
+    except UsageError as error:
+        written.refused.append(Refusal("outside_workspace", f"{what} {arg}: {error}"))
+    except NotInside as error:  # a path no file can have: its message names it, shortened
+        written.refused.append(Refusal(error.code, f"{what}: {error}"))
+    return None
+
+
 def memory_arg(session: Session, arg: str, what: str, written: Written) -> str | None:
     """A command-line memory path as a workspace-relative one, refused unless it is an
     existing memory file."""
-    try:
-        rel = session.relative_arg(arg)
-    except UsageError as error:
-        written.refused.append(Refusal("outside_workspace", f"{what} {arg}: {error}"))
-        return None
-    except NotInside as error:  # a path no file can have: its message names it, shortened
-        written.refused.append(Refusal(error.code, f"{what}: {error}"))
+    rel = relative_arg(session, arg, what, written)
+    if rel is None:
         return None
     if not session.workspace.is_memory_path(rel) or not exists_inside(session.workspace.root, rel):
         written.refused.append(
