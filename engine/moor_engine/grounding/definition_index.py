@@ -17,12 +17,13 @@ a row per file. An editor's unsaved buffer is indexed but never kept.
 from __future__ import annotations
 
 import json
+import operator
 import os
 import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -292,9 +293,15 @@ class DefinitionIndex:
         for kind in sorted(kinds):
             by_length = self._by_length.get(kind)
             if by_length is None:
-                ours = [i for i, k in enumerate(table.kinds) if k == kind and not table.errors[i]]
-                ours.sort(key=lambda i: table.lengths[i])
-                by_length = self._by_length[kind] = ([table.lengths[i] for i in ours], ours)
+                # In C (map, compress): once per check over every definition of the tree.
+                parse = map(operator.not_, table.errors)
+                wanted = map(operator.and_, map(kind.__eq__, table.kinds), parse)
+                ours = list(compress(range(len(table.kinds)), wanted))
+                ours.sort(key=table.lengths.__getitem__)
+                by_length = self._by_length[kind] = (
+                    list(map(table.lengths.__getitem__, ours)),
+                    ours,
+                )
             lengths, positions = by_length
             # Outwards from `size`, nearest first, within half to twice its length.
             low, high = bisect_left(lengths, size / 2), bisect_right(lengths, size * 2)
@@ -534,6 +541,9 @@ class Indexes:
         self.observer = observer
         self._indexes: dict[str, DefinitionIndex] = {}
         self._looked: tuple[Worktree | None] | None = None
+        # What relocation read of each definition it compared (`relocate.Compared`), for
+        # the other gone anchors of this change set.
+        self.compared: dict[tuple[str, int, str], object] = {}
 
     def of(self, language: str) -> DefinitionIndex:
         found = self._indexes.get(language)
@@ -551,6 +561,7 @@ class Indexes:
 
     def stale(self) -> None:
         self._looked = None
+        self.compared = {}
         for index in self._indexes.values():
             index.stale()
 
