@@ -30,16 +30,22 @@ def main() -> int:
     if sys.argv[1:] == _PROMPT_HOOK:
         from pathlib import Path
 
-        from moor.hook_commands import run_hook
+        from moor.one_shot import collecting_less
 
-        return run_hook("prompt", Path.cwd())
+        with collecting_less():  # a short process: its imports are not garbage
+            from moor.hook_commands import run_hook
+
+            return run_hook("prompt", Path.cwd())
     if sys.argv[1:2] == _RECALL:
-        from moor.guard import run_guarded
-        from moor.recall_commands import cmd_recall, plain_recall
+        from moor.one_shot import collecting_less
 
-        args = plain_recall(sys.argv[2:])
-        if args is not None:
-            return run_guarded(cmd_recall, args)
+        with collecting_less():
+            from moor.guard import run_guarded
+            from moor.recall_commands import cmd_recall, plain_recall
+
+            args = plain_recall(sys.argv[2:])
+            if args is not None:
+                return run_guarded(cmd_recall, args)
     from moor.main import main as full
 
     return full()
