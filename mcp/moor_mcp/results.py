@@ -30,6 +30,8 @@ class Hit(BaseModel):
     content_hash: str | None  # what memory_edit's based_on names
     sections: list[Untrusted]  # the headings memory_edit can replace, as shown
     text: str  # the memory, framed as untrusted data
+    # Retired memories on the same code, each with why (not current: never rely on them).
+    retired_here: list[KnownHere] = []
 
 
 class SearchResult(BaseModel):

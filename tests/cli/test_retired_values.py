@@ -180,3 +180,26 @@ def test_a_paraphrase_is_written_and_told_of_its_retired_siblings_with_why(
         "add", "Receive echoes.", "--about", "src/a.py#receive", "--format", "json"
     ).json()
     assert other["ok"] and other["known_here"] == []
+
+
+def test_a_search_shows_the_retired_siblings_beside_the_memory_that_answers(
+    ws: Workspace,
+) -> None:
+    _superseded(ws)
+    ws.memory("gone", "src/a.py#send", body="Send never blocks on timeouts.")
+    ws.memory("echo", "src/a.py#receive", body="Receive echoes timeouts back.")
+    ws.moor("bind", check=True)
+    ws.moor("forget", "memories/gone.md", "--why", "it blocks on a full queue", check=True)
+
+    run = ws.moor("recall", "send timeout", "--format", "json")
+
+    assert run.code == 0, run.err
+    hits = {h["path"]: h for h in run.json()["hits"]}
+    assert OLD not in hits  # a retired memory is never a hit
+    beside = {k["path"]: k for k in hits[NEW]["retired_here"]}
+    assert set(beside) == {OLD, "memories/gone.md"}
+    assert "five retries since 2.0" in beside[OLD]["retired_because"]
+    assert "it blocks on a full queue" in beside["memories/gone.md"]["retired_because"]
+    assert hits["memories/echo.md"]["retired_here"] == []  # control: other code, none
+    text = ws.moor("recall", "send timeout").out
+    assert f"retired here: {OLD}" in text and "five retries since 2.0" in text

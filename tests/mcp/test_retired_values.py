@@ -62,3 +62,25 @@ def test_a_paraphrase_is_written_and_known_here_lists_the_retired_sibling(ws: Wo
     assert (
         new in known[old]["retired_because"] and "five since 2.0" in known[old]["retired_because"]
     )
+
+
+def test_a_search_hit_carries_its_retired_siblings_with_why(ws: Workspace) -> None:
+    old, new = superseded(ws)
+    other = structured(
+        call(
+            ws.root,
+            "memory_write",
+            {"text": "Client keeps one connection open.", "about": ["net/client.py"]},
+        )
+    )["path"]
+
+    found = structured(call(ws.root, "memory_search", {"query": "send retries timeout client"}))
+
+    hits = {h["path"]: h for h in found["hits"]}
+    assert old not in hits
+    [sibling] = hits[new]["retired_here"]
+    assert sibling["path"] == old and sibling["state"] == "retired"
+    assert "five since 2.0" in sibling["retired_because"]
+    # The control: a memory about other code (the file, not Client.send) has none beside it.
+    elsewhere = structured(call(ws.root, "memory_search", {"query": "one connection open"}))
+    assert {h["path"]: h["retired_here"] for h in elsewhere["hits"]}[other] == []

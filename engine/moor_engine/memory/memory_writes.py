@@ -51,7 +51,7 @@ from moor_engine.grounding.memories import (
 from moor_engine.grounding.observe import Found
 from moor_engine.grounding.places import place_seal
 from moor_engine.grounding.suggest import suggestions
-from moor_engine.grounding.trust import State
+from moor_engine.grounding.trust import MemoryReport, State
 from moor_engine.memory import namespaces, retired_text
 from moor_engine.memory.latch import (
     LATCH_ANCHOR,
@@ -394,6 +394,49 @@ def known_here(
         ]
         known.sort(key=lambda k: k.state == State.RETIRED.value)  # live ones first
     return known + _forgotten_here(session, path, anchors, agent)
+
+
+def retired_here(
+    session: Session, path: str, anchors: set[str], agent: str | None = None
+) -> list[Known]:
+    """The retired memories bound to any of `anchors` (other than `path`), each with why —
+    what a reader of the memory at `path` is shown beside it (a search hit): superseded ones
+    moor.lock still binds there, and forgotten ones this clone's journal kept. No check is
+    made: the latches alone say what is retired."""
+    if not anchors:
+        return []
+    latches = read_latches(session.lock, session.journal)
+    sharing = {
+        other: tuple(sorted(anchors.intersection(locked.anchors)))
+        for other, locked in session.lock.memories.items()
+        if other != path and other in latches.retired
+    }
+    sharing = {other: shared for other, shared in sharing.items() if shared}
+    loaded = load_memories(session.workspace, sorted(sharing), session.journal)
+    superseded = [
+        Known(
+            other,
+            memory.title,
+            State.RETIRED.value,
+            shared,
+            f"retired: {latches.retired[other].describe()}",
+        )
+        for other, shared in sorted(sharing.items())
+        if (memory := loaded[other].memory) is not None and namespaces.sees(memory, agent)
+    ]
+    return superseded + _forgotten_here(session, path, anchors, agent)
+
+
+def retired_beside(
+    session: Session, reports: Sequence[MemoryReport], agent: str | None = None
+) -> dict[str, list[Known]]:
+    """For each memory shown (a search's hits), the retired memories on its code."""
+    return {
+        report.path: retired_here(
+            session, report.path, {a.canonical for a in report.anchors if a.canonical}, agent
+        )
+        for report in reports
+    }
 
 
 def _forgotten_here(
