@@ -127,13 +127,16 @@ def test_reaffirm_refuses_a_memory_rewritten_by_hand_into_a_superseded_text(
     ws.memory("other", "src/a.py#receive", body="Receive is cheap.")
     ws.moor("bind", check=True)
     ws.memory("other", "src/a.py#receive", body=OLD_TEXT)  # rewritten by hand
-    assert ws.state("memories/other.md") == "rewritten"
+    assert ws.states("memories/other.md")["memories/other.md"]["code"] == "superseded_text"
 
     run = ws.moor("reaffirm", "memories/other.md", "--why", "reviewed", "--format", "json")
 
     assert run.code == 1
     [refusal] = run.json()["refused"]
-    _assert_superseded_refusal(refusal)
+    assert refusal["code"] == "superseded" and refusal["path"] == "memories/other.md"
+    assert OLD in refusal["message"] and NEW in refusal["message"]
+    assert "five retries since 2.0" in refusal["message"]
+    assert f"moor restore {OLD}" in refusal["message"]
     ws.memory("other", "src/a.py#receive", body="Receive is cheap, mostly.")
     ok = ws.moor("reaffirm", "memories/other.md", "--why", "reviewed")
     assert ok.code == 0, ok.err  # control: another rewrite is reaffirmed
@@ -203,3 +206,45 @@ def test_a_search_shows_the_retired_siblings_beside_the_memory_that_answers(
     assert hits["memories/echo.md"]["retired_here"] == []  # control: other code, none
     text = ws.moor("recall", "send timeout").out
     assert f"retired here: {OLD}" in text and "five retries since 2.0" in text
+
+
+def test_a_hand_written_copy_of_a_superseded_text_is_flagged_and_kept_out_of_recall(
+    ws: Workspace,
+) -> None:
+    _superseded(ws)
+    ws.memory("copy", "src/a.py#receive", body="SEND retries three times, on a timeout!")
+    ws.memory("honest", "src/a.py#receive", body="Send retries three times on a reset.")
+
+    run = ws.moor("check", "--format", "json")
+
+    assert run.code == 1  # a person must delete it or restore the superseded one
+    states = {m["path"]: m for m in run.json()["memories"]}
+    copy = states["memories/copy.md"]
+    assert copy["state"] == "retired" and copy["code"] == "superseded_text"
+    assert OLD in copy["notes"][0] and f"moor restore {OLD}" in copy["notes"][0]
+    assert not any("moor bind" in note for note in copy["notes"])
+    honest = states["memories/honest.md"]
+    assert honest["state"] != "retired" and honest["code"] != "superseded_text"  # control
+    recalled = [
+        h["path"] for h in ws.moor("recall", "send retries", "--format", "json").json()["hits"]
+    ]
+    assert "memories/copy.md" not in recalled and "memories/honest.md" in recalled
+    (ws.root / "memories/copy.md").unlink()
+    ws.moor("bind", check=True)
+    assert ws.moor("check").code == 0
+
+
+def test_the_successor_may_say_what_it_superseded_and_nothing_else_may(ws: Workspace) -> None:
+    ws.write("src/a.py", CODE)
+    ws.memory("old", "src/a.py#send", body=OLD_TEXT)
+    ws.memory("new", "src/a.py#send", body=OLD_TEXT)  # the same words, re-confirmed
+    ws.moor("bind", check=True)
+    ws.moor("supersede", OLD, "--by", NEW, "--why", "re-read after 2.0", check=True)
+
+    states = ws.states()
+
+    assert states[NEW]["state"] == "current", states[NEW]
+    assert states[OLD]["state"] == "retired"
+    # Control: a third memory saying it is a return of the retired text.
+    ws.memory("third", "src/a.py#receive", body=OLD_TEXT)
+    assert ws.states()["memories/third.md"]["code"] == "superseded_text"

@@ -19,7 +19,6 @@ from moor_engine.grounding.observe import Found, NotFound, found_address
 from moor_engine.grounding.places import place_seal
 from moor_engine.grounding.trust import AnchorReport, State
 from moor_engine.grounding.verdicts import followable, reaffirm_verdict
-from moor_engine.memory import retired_text
 from moor_engine.memory.latch import latch_declared, read_latches
 from moor_engine.memory.retired_text import RetiredText
 from moor_engine.session import Session
@@ -246,12 +245,6 @@ def _reaffirm(session: Session, path: str, why: str) -> Written:
         written.refused.append(
             Refusal(verdict.code, f"{path}: cannot reaffirm: {verdict.why}", path=path)
         )
-        return written
-    refused = retired_text.refusal(
-        session, path, loaded.memory, read_latches(session.lock, session.journal)
-    )
-    if refused is not None:
-        written.refused.append(replace(refused, message=f"{path}: {refused.message}"))
         return written
     anchors: dict[str, LockedAnchor] = {}
     founds: list[tuple[str, Found]] = []

@@ -10,21 +10,26 @@ spacing and punctuation do not count), never by similarity: a paraphrase is a ne
 shown beside its retired sibling (`memory_writes.known_here`) rather than refused.
 
 A superseded memory is never refused for its own text (editing or binding the retired file
-itself), nor is a memory for a retired text it declares it supersedes (its successor saying
-it again is no return). A forgotten text is refused at any path, its own included: its file
-was removed, and writing it there again is a return.
+itself), nor is its successor (named by the retirement, or declaring `supersedes:`) for
+saying it again: that is no return. A forgotten text is refused at any path, its own
+included: its file was removed, and writing it there again is a return.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from moor_extractors.memory import Memory
+from moor_store.journal import Journal
 
 from moor_engine.grounding.memories import load_memories
 from moor_engine.memory.latch import Event, Latches
-from moor_engine.session import Session
+from moor_engine.workspace.workspace import Workspace
 from moor_engine.written import Refusal
+
+if TYPE_CHECKING:  # a write's session; a check (grounding/check.py) imports this module
+    from moor_engine.session import Session
 
 _CHAIN = 32  # successors followed at most (a cycle of hand-written retirements ends)
 
@@ -41,7 +46,7 @@ class RetiredText:
     def __init__(self, session: Session, latches: Latches) -> None:
         self.session = session
         self.latches = latches
-        self._superseded: dict[str, list[Event]] | None = None
+        self._superseded: Mapping[str, list[Event]] | None = None
 
     def refusal(self, path: str, memory: Memory) -> Refusal | None:
         """Why `memory`, about to be written at `path`, may not be: its text is forgotten
@@ -54,14 +59,11 @@ class RetiredText:
                 path=tombstone.path,
                 instead=f'moor restore {tombstone.path} --why "..."',
             )
-        old = next(
-            (
-                event
-                for event in self.superseded().get(memory.value, ())
-                if event.path != path and event.path not in memory.supersedes
-            ),
-            None,
-        )
+        if self._superseded is None:
+            self._superseded = superseded_values(
+                self.session.workspace, self.session.journal, self.latches
+            )
+        old = saying(self._superseded, path, memory)
         if old is None:
             return None
         successor = current_successor(old, self.latches.retired)
@@ -74,17 +76,33 @@ class RetiredText:
             instead=f'moor restore {old.path} --why "..."',
         )
 
-    def superseded(self) -> Mapping[str, list[Event]]:
-        """Each superseded memory's value, with its retirement (files still there only)."""
-        if self._superseded is None:
-            paths = sorted(self.latches.retired)
-            loaded = load_memories(self.session.workspace, paths, self.session.journal)
-            self._superseded = {}
-            for path in paths:
-                memory = loaded[path].memory
-                if memory is not None and memory.value:
-                    self._superseded.setdefault(memory.value, []).append(self.latches.retired[path])
-        return self._superseded
+
+def superseded_values(
+    workspace: Workspace, journal: Journal | None, latches: Latches
+) -> dict[str, list[Event]]:
+    """Each superseded memory's value, with its retirement (files still there only): read
+    once per state of the latches, by a write and by a check alike."""
+    paths = sorted(latches.retired)
+    loaded = load_memories(workspace, paths, journal)
+    values: dict[str, list[Event]] = {}
+    for path in paths:
+        memory = loaded[path].memory
+        if memory is not None and memory.value:
+            values.setdefault(memory.value, []).append(latches.retired[path])
+    return values
+
+
+def saying(values: Mapping[str, list[Event]], path: str, memory: Memory) -> Event | None:
+    """The retirement of a superseded memory whose text `memory` (at `path`) says again:
+    never its own file, nor one it supersedes (declared, or retired by it)."""
+    return next(
+        (
+            event
+            for event in values.get(memory.value, ())
+            if path not in (event.path, event.by) and event.path not in memory.supersedes
+        ),
+        None,
+    )
 
 
 def current_successor(retired: Event, retirements: Mapping[str, Event]) -> str:
