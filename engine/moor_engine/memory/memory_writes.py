@@ -393,7 +393,7 @@ def known_here(
             and namespaces.sees(_memory(evaluation.loaded.get(m.path)), agent)
         ]
         known.sort(key=lambda k: k.state == State.RETIRED.value)  # live ones first
-    return known + _forgotten_here(session, path, anchors, agent)
+    return known + _Retired(session, agent).here(path, anchors, superseded=False)
 
 
 def retired_here(
@@ -403,73 +403,81 @@ def retired_here(
     what a reader of the memory at `path` is shown beside it (a search hit): superseded ones
     moor.lock still binds there, and forgotten ones this clone's journal kept. No check is
     made: the latches alone say what is retired."""
-    if not anchors:
-        return []
-    latches = read_latches(session.lock, session.journal)
-    sharing = {
-        other: tuple(sorted(anchors.intersection(locked.anchors)))
-        for other, locked in session.lock.memories.items()
-        if other != path and other in latches.retired
-    }
-    sharing = {other: shared for other, shared in sharing.items() if shared}
-    loaded = load_memories(session.workspace, sorted(sharing), session.journal)
-    superseded = [
-        Known(
-            other,
-            memory.title,
-            State.RETIRED.value,
-            shared,
-            f"retired: {latches.retired[other].describe()}",
-        )
-        for other, shared in sorted(sharing.items())
-        if (memory := loaded[other].memory) is not None and namespaces.sees(memory, agent)
-    ]
-    return superseded + _forgotten_here(session, path, anchors, agent)
+    return _Retired(session, agent).here(path, anchors)
 
 
 def retired_beside(
     session: Session, reports: Sequence[MemoryReport], agent: str | None = None
 ) -> dict[str, list[Known]]:
-    """For each memory shown (a search's hits), the retired memories on its code."""
+    """For each memory shown (a search's hits), the retired memories on its code: the
+    latches and the journal's forgets read once for all of them."""
+    retired = _Retired(session, agent)
     return {
-        report.path: retired_here(
-            session, report.path, {a.canonical for a in report.anchors if a.canonical}, agent
-        )
+        report.path: retired.here(report.path, {a.canonical for a in report.anchors if a.canonical})
         for report in reports
     }
 
 
-def _forgotten_here(
-    session: Session, path: str, anchors: set[str], agent: str | None
-) -> list[Known]:
-    """Forgotten memories that were bound to any of `anchors`, as their tombstone in force
-    and this clone's journal of the forget (the anchors it unbound, the text it kept) say."""
-    if session.journal is None:
-        return []
-    latches = read_latches(session.lock, session.journal)
-    forgotten: dict[str, Known] = {}
-    for entry in session.journal.entries(anchor=LATCH_ANCHOR):
-        data = entry.data if isinstance(entry.data, dict) else {}
-        tombstone = latches.tombstone(str(data.get("value") or ""))
-        locked = data.get("locked")
-        text = data.get("text")
-        if (
-            entry.code != "forget"
-            or entry.memory in (None, path)
-            or tombstone is None
-            or tombstone.path != entry.memory
-            or not isinstance(locked, dict)
-            or not isinstance(locked.get("anchors"), dict)
-            or not isinstance(text, str)
-        ):
-            continue
-        shared = tuple(sorted(anchors.intersection(locked["anchors"])))
-        memory = parse_memory(entry.memory, text.encode("utf-8")).memory
-        if shared and namespaces.sees(memory, agent):
-            title = memory.title if memory is not None else entry.memory
-            reason = f"this text was {tombstone.describe()}"
-            forgotten[entry.memory] = Known(entry.memory, title, "forgotten", shared, reason)
-    return [forgotten[p] for p in sorted(forgotten)]
+class _Retired:
+    """The retired memories a reader may see, with the anchors each was bound to: superseded
+    ones by moor.lock, forgotten ones by this clone's journal of the forget (the anchors it
+    unbound, the text it kept) while their tombstone is in force."""
+
+    def __init__(self, session: Session, agent: str | None) -> None:
+        latches = read_latches(session.lock, session.journal)
+        bound = {
+            path: locked.anchors
+            for path, locked in session.lock.memories.items()
+            if path in latches.retired
+        }
+        loaded = load_memories(session.workspace, sorted(bound), session.journal)
+        # path -> (title, state, anchors, why)
+        self.known: dict[str, tuple[str, str, frozenset[str], str]] = {
+            path: (
+                memory.title,
+                State.RETIRED.value,
+                frozenset(anchors),
+                f"retired: {latches.retired[path].describe()}",
+            )
+            for path, anchors in bound.items()
+            if (memory := loaded[path].memory) is not None and namespaces.sees(memory, agent)
+        }
+        self.forgotten: dict[str, tuple[str, str, frozenset[str], str]] = {}
+        entries = session.journal.entries(anchor=LATCH_ANCHOR) if session.journal else []
+        for entry in entries:
+            data = entry.data if isinstance(entry.data, dict) else {}
+            tombstone = latches.tombstone(str(data.get("value") or ""))
+            locked = data.get("locked")
+            text = data.get("text")
+            if (
+                entry.code != "forget"
+                or entry.memory is None
+                or tombstone is None
+                or tombstone.path != entry.memory
+                or not isinstance(locked, dict)
+                or not isinstance(locked.get("anchors"), dict)
+                or not isinstance(text, str)
+            ):
+                continue
+            memory = parse_memory(entry.memory, text.encode("utf-8")).memory
+            if namespaces.sees(memory, agent):
+                self.forgotten[entry.memory] = (
+                    memory.title if memory is not None else entry.memory,
+                    "forgotten",
+                    frozenset(locked["anchors"]),
+                    f"this text was {tombstone.describe()}",
+                )
+
+    def here(self, path: str, anchors: set[str], *, superseded: bool = True) -> list[Known]:
+        groups = [self.known, self.forgotten] if superseded else [self.forgotten]
+        found: list[Known] = []
+        for group in groups:
+            for other in sorted(group):
+                title, state, bound, why = group[other]
+                shared = tuple(sorted(anchors.intersection(bound)))
+                if other != path and shared:
+                    found.append(Known(other, title, state, shared, why))
+        return found
 
 
 def _memory(loaded: LoadedMemory | None) -> Memory | None:
