@@ -248,3 +248,17 @@ def test_the_successor_may_say_what_it_superseded_and_nothing_else_may(ws: Works
     # Control: a third memory saying it is a return of the retired text.
     ws.memory("third", "src/a.py#receive", body=OLD_TEXT)
     assert ws.states()["memories/third.md"]["code"] == "superseded_text"
+
+
+def test_remember_in_a_prompt_is_told_of_the_retired_sibling_with_why(ws: Workspace) -> None:
+    _superseded(ws)
+
+    told = ws.prompt_hook("remember: src/a.py#send makes three retries on each timeout")
+
+    assert told.startswith("moor: remembered as memories/"), told
+    assert f"already known here: {NEW} (new)" in told  # control: the live one, no reason
+    retired = next(line for line in told.splitlines() if OLD in line)
+    assert " - retired: superseded by " in retired and "five retries since 2.0" in retired
+    # The hook refuses the retired text itself, as every write does.
+    refused = ws.prompt_hook(f"remember: {OLD_TEXT}")
+    assert refused.startswith("moor: not remembered: refused: this text is what"), refused

@@ -210,7 +210,7 @@ def remember(session: Session, note: str) -> HookAnswer:
         lines.append(f"about: {', '.join(about)}")
     lines += [
         f"already known here: {known.path} ({known.title})"
-        + (f" - {known.state}: {known.retired_because}" if known.retired_because else "")
+        + (f" - {known.retired_because}" if known.retired_because else "")
         for known in written.known_here
     ]
     return HookAnswer("\n".join(lines), (written.path or "",))
