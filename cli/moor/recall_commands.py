@@ -80,8 +80,8 @@ def plain_recall(argv: Sequence[str]) -> argparse.Namespace | None:
 
 
 def cmd_recall(args: argparse.Namespace, start: Path) -> int:
-    from moor_engine.memory.memory_writes import retired_beside
     from moor_engine.memory.recall_index import session_recall
+    from moor_engine.memory.retired_here import retired_beside
 
     query = " ".join(args.query)
     with told_session(start) as session:

@@ -139,7 +139,7 @@ def _search(
     result, _status = kept.get().recall(
         session, query, limit=max(1, min(limit, MAX_HITS)), agent=agent
     )
-    from moor_engine.memory.memory_writes import retired_beside
+    from moor_engine.memory.retired_here import retired_beside
 
     beside = retired_beside(session, [hit.report for hit in result.hits], agent)
     hits = []
