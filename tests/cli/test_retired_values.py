@@ -262,3 +262,21 @@ def test_remember_in_a_prompt_is_told_of_the_retired_sibling_with_why(ws: Worksp
     # The hook refuses the retired text itself, as every write does.
     refused = ws.prompt_hook(f"remember: {OLD_TEXT}")
     assert refused.startswith("moor: not remembered: refused: this text is what"), refused
+
+
+def test_the_refusal_names_the_successor_that_is_current_now(ws: Workspace) -> None:
+    _superseded(ws)
+    ws.memory("newest", "src/a.py#send", body="Send retries with backoff, up to a deadline.")
+    ws.moor("bind", check=True)
+    ws.moor("supersede", NEW, "--by", "memories/newest.md", "--why", "backoff", check=True)
+
+    run = ws.moor("add", OLD_TEXT, "--about", "src/a.py#receive", "--format", "json")
+
+    [refusal] = run.json()["refused"]
+    assert refusal["code"] == "superseded" and refusal["path"] == OLD
+    # Superseded by new.md, which was superseded in turn: what is true now is newest.md.
+    assert "what is true now is in memories/newest.md" in refusal["message"]
+    # Control: new.md's own text is refused naming newest.md as its successor too.
+    again = ws.moor("add", NEW_TEXT, "--about", "src/a.py#receive", "--format", "json")
+    [second] = again.json()["refused"]
+    assert second["path"] == NEW and "memories/newest.md" in second["message"]
