@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from moor.arguments import add_format
+from moor.arguments import add_format, add_trust
 from moor.sessions import told_session
 from moor.writes import render_written
 
@@ -43,6 +43,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--supersedes", action="append", default=[], metavar="MEMORY", help="memories it retires"
     )
     add_format(add)
+    add_trust(add)
 
     edit = commands.add_parser(
         "edit", help="replace one section of a memory, if it is still what you read"
@@ -92,7 +93,7 @@ def cmd_add(args: argparse.Namespace, start: Path) -> int:
         questions=args.ask,
         supersedes=args.supersedes,
     )
-    with told_session(start) as session:
+    with told_session(start, trust=args.trust) as session:
         return render_written(add(session, draft), args.format)
 
 

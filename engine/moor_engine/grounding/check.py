@@ -13,11 +13,12 @@ from dataclasses import dataclass, field, replace
 from moor_extractors.change import change_summary
 from moor_extractors.languages import language_for_path
 from moor_extractors.memory import effective_watch
-from moor_extractors.model import Failure, Reason
+from moor_extractors.model import Failure
 from moor_extractors.reference import Reference
 from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
+from moor_engine.anchors.machine import command_entries, command_report, is_custom
 from moor_engine.grounding.bound_code import bound_code
 from moor_engine.grounding.definition_index import Indexes
 from moor_engine.grounding.dependents import Dependents
@@ -157,12 +158,7 @@ class Checker:
 
     def observe(self, ref: Reference) -> Observation:
         if ref.path is None:
-            return Failure(
-                Reason.UNEVALUABLE,
-                "command_probes_unavailable",
-                f"{ref.canonical()}: custom anchors (command probes) are not supported by this "
-                "version of moor yet",
-            )
+            return self.observer.observe(ref)  # a custom anchor (moor_engine.anchors)
         return self.observer.observe(ref, self._bound_addresses().get(ref.canonical(), ()))
 
     def _bound_addresses(self) -> dict[str, set[str]]:
@@ -297,6 +293,9 @@ class Checker:
             report.code = observation.code
             report.detail = observation.detail
             return report
+        if item.ref.anchor is not None:
+            declaration = self.workspace.config.anchors.get(item.ref.anchor)
+            return command_report(report, declaration, observation, locked, self.journal)
         report.address = observation.address
         if isinstance(observation, NotFound):
             search = self.relocation(item.ref, locked) if locked is not None else Search()
@@ -506,9 +505,9 @@ def observation_entries(
         for anchor in memory_report.anchors:
             if anchor.canonical is not None:
                 states.setdefault(anchor.canonical, anchor)
-    keys = [key for key in evaluation.observations if key in bound]
+    keys = [key for key in evaluation.observations if key in bound and not is_custom(key)]
     looks = journal.last_looks(keys)
-    entries: list[NewEntry] = []
+    entries = command_entries(journal, evaluation.observations, bound, states)
     for key in keys:
         observation = evaluation.observations[key]
         previous = looks.get(key)

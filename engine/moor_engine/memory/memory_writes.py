@@ -215,13 +215,16 @@ def _references(session: Session, raws: Sequence[str], written: Written) -> list
             written.refused.append(Refusal(ref.code, f"--about {raw}: {ref.detail}", ref=raw))
             continue
         if ref.path is None:
-            written.refused.append(
-                Refusal(
-                    "command_probes_unavailable",
-                    f"--about {raw}: custom anchors are not supported by this version of moor",
-                    ref=raw,
+            if ref.anchor not in session.workspace.config.anchors:
+                written.refused.append(
+                    Refusal(
+                        "undeclared_anchor",
+                        f"--about {raw}: no [anchors.{ref.anchor}] is declared in moor.toml",
+                        ref=raw,
+                    )
                 )
-            )
+            else:
+                refs.setdefault(ref.canonical(), ref)
             continue
         contained = resolve_path(session.workspace.root, ref.path)
         if isinstance(contained, Failure):
@@ -248,6 +251,14 @@ def _observe(
                 Refusal(
                     observation.code,
                     f"--about {ref.canonical()}: cannot be observed: {observation.detail}",
+                    ref=ref.canonical(),
+                )
+            )
+        elif ref.path is None:
+            written.refused.append(
+                Refusal(
+                    "not_found",
+                    f"--about {ref.canonical()}: its command observes nothing (it printed null)",
                     ref=ref.canonical(),
                 )
             )

@@ -1,0 +1,73 @@
+"""A command's output as an observation: its facts, their digest and its address.
+
+`lines`: stdout's lines (UTF-8, line ends dropped). `json`: stdout parsed as one JSON
+value; `null` is `NotFound`, content-addressed like any other observation. The facts and
+the declaration are separate axes, so a changed declaration is told apart from changed
+facts (the address holds both).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+from moor_extractors.digest import digest_json
+from moor_extractors.model import Facts, Failure, Reason
+
+from moor_engine.anchors.declarations import Declaration
+from moor_engine.grounding.observe import Found, NotFound, Observation, found_address
+
+PROBE_VERSION: Final = 1
+KIND: Final = "command"
+FACTS_AXIS: Final = "facts"
+DECLARATION_AXIS: Final = "declaration"
+
+
+def derivation(declaration: Declaration) -> str:
+    return f"command/{PROBE_VERSION} facts/{declaration.facts}"
+
+
+def parse(declaration: Declaration, stdout: bytes) -> object | Failure:
+    """The facts the output states (None: the JSON `null`, nothing found)."""
+    name = f"anchor:{declaration.name}"
+    try:
+        text = stdout.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return Failure(
+            Reason.UNUSABLE, "invalid_utf8", f"{name}: output is not UTF-8 (byte {error.start})"
+        )
+    if declaration.facts == "lines":
+        return {"lines": text.splitlines()}
+    try:
+        value: object = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as error:
+        where = (
+            f" at line {error.lineno}, column {error.colno}"
+            if isinstance(error, json.JSONDecodeError)
+            else ""
+        )
+        return Failure(
+            Reason.UNUSABLE, "invalid_json", f"{name}: output is not one JSON value{where}"
+        )
+    return value
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def observation(declaration: Declaration, value: object) -> Observation:
+    """The observation of `value`: `Found` with its address, or `NotFound` for `null`."""
+    path = f"anchor:{declaration.name}"
+    derived = derivation(declaration)
+    facts = Facts(
+        KIND,
+        {
+            FACTS_AXIS: digest_json({"value": value}),
+            DECLARATION_AXIS: declaration.digest(),
+        },
+    )
+    if value is None:
+        gone = Facts(KIND, {FACTS_AXIS: "null", DECLARATION_AXIS: declaration.digest()})
+        return NotFound(path, derived, found_address(derived, gone))
+    return Found(path, derived, facts, found_address(derived, facts), None)

@@ -1,0 +1,86 @@
+"""Observing custom anchors for one session: each declared command runs at most once (a
+check observes every anchor once however many memories share it), and only when the
+workspace is trusted (`trust.py`); otherwise nothing runs and the anchor is unverified."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from moor_extractors.model import Failure, Reason
+from moor_extractors.reference import Reference
+
+from moor_engine.anchors import facts, probe
+from moor_engine.anchors.declarations import Declaration
+from moor_engine.anchors.trust import Trust, decide
+from moor_engine.grounding.observe import Observation
+
+
+class CommandObserver:
+    def __init__(
+        self,
+        root: Path,
+        declarations: Mapping[str, Declaration],
+        flag: bool,
+        host: Mapping[str, str] | None = None,
+    ) -> None:
+        self.root = root
+        self.declarations = declarations
+        self.flag = flag  # --trust
+        self._trust: Trust | None = None
+        self.host = dict(os.environ if host is None else host)
+        self._seen: dict[str, Observation] = {}
+        self.runs = 0  # commands started by this observer, for tests and benchmarks
+        self.seconds: dict[str, float] = {}  # each command's own run time
+
+    @property
+    def trust(self) -> Trust:
+        """Decided at the first command anchor: a workspace without one never asks."""
+        if self._trust is None:
+            self._trust = decide(self.root, self.flag, self.host)
+        return self._trust
+
+    def observe(self, ref: Reference) -> Observation:
+        assert ref.anchor is not None
+        name = ref.anchor
+        if name not in self._seen:
+            self._seen[name] = self._observe(name)
+        return self._seen[name]
+
+    def forget(self) -> None:
+        """Observe every command again on the next look (the editor's next round)."""
+        self._seen.clear()
+
+    def _observe(self, name: str) -> Observation:
+        declaration = self.declarations.get(name)
+        if declaration is None:
+            declared = ", ".join(sorted(self.declarations)) or "none"
+            return Failure(
+                Reason.UNEVALUABLE,
+                "undeclared_anchor",
+                f"anchor:{name} is not declared in moor.toml ([anchors.{name}]); "
+                f"declared: {declared}",
+            )
+        if not self.trust.trusted:
+            return Failure(
+                Reason.UNREACHABLE,
+                "workspace_not_trusted",
+                f"anchor:{name}: {self.trust.how}; nothing was run",
+            )
+        if declaration.rules:
+            return Failure(
+                Reason.UNEVALUABLE,
+                "rules_unsupported",
+                f"anchor:{name} declares rules, which this version of moor does not evaluate "
+                "yet; nothing was run",
+            )
+        self.runs += 1
+        output = probe.run(self.root, declaration, self.host)
+        if isinstance(output, Failure):
+            return output
+        self.seconds[name] = output.seconds
+        value = facts.parse(declaration, output.stdout)
+        if isinstance(value, Failure):
+            return value
+        return facts.observation(declaration, value)
