@@ -11,7 +11,7 @@ from pathlib import Path
 from moor_extractors.model import Failure, Reason
 from moor_extractors.reference import Reference
 
-from moor_engine.anchors import facts, probe
+from moor_engine.anchors import facts
 from moor_engine.anchors.declarations import Declaration
 from moor_engine.anchors.trust import Trust, decide
 from moor_engine.grounding.observe import Observation
@@ -75,6 +75,9 @@ class CommandObserver:
                 f"anchor:{name} declares rules, which this version of moor does not evaluate "
                 "yet; nothing was run",
             )
+        # Imported here: a workspace without command anchors never pays for it.
+        from moor_engine.anchors import probe
+
         self.runs += 1
         output = probe.run(self.root, declaration, self.host)
         if isinstance(output, Failure):
