@@ -102,8 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("memory")
     add_format(diff)
 
-    log = commands.add_parser("log", help="the journal of a memory's anchors")
-    log.add_argument("memory")
+    log = commands.add_parser("log", help="the journal of a memory's anchors, or of anchor:NAME")
+    log.add_argument("memory", help="a memory, or a custom anchor (anchor:NAME)")
     add_format(log)
 
     symbols = commands.add_parser(
@@ -305,10 +305,14 @@ def cmd_diff(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_log(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.anchors.history import anchor_log
     from moor_engine.memory.history import memory_log
 
     with told_session(start) as session:
-        path, entries = memory_log(session, args.memory)
+        if args.memory.startswith("anchor:"):  # a custom anchor's own history
+            path, entries = anchor_log(session, args.memory)
+        else:
+            path, entries = memory_log(session, args.memory)
     if args.format == "json":
         rows = [
             {

@@ -292,3 +292,35 @@ def test_moor_anchors_lists_command_and_code_anchors_with_their_last_look(
     assert rows["app.py#f"]["kind"] == "symbol"
     text = ws.moor("anchors", check=True).out
     assert "anchor:roster  (command, closed, streak 3, 1 memory)" in text
+
+
+def test_moor_log_of_an_anchor_shows_its_observations_attempts_and_transition(
+    ws: Workspace,
+) -> None:
+    ws.write("roster.txt", "a\n")
+    ws.write("broken", "")
+    declare(
+        ws,
+        "roster",
+        "import os, sys\nif os.path.getsize('broken'):\n    sys.exit(4)\n"
+        + print_file("roster.txt"),
+    )
+    bound(ws)
+    ws.moor("check", "--trust", check=True)
+    ws.write("broken", "yes")
+    ws.moor("check", "--trust")
+    ws.write("broken", "")
+    ws.write("roster.txt", "b\n")
+    ws.moor("check", "--trust")
+    entries = ws.moor("log", "anchor:roster", "--format", "json", check=True).json()["entries"]
+    seen = [(e["kind"], e["code"]) for e in entries]
+    assert seen == [
+        ("open", "bind"),
+        ("still", "observed"),
+        ("attempt", "process_failed"),
+        ("transition", "drifted"),
+        ("still", "observed"),
+    ]
+    assert {e["anchor"] for e in entries} == {"anchor:roster"}
+    refused = ws.moor("log", "anchor:nothing")
+    assert refused.code == 2 and "neither declared" in refused.err
