@@ -17,7 +17,7 @@ def told_session(
     start: Path, *, use_journal: bool = True, trust: bool = False
 ) -> Iterator[Session]:
     """A session whose waits and warnings are told on stderr."""
-    with Session.open(start, use_journal=use_journal, trust=trust) as session:
+    with Session.open(start, use_journal=use_journal, trust=True if trust else None) as session:
         session.on_wait = lambda message: print(f"moor: {message}…", file=sys.stderr)
         try:
             yield session

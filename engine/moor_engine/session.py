@@ -78,9 +78,10 @@ class Session:
         return list(dict.fromkeys([*self.workspace.warnings, *self.warnings]))
 
     @classmethod
-    def open(cls, start: Path, *, use_journal: bool = True, trust: bool = False) -> Session:
-        """`trust`: the person's own `--trust` for this workspace's declared commands
-        (`moor_engine.anchors.trust` decides with it)."""
+    def open(cls, start: Path, *, use_journal: bool = True, trust: bool | None = None) -> Session:
+        """`trust`: the person's own word on this workspace's declared commands — True
+        (`--trust`, the editor's workspace trust), False (the editor's distrust), None (not
+        said); `moor_engine.anchors.trust.decide` decides with it."""
         workspace = Workspace.open(start)
         warnings: list[str] = []
         journal = open_journal(workspace, warnings) if use_journal else None

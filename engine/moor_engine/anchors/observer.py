@@ -22,12 +22,12 @@ class CommandObserver:
         self,
         root: Path,
         declarations: Mapping[str, Declaration],
-        flag: bool,
+        flag: bool | None,
         host: Mapping[str, str] | None = None,
     ) -> None:
         self.root = root
         self.declarations = declarations
-        self.flag = flag  # --trust
+        self.flag = flag  # the person's word for this run (`trust.decide`)
         self._trust: Trust | None = None
         self.host = dict(os.environ if host is None else host)
         self._seen: dict[str, Observation] = {}

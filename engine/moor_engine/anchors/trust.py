@@ -45,11 +45,15 @@ def list_file(environ: Mapping[str, str]) -> Path | None:
     return None if home is None else home.joinpath(*LIST_PATH)
 
 
-def decide(root: Path, flag: bool, environ: Mapping[str, str] | None = None) -> Trust:
-    """Whether the workspace at `root` is trusted to run its declared commands."""
+def decide(root: Path, flag: bool | None, environ: Mapping[str, str] | None = None) -> Trust:
+    """Whether the workspace at `root` is trusted to run its declared commands. `flag`:
+    the person's own word for this run — True (`--trust`, or the editor's workspace
+    trust), False (the editor does not trust it: nothing else can), None (not said)."""
     environ = os.environ if environ is None else environ
     if flag:
         return Trust(True, "--trust")
+    if flag is False:
+        return Trust(False, "the editor does not trust this workspace (its workspace trust)")
     if environ.get(ENVIRONMENT_VARIABLE) == "1":
         return Trust(True, f"{ENVIRONMENT_VARIABLE}=1")
     real = os.path.realpath(root)
