@@ -101,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff = commands.add_parser("diff", help="what changed in the code since the memory was bound")
     diff.add_argument("memory")
     add_format(diff)
+    add_trust(diff)
 
     log = commands.add_parser("log", help="the journal of a memory's anchors, or of anchor:NAME")
     log.add_argument("memory", help="a memory, or a custom anchor (anchor:NAME)")
@@ -279,7 +280,7 @@ def cmd_follow(args: argparse.Namespace, start: Path) -> int:
 def cmd_diff(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.history import memory_diff
 
-    with told_session(start) as session:
+    with told_session(start, trust=args.trust) as session:
         path, diffs = memory_diff(session, args.memory)
     changed = any(item.changed for item in diffs)
     if args.format == "json":

@@ -324,3 +324,22 @@ def test_moor_log_of_an_anchor_shows_its_observations_attempts_and_transition(
     assert {e["anchor"] for e in entries} == {"anchor:roster"}
     refused = ws.moor("log", "anchor:nothing")
     assert refused.code == 2 and "neither declared" in refused.err
+
+
+def test_moor_diff_shows_the_facts_that_changed_since_bound_never_a_file_named_like_it(
+    ws: Workspace,
+) -> None:
+    ws.write("roster.txt", "test_a\ntest_b\n")
+    ws.write("anchor:roster", "PLANTED\n")  # a file named as the anchor: never its facts
+    declare(ws, "roster", print_file("roster.txt"))
+    bound(ws)
+    same = ws.moor("diff", PROBE, "--trust", "--format", "json").json()["anchors"][0]
+    assert (same["changed"], same["diff"]) == (False, "")
+    ws.write("roster.txt", "test_a\ntest_c\n")
+    run = ws.moor("diff", PROBE, "--trust")
+    assert run.code == 1
+    assert "-test_b\n+test_c\n" in run.out
+    assert "--- anchor:roster (bound)" in run.out
+    assert "PLANTED" not in run.out
+    untrusted = ws.moor("diff", PROBE)
+    assert "workspace_not_trusted" in untrusted.out and "test_c" not in untrusted.out

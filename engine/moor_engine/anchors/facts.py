@@ -15,7 +15,7 @@ from moor_extractors.digest import digest_json
 from moor_extractors.model import Facts, Failure, Reason
 
 from moor_engine.anchors.declarations import Declaration
-from moor_engine.grounding.observe import Found, NotFound, Observation, found_address
+from moor_engine.grounding.observe import Found, NotFound, found_address
 
 PROBE_VERSION: Final = 1
 KIND: Final = "command"
@@ -52,11 +52,20 @@ def parse(declaration: Declaration, stdout: bytes) -> object | Failure:
     return value
 
 
+def text(declaration: Declaration, value: object) -> str:
+    """The facts as a person reads them, and as a diff shows them: the lines, or the JSON
+    value indented with sorted keys (sealed at bind, `moor diff` compares two of them)."""
+    if declaration.facts == "lines" and isinstance(value, dict):
+        lines = value.get("lines", [])
+        return "".join(f"{line}\n" for line in lines) if isinstance(lines, list) else ""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
-def observation(declaration: Declaration, value: object) -> Observation:
+def observation(declaration: Declaration, value: object) -> Found | NotFound:
     """The observation of `value`: `Found` with its address, or `NotFound` for `null`."""
     path = f"anchor:{declaration.name}"
     derived = derivation(declaration)

@@ -33,6 +33,7 @@ class CommandObserver:
         self._seen: dict[str, Observation] = {}
         self.runs = 0  # commands started by this observer, for tests and benchmarks
         self.seconds: dict[str, float] = {}  # each command's own run time
+        self.texts: dict[str, str] = {}  # the facts seen, as text, by their address
 
     @property
     def trust(self) -> Trust:
@@ -86,4 +87,12 @@ class CommandObserver:
         value = facts.parse(declaration, output.stdout)
         if isinstance(value, Failure):
             return value
-        return facts.observation(declaration, value)
+        observation = facts.observation(declaration, value)
+        self.texts[observation.address] = facts.text(declaration, value)
+        return observation
+
+    def seals(self, address: str) -> list[tuple[str, str]]:
+        """What a bind or reaffirm seals of a command anchor observed at `address`: its
+        facts as text, so `moor diff` can show what changed since."""
+        text = self.texts.get(address)
+        return [] if text is None else [(address, text)]

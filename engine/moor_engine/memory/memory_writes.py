@@ -41,6 +41,7 @@ from moor_store.journal import NewEntry
 from moor_store.lockfile import LockedMemory, format_lock
 
 from moor_engine.agents.framing import neutralise
+from moor_engine.anchors.machine import is_custom
 from moor_engine.grounding.check import locked_anchor_from
 from moor_engine.grounding.memories import (
     LoadedMemory,
@@ -274,6 +275,9 @@ def _observe(
 
 
 def _seal(session: Session, found: Found, change: Change, canonical: str) -> None:
+    if is_custom(canonical):  # a command anchor: its facts, not a file
+        change.seals.extend(session.commands.seals(found.address) if session.commands else [])
+        return
     view = session.observer.view(found.path)
     if view is not None and not isinstance(view, Failure):
         change.seals.append((found.address, view.source_text(found.site)))
