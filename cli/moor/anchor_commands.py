@@ -25,6 +25,12 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_format(trust)
     untrust = commands.add_parser("untrust", help="take this workspace off your trusted list")
     add_format(untrust)
+    close = commands.add_parser(
+        "close", help="close a custom anchor for good: its memories are retired (irreversible)"
+    )
+    close.add_argument("anchor", help="anchor:NAME")
+    close.add_argument("--why", required=True, help="why it is closed (kept in moor.lock)")
+    add_format(close)
 
 
 def cmd_anchors(args: argparse.Namespace, start: Path) -> int:
@@ -52,9 +58,21 @@ def cmd_anchors(args: argparse.Namespace, start: Path) -> int:
             )
         if row.last_attempt:
             print(f"  last attempt: {row.last_attempt['code']}: {row.last_attempt['detail']}")
+        if row.closed:
+            by = f" by {row.closed['by']}" if row.closed["by"] else ""
+            print(f"  closed{by} {row.closed['at']}: {row.closed['reason']}")
         if row.next_due:
             print(f"  next: {row.next_due}")
     return EXIT_OK
+
+
+def cmd_close(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.anchors.lifecycle import close
+
+    from moor.writes import render_written
+
+    with told_session(start) as session:
+        return render_written(close(session, args.anchor, args.why), args.format)
 
 
 def _trust_command(add: bool) -> Callable[[argparse.Namespace, Path], int]:
@@ -78,6 +96,7 @@ def _trust_command(add: bool) -> Callable[[argparse.Namespace, Path], int]:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "anchors": cmd_anchors,
+    "close": cmd_close,
     "trust": _trust_command(True),
     "untrust": _trust_command(False),
 }

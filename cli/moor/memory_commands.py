@@ -58,9 +58,10 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_format(edit)
 
     supersede = commands.add_parser(
-        "supersede", help="retire a memory: another says it better (a latch)"
+        "supersede",
+        help="retire a memory: another says it better (a latch); or anchor:NAME by another",
     )
-    supersede.add_argument("memory")
+    supersede.add_argument("memory", help="a memory, or a custom anchor (anchor:NAME)")
     supersede.add_argument("--by", required=True, metavar="MEMORY", help="the memory replacing it")
     supersede.add_argument("--why", required=True)
     add_format(supersede)
@@ -125,6 +126,10 @@ def cmd_supersede(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.latch_actions import supersede
 
     with told_session(start) as session:
+        if args.memory.startswith("anchor:"):  # a custom anchor, superseded by another
+            from moor_engine.anchors.lifecycle import close
+
+            return render_written(close(session, args.memory, args.why, args.by), args.format)
         return render_written(supersede(session, args.memory, args.by, args.why), args.format)
 
 

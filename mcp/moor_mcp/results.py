@@ -176,6 +176,7 @@ class AnchorRow(BaseModel):
     last_observed: str | None
     last_state: str | None
     next_due: str | None
+    closed: dict[str, Untrusted] | None  # {by, reason, at} once closed
 
 
 class AnchorsResult(BaseModel):

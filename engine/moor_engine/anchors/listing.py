@@ -26,6 +26,7 @@ class AnchorRow:
     last_attempt: dict[str, str | None] | None = None  # the latest failed look, if newer
     last_state: str | None = None  # what the latest journalled look said
     next_due: str | None = None
+    closed: dict[str, str] | None = None  # {by, reason, at} once closed (moor.lock)
 
     def as_json(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -56,6 +57,10 @@ def list_anchors(session: Session) -> list[AnchorRow]:
             row = rows.setdefault(canonical, AnchorRow(canonical, kind_of(canonical)))
             row.bound = True
             row.memories.append(path)
+    for name, closure in session.lock.closed.items():
+        row = rows.setdefault(name, AnchorRow(name, "command"))
+        row.closed = {"by": closure.by, "reason": closure.reason, "at": closure.at}
+        row.next_due = None  # closed: never observed again
     if session.journal is not None:
         latest = session.journal.latest(rows)
         for key, row in rows.items():

@@ -16,7 +16,7 @@ from typing import Final
 from moor_extractors.model import Failure
 from moor_extractors.reference import ANCHOR_PREFIX
 from moor_store.journal import Journal, NewEntry
-from moor_store.lockfile import LockedAnchor
+from moor_store.lockfile import Closure, LockedAnchor
 
 from moor_engine.anchors.declarations import Declaration
 from moor_engine.anchors.facts import DECLARATION_AXIS, FACTS_AXIS
@@ -189,3 +189,14 @@ def _not_yet_moved(journal: Journal, key: str, address: str) -> bool:
         if entry.kind == "still" and entry.code == OBSERVED and entry.address != address:
             return True
     return True
+
+
+def closure_report(closure: Closure) -> tuple[str, str]:
+    """The code and detail of an anchor report for a closed anchor."""
+    if closure.by:
+        return (
+            "anchor_superseded",
+            f"{closure.anchor} was superseded by {closure.by} ({closure.at[:10]}): "
+            f"{closure.reason}; bind the memory to {closure.by} if it still holds",
+        )
+    return "anchor_closed", f"{closure.anchor} was closed ({closure.at[:10]}): {closure.reason}"

@@ -13,12 +13,17 @@ from dataclasses import dataclass, field, replace
 from moor_extractors.change import change_summary
 from moor_extractors.languages import language_for_path
 from moor_extractors.memory import effective_watch
-from moor_extractors.model import Failure
+from moor_extractors.model import Failure, Reason
 from moor_extractors.reference import Reference
 from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
-from moor_engine.anchors.machine import command_entries, command_report, is_custom
+from moor_engine.anchors.machine import (
+    closure_report,
+    command_entries,
+    command_report,
+    is_custom,
+)
 from moor_engine.grounding.bound_code import bound_code
 from moor_engine.grounding.definition_index import Indexes
 from moor_engine.grounding.dependents import Dependents
@@ -158,6 +163,9 @@ class Checker:
 
     def observe(self, ref: Reference) -> Observation:
         if ref.path is None:
+            closure = self.lock.closed.get(ref.canonical())
+            if closure is not None:  # closed for good: its command runs no more
+                return Failure(Reason.UNEVALUABLE, *closure_report(closure))
             return self.observer.observe(ref)  # a custom anchor (moor_engine.anchors)
         return self.observer.observe(ref, self._bound_addresses().get(ref.canonical(), ()))
 
@@ -287,6 +295,11 @@ class Checker:
         observation = observations[canonical]
         locked = locked_memory.anchors.get(canonical) if locked_memory is not None else None
         report.bound_address = locked.address if locked else None
+        closure = self.lock.closed.get(canonical) if item.ref.anchor is not None else None
+        if closure is not None:
+            report.state = State.RETIRED
+            report.code, report.detail = closure_report(closure)
+            return report
         if isinstance(observation, Failure):
             report.state = State.UNVERIFIED
             report.reason = observation.reason.value
@@ -507,7 +520,9 @@ def observation_entries(
                 states.setdefault(anchor.canonical, anchor)
     keys = [key for key in evaluation.observations if key in bound and not is_custom(key)]
     looks = journal.last_looks(keys)
-    entries = command_entries(journal, evaluation.observations, bound, states)
+    # A closed anchor is not looked at any more: nothing of it to journal.
+    looked = {k: v for k, v in evaluation.observations.items() if k not in lock.closed}
+    entries = command_entries(journal, looked, bound, states)
     for key in keys:
         observation = evaluation.observations[key]
         previous = looks.get(key)

@@ -216,7 +216,11 @@ def _references(session: Session, raws: Sequence[str], written: Written) -> list
             written.refused.append(Refusal(ref.code, f"--about {raw}: {ref.detail}", ref=raw))
             continue
         if ref.path is None:
-            if ref.anchor not in session.workspace.config.anchors:
+            if ref.canonical() in session.lock.closed:
+                written.refused.append(
+                    Refusal("anchor_closed", f"--about {raw}: the anchor is closed", ref=raw)
+                )
+            elif ref.anchor not in session.workspace.config.anchors:
                 written.refused.append(
                     Refusal(
                         "undeclared_anchor",
