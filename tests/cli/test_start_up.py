@@ -75,3 +75,21 @@ def test_a_prompt_hook_answered_from_its_kept_answer_imports_no_sqlite(ws: Works
     assert again == first
     assert "moor_engine.session" not in modules  # the kept answer
     assert not modules & {"sqlite3", "argparse", "yaml"}, sorted(modules & {"sqlite3", "yaml"})
+
+
+def test_a_check_without_command_anchors_never_imports_the_probe_runner(ws: Workspace) -> None:
+    """The probe runner (subprocess, selectors, shutil) costs a workspace without custom
+    anchors nothing; the control: one with a command anchor imports it."""
+    ws.write("app.py", "def f():\n    return 1\n")
+    ws.memory("code", "app.py#f")
+    ws.moor("bind", check=True)
+    _, modules = _imported(ws.root, "check")
+    assert "moor_engine.session" in modules  # the check did run
+    assert "moor_engine.anchors.probe" not in modules
+    command = json.dumps([sys.executable, "-c", "print('x')"])
+    config = ws.read("moor.toml") + f"\n[anchors.x]\ncommand = {command}\n"
+    ws.write("moor.toml", config)
+    ws.memory("probed", "anchor:x")
+    ws.moor("bind", "--trust", check=True)
+    _, modules = _imported(ws.root, "check", "--trust")
+    assert "moor_engine.anchors.probe" in modules
