@@ -116,6 +116,7 @@ class Session:
             workspace, lock, journal, observer, warnings, start.resolve(), None, lock_bytes
         )
         session.commands = CommandObserver(workspace.root, workspace.config.anchors, trust)
+        session.commands.max_input_size = workspace.config.max_file_size
         observer.commands = session.commands.observe
         return session
 

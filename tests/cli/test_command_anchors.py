@@ -343,3 +343,29 @@ def test_moor_diff_shows_the_facts_that_changed_since_bound_never_a_file_named_l
     assert "PLANTED" not in run.out
     untrusted = ws.moor("diff", PROBE)
     assert "workspace_not_trusted" in untrusted.out and "test_c" not in untrusted.out
+
+
+def test_declared_inputs_are_hashed_so_a_drift_says_whether_they_changed(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    ws.write("roster.txt", "a\n")
+    ws.write("extra.txt", "x\n")
+    script = "print(open('roster.txt').read() + open('extra.txt').read(), end='')\n"
+    declare(ws, "roster", script, 'inputs = ["roster.txt"]')
+    bound(ws)
+    assert "inputs = " in ws.read("moor.lock")  # the bound inputs' digest is recorded
+    ws.write("extra.txt", "y\n")  # not a declared input
+    outside = anchor(ws, PROBE, "--trust")
+    assert outside["state"] == "drifted"
+    assert "its declared inputs did not" in str(outside["detail"])
+    ws.write("extra.txt", "x\n")
+    ws.write("roster.txt", "b\n")
+    inside = anchor(ws, PROBE, "--trust")
+    assert "and so did its inputs" in str(inside["detail"])
+    # An input that leads outside the workspace is refused, never read.
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s\n")
+    (ws.root / "roster.txt").unlink()
+    (ws.root / "roster.txt").symlink_to(secret)
+    refused = anchor(ws, PROBE, "--trust")
+    assert (refused["state"], refused["code"]) == ("unverified", "outside_workspace")

@@ -9,10 +9,12 @@ facts (the address holds both).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Final
 
-from moor_extractors.digest import digest_json
+from moor_extractors.digest import digest_bytes, digest_json
 from moor_extractors.model import Facts, Failure, Reason
+from moor_store.inside import NotInside, read_inside
 
 from moor_engine.anchors.declarations import Declaration
 from moor_engine.grounding.observe import Found, NotFound, found_address
@@ -21,6 +23,10 @@ PROBE_VERSION: Final = 1
 KIND: Final = "command"
 FACTS_AXIS: Final = "facts"
 DECLARATION_AXIS: Final = "declaration"
+# The declared inputs' contents when observed: recorded (in moor.lock when bound), never
+# part of the address — the facts are what the memory is about, the inputs say whether a
+# change came from them.
+INPUTS_AXIS: Final = "inputs"
 
 
 def derivation(declaration: Declaration) -> str:
@@ -65,18 +71,44 @@ def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
-def observation(declaration: Declaration, value: object) -> Found | NotFound:
-    """The observation of `value`: `Found` with its address, or `NotFound` for `null`."""
+def observation(
+    declaration: Declaration, value: object, inputs: str | None = None
+) -> Found | NotFound:
+    """The observation of `value`: `Found` with its address, or `NotFound` for `null`;
+    `inputs`: the digest of the declared inputs' contents (`inputs_digest`)."""
     path = f"anchor:{declaration.name}"
     derived = derivation(declaration)
-    facts = Facts(
-        KIND,
-        {
-            FACTS_AXIS: digest_json({"value": value}),
-            DECLARATION_AXIS: declaration.digest(),
-        },
-    )
+    axes = {FACTS_AXIS: digest_json({"value": value}), DECLARATION_AXIS: declaration.digest()}
     if value is None:
-        gone = Facts(KIND, {FACTS_AXIS: "null", DECLARATION_AXIS: declaration.digest()})
+        gone = Facts(KIND, {**axes, FACTS_AXIS: "null"})
         return NotFound(path, derived, found_address(derived, gone))
-    return Found(path, derived, facts, found_address(derived, facts), None)
+    address = found_address(derived, Facts(KIND, axes))
+    recorded = {**axes, INPUTS_AXIS: inputs} if inputs is not None else axes
+    return Found(path, derived, Facts(KIND, recorded), address, None)
+
+
+def inputs_digest(root: Path, declaration: Declaration, limit: int) -> str | Failure | None:
+    """The digest of every declared input's contents (a missing one recorded as missing);
+    None without inputs. An input leading outside the workspace, or unreadable, is a
+    `Failure`: what the command read cannot be told."""
+    if not declaration.inputs:
+        return None
+    contents: dict[str, str | None] = {}
+    for rel in declaration.inputs:
+        try:
+            contents[rel] = digest_bytes(read_inside(root, rel, limit=limit))
+        except FileNotFoundError:
+            contents[rel] = None
+        except NotInside as error:
+            return Failure(
+                Reason.UNEVALUABLE,
+                error.code,
+                f"anchor:{declaration.name}: input {rel}: {error}",
+            )
+        except OSError as error:
+            return Failure(
+                Reason.UNREACHABLE,
+                "io_error",
+                f"anchor:{declaration.name}: input {rel}: {error.strerror or error}",
+            )
+    return digest_json(contents)

@@ -19,7 +19,7 @@ from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Closure, LockedAnchor
 
 from moor_engine.anchors.declarations import Declaration
-from moor_engine.anchors.facts import DECLARATION_AXIS, FACTS_AXIS
+from moor_engine.anchors.facts import DECLARATION_AXIS, FACTS_AXIS, INPUTS_AXIS
 from moor_engine.grounding.observe import Found, NotFound, Observation
 from moor_engine.grounding.trust import AnchorReport, State
 
@@ -99,9 +99,19 @@ def command_report(
         report.state = State.DRIFTED
         report.code = "drifted"
         report.detail = f"the facts {name} observes changed since it was bound"
+        report.detail += _inputs(observation, locked)
     if declaration is not None:
         report.detail += f" ({_reproducible(declaration)})"
     return report
+
+
+def _inputs(observation: Found, locked: LockedAnchor) -> str:
+    """Whether the declared inputs changed too: when they did not, the change came from
+    something the declaration does not name."""
+    now, then = observation.facts.axes.get(INPUTS_AXIS), locked.axes.get(INPUTS_AXIS)
+    if now is None or then is None:
+        return ""
+    return ", and so did its inputs" if now != then else "; its declared inputs did not"
 
 
 def _reproducible(declaration: Declaration) -> str:

@@ -34,6 +34,7 @@ class CommandObserver:
         self.runs = 0  # commands started by this observer, for tests and benchmarks
         self.seconds: dict[str, float] = {}  # each command's own run time
         self.texts: dict[str, str] = {}  # the facts seen, as text, by their address
+        self.max_input_size = 2 * 1024 * 1024  # the workspace's max_file_size (Session.open)
 
     @property
     def trust(self) -> Trust:
@@ -87,7 +88,10 @@ class CommandObserver:
         value = facts.parse(declaration, output.stdout)
         if isinstance(value, Failure):
             return value
-        observation = facts.observation(declaration, value)
+        inputs = facts.inputs_digest(self.root, declaration, self.max_input_size)
+        if isinstance(inputs, Failure):
+            return inputs
+        observation = facts.observation(declaration, value, inputs)
         self.texts[observation.address] = facts.text(declaration, value)
         return observation
 
