@@ -228,7 +228,13 @@ class Session:
     def _record(self, evaluation: Evaluation, changed: set[str]) -> int:
         new_lock, count = rebaseline(self.lock, evaluation)
         entries = (
-            observation_entries(self.journal, evaluation, self.lock, changed)
+            observation_entries(
+                self.journal,
+                evaluation,
+                self.lock,
+                changed,
+                self.commands.take_fresh() if self.commands is not None else None,
+            )
             if self.journal is not None
             else []
         )

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from moor_extractors.model import Failure, Reason
-from moor_extractors.reference import Reference
+from moor_extractors.reference import ANCHOR_PREFIX, Reference
 
 from moor_engine.anchors import facts
 from moor_engine.anchors.declarations import Declaration
@@ -31,6 +31,7 @@ class CommandObserver:
         self._trust: Trust | None = None
         self.host = dict(os.environ if host is None else host)
         self._seen: dict[str, Observation] = {}
+        self._fresh: set[str] = set()  # looked at (run, or refused) and not journalled yet
         self.runs = 0  # commands started by this observer, for tests and benchmarks
         self.seconds: dict[str, float] = {}  # each command's own run time
         self.texts: dict[str, str] = {}  # the facts seen, as text, by their address
@@ -48,7 +49,15 @@ class CommandObserver:
         name = ref.anchor
         if name not in self._seen:
             self._seen[name] = self._observe(name)
+            self._fresh.add(ANCHOR_PREFIX + name)
         return self._seen[name]
+
+    def take_fresh(self) -> set[str]:
+        """The anchors looked at since the last call: what a check may journal. A live
+        check commits after every refresh, and a refresh that ran no command must not add
+        an observation (a streak counts runs, memory: command-anchors-move-after-their-streak)."""
+        fresh, self._fresh = self._fresh, set()
+        return fresh
 
     def forget(self) -> None:
         """Observe every command again on the next look (the editor's next round)."""

@@ -507,8 +507,10 @@ def observation_entries(
     evaluation: Evaluation,
     lock: Lock,
     changed: set[str],
+    fresh_commands: set[str] | None = None,
 ) -> list[NewEntry]:
-    """What this check saw, as journal entries (not yet appended)."""
+    """What this check saw, as journal entries (not yet appended); `fresh_commands`: the
+    command anchors looked at anew (None: every one observed)."""
     bound: dict[str, LockedAnchor] = {}
     for memory in canonical_lock(lock).memories.values():
         for canonical, locked in memory.anchors.items():
@@ -521,7 +523,11 @@ def observation_entries(
     keys = [key for key in evaluation.observations if key in bound and not is_custom(key)]
     looks = journal.last_looks(keys)
     # A closed anchor is not looked at any more: nothing of it to journal.
-    looked = {k: v for k, v in evaluation.observations.items() if k not in lock.closed}
+    looked = {
+        k: v
+        for k, v in evaluation.observations.items()
+        if k not in lock.closed and (fresh_commands is None or k in fresh_commands)
+    }
     entries = command_entries(journal, looked, bound, states)
     for key in keys:
         observation = evaluation.observations[key]
