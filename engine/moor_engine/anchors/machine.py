@@ -128,6 +128,8 @@ def command_entries(
 ) -> list[NewEntry]:
     """What a check journals of each bound command anchor it observed."""
     keys = [key for key in observations if is_custom(key) and key in bound]
+    if not keys:
+        return []  # no command anchor: not even a query (a warm check stays as cheap)
     looks = journal.last_looks(keys)
     entries: list[NewEntry] = []
     for key in keys:
