@@ -15,6 +15,7 @@ from moor_store.lockfile import Lock, LockedAnchor, LockedMemory, format_lock
 
 from moor_engine.anchors.machine import is_custom
 from moor_engine.grounding.check import locked_anchor_from, translated_anchor
+from moor_engine.grounding.definition_index import bound_languages
 from moor_engine.grounding.memories import LoadedMemory, loaded_lock_content, lock_content
 from moor_engine.grounding.observe import Found, NotFound, found_address
 from moor_engine.grounding.places import place_seal
@@ -220,6 +221,9 @@ def _bind(session: Session, paths: list[str]) -> Written:
         change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
     change.entries = entries
     session.commit(change)
+    # The definition index is built now, so the first check after bound code goes looks
+    # again only at what changed since (memory: relocation-index-follows-the-change-set).
+    session.checker.indexes.prepare(bound_languages(session.lock))
     session.observer.flush()
     return written
 
