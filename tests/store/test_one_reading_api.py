@@ -53,6 +53,10 @@ ALLOWED = {
     # `open_inside_dir`) or a `--token-file` the user names, which may be anywhere. Opened
     # by descriptor, O_NOFOLLOW, and refused unless a regular file (tests/mcp).
     ("mcp/moor_mcp/bearer.py", "*"): "the token file, a user-named path",
+    # The user's list of trusted workspaces, kept in their state folder outside every
+    # workspace (one inside is refused before it is read or written), O_NOFOLLOW, regular
+    # files only, replaced atomically (tests/cli/test_anchor_trust.py).
+    ("engine/moor_engine/anchors/trust.py", "*"): "the user's trust list, outside workspaces",
     # Descriptors of folders (the workspace root, `.moor/`) opened O_DIRECTORY|O_NOFOLLOW
     # to reach the hook server's socket; nothing is read. The hook client answers before
     # moor_store is imported, to start fast.
