@@ -67,7 +67,7 @@ ALLOWED = {
     ("cli/moor/hook_server.py", "serve"): "the guard lock, never read",
     ("cli/moor/hook_server.py", "_listen"): "the current folder, to come back to",
     # /dev/null as stdout once the reader went away (`moor log | head`).
-    ("cli/moor/main.py", "main"): "/dev/null",
+    ("cli/moor/guard.py", "run_guarded"): "/dev/null",
     # The MCP stdio server's own stdin, taken as a file (a descriptor moor was given) with
     # /dev/null put in its place, so no other code reads the wire.
     ("mcp/moor_mcp/stdio.py", "_claimed_stdin"): "stdin and /dev/null, not files",
