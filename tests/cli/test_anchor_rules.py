@@ -174,3 +174,24 @@ def test_the_cel_library_is_imported_only_when_a_rule_exists(
         [sys.executable, "-c", script], cwd=ws.root, capture_output=True, text=True, timeout=120
     )
     assert run.stderr.strip().splitlines()[-1] == str(with_rule), run.stderr
+
+
+def test_rules_are_checked_against_the_first_observation_with_a_warning_never_a_refusal(
+    ws: Workspace,
+) -> None:
+    ws.write("roster.txt", "test_a\n")
+    declare(ws, "always", [("size(obs.lines) > 0", REMOVED)])
+    declare(ws, "broken", [("obs.count > 1", REMOVED)])
+    declare(ws, "sound", [(FEWER, REMOVED)])  # the control: no warning for a sound rule
+    for name in ("always", "broken", "sound"):
+        ws.memory(name, f"anchor:{name}")
+    run = ws.moor("bind", "--trust")
+    assert run.code == 0, run.err  # warned, never refused
+    warnings = [line for line in run.out.splitlines() if "warning:" in line]
+    assert len(warnings) == 2, run.out
+    assert any(
+        "memories/always.md" in w and "fires on its first observation" in w for w in warnings
+    )
+    assert any("memories/broken.md" in w and "no_such_field" in w for w in warnings)
+    lock = tomllib.loads(ws.read("moor.lock"))["memory"]
+    assert {"memories/always.md", "memories/broken.md", "memories/sound.md"} <= set(lock)

@@ -199,6 +199,31 @@ def reaffirmed(
     return replace(new, axes=axes)
 
 
+def first_look(declaration: Declaration | None, found: Found) -> str | None:
+    """A warning when the anchor's rules, checked against its first observation (as both
+    `obs` and `state`), fire or cannot be evaluated: a bind is never refused for it, the
+    person learns now rather than at the next check."""
+    if declaration is None or not declaration.rules or STATE_AXIS not in found.facts.axes:
+        return None
+    from moor_engine.anchors import rules
+
+    obs = json.loads(found.facts.axes[STATE_AXIS])
+    now = rules.parse_time(found.facts.axes.get(ENTERED_AXIS))
+    fired = rules.evaluate(declaration, obs, obs, now, now)
+    name = f"anchor:{declaration.name}"
+    if isinstance(fired, Failure):
+        return (
+            f"warning: {name}: checked against its first observation, {fired.detail} "
+            f"({fired.code}): it stays unverified until the rule is fixed"
+        )
+    if fired is not None:
+        return (
+            f"warning: {name}: rule {fired.index} (`{fired.rule.when}`) fires on its first "
+            "observation: the memory will drift at the next check"
+        )
+    return None
+
+
 def terminal_closure(journal: Journal | None, canonical: str) -> Closure | None:
     """The closure a terminal state made, as this clone's journal records it."""
     if journal is None or not is_custom(canonical):
