@@ -195,3 +195,54 @@ def test_rules_are_checked_against_the_first_observation_with_a_warning_never_a_
     assert any("memories/broken.md" in w and "no_such_field" in w for w in warnings)
     lock = tomllib.loads(ws.read("moor.lock"))["memory"]
     assert {"memories/always.md", "memories/broken.md", "memories/sound.md"} <= set(lock)
+
+
+def revisions(ws: Workspace, name: str) -> list[tuple[str, str]]:
+    log = ws.moor("log", f"anchor:{name}", "--format", "json", check=True).json()["entries"]
+    return [
+        (e["code"], e["reason"]) for e in log if e["kind"] == "revise" and e["code"] != "reaffirm"
+    ]
+
+
+def test_revised_rules_are_accepted_with_their_reason_and_an_unrevised_edit_stays_reported(
+    ws: Workspace,
+) -> None:
+    ws.write("roster.txt", "test_a\ntest_b\n")
+    declare(ws, "roster", [(FEWER, REMOVED)])
+    ws.memory("roster", "anchor:roster")
+    ws.moor("bind", "--trust", check=True)
+    toml = ws.read("moor.toml")
+    ws.write("moor.toml", toml.replace("size(obs.lines) < size", "size(obs.lines) + 1 < size"))
+    edited = anchors(ws)[ROSTER]  # edited without revise: reported, never re-baselined
+    assert (edited["state"], edited["code"]) == ("drifted", "declaration_changed")
+    done = ws.moor("revise", "anchor:roster", "--rules", "--why", "one test may go", "--trust")
+    assert done.code == 0, done.err
+    assert anchors(ws)[ROSTER]["state"] == "current"
+    assert revisions(ws, "roster") == [("rules", "one test may go")]
+    assert locked_state(ws, ROSTER, "anchor:roster") == {"lines": ["test_a", "test_b"]}
+    ws.write("roster.txt", "test_a\n")  # the revised rule: one fewer does not fire
+    assert anchors(ws)[ROSTER]["code"] == "no_rule_fired"
+    ws.write("roster.txt", "")  # two fewer does: the bound facts were kept, not re-baselined
+    assert anchors(ws)[ROSTER]["code"] == "rule_fired"
+
+
+def test_revise_sets_the_state_and_refuses_what_is_not_an_object_or_has_no_reason(
+    ws: Workspace,
+) -> None:
+    ws.write("roster.txt", "test_a\n")
+    declare(ws, "roster", [('has(state.status) && state.status == "frozen"', '{"x": 1}')])
+    ws.memory("roster", "anchor:roster")
+    ws.moor("bind", "--trust", check=True)
+    assert anchors(ws)[ROSTER]["state"] == "current"
+    bad = ws.moor("revise", "anchor:roster", "--state", "[1]", "--why", "x", "--trust")
+    assert bad.code == 1 and "must be a JSON object" in bad.err
+    none = ws.moor("revise", "anchor:roster", "--why", "x")
+    assert none.code == 2 and "--probe, --rules, --terminal or --state" in none.err
+    state = '{"lines": ["test_a"], "status": "frozen"}'
+    done = ws.moor(
+        "revise", "anchor:roster", "--state", state, "--why", "frozen for 2.0", "--trust"
+    )
+    assert done.code == 0, done.err
+    assert locked_state(ws, ROSTER, "anchor:roster") == json.loads(state)
+    assert revisions(ws, "roster") == [("state", "frozen for 2.0")]
+    assert anchors(ws)[ROSTER]["code"] == "rule_fired"  # the rule sees the state it was set to
