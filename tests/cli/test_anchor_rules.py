@@ -246,3 +246,23 @@ def test_revise_sets_the_state_and_refuses_what_is_not_an_object_or_has_no_reaso
     assert locked_state(ws, ROSTER, "anchor:roster") == json.loads(state)
     assert revisions(ws, "roster") == [("state", "frozen for 2.0")]
     assert anchors(ws)[ROSTER]["code"] == "rule_fired"  # the rule sees the state it was set to
+
+
+def test_rules_see_changed_has_and_the_times_of_the_observation_and_the_state(
+    ws: Workspace,
+) -> None:
+    ws.write("roster.txt", "test_a\n")
+    declare(ws, "changed", [('changed("lines")', '{"lines": obs.lines}')])
+    declare(ws, "has", [("has(state.status)", '{"lines": obs.lines}')])
+    declare(ws, "times", [("taken_at >= entered_at && !has(state.seen)", '{"seen": true}')])
+    for name in ("changed", "has", "times"):
+        ws.memory(name, f"anchor:{name}")
+    ws.moor("bind", "--trust", check=True)
+    seen = anchors(ws)
+    assert seen["memories/changed.md"]["state"] == "current"  # nothing changed yet
+    assert seen["memories/has.md"]["state"] == "current"  # no status in the bound state
+    assert seen["memories/times.md"]["code"] == "rule_fired"  # observed after it was entered
+    ws.write("roster.txt", "test_b\n")
+    seen = anchors(ws)
+    assert seen["memories/changed.md"]["code"] == "rule_fired"  # the control: now it did
+    assert seen["memories/has.md"]["code"] == "no_rule_fired"

@@ -89,7 +89,7 @@ def command_report(
         report.detail = (
             f"the declaration of {name} in moor.toml changed since it was bound; its facts "
             "are not compared across declarations: re-read the memory, then "
-            "`moor reaffirm --why ...`"
+            f"`moor revise {name} --probe|--rules|--terminal --why ...` (or `moor reaffirm`)"
         )
         return report
     if declaration is not None and declaration.rules and isinstance(observation, Found):

@@ -16,6 +16,7 @@ without rules never loads it.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,6 +30,9 @@ from moor_extractors.model import Failure, Reason
 from moor_engine.anchors.declarations import Declaration, Rule
 
 STATE_CAP: Final = 64 * 1024  # bytes of a state as canonical JSON: kept in moor.lock
+_STATUS: Final = re.compile(r"^(?:[A-Z_]+: )+")
+_STATUS_TAIL: Final = re.compile(r" \[[A-Z_]+\]$")
+_WHERE: Final = re.compile(r"^<input>:1:(\d+): ")
 _CONTEXT = threading.local()  # the obs and state `changed()` compares, per evaluation
 
 
@@ -160,8 +164,10 @@ def _value(text: str, data: Mapping[str, object], where: str) -> object | Failur
 
 
 def _failure(message: str, where: str, *, compiling: bool) -> Failure:
-    said = message.replace("INVALID_ARGUMENT: ", "").replace("ERROR: ", "").strip()
-    said = said.split(" [INVALID_ARGUMENT]")[0].splitlines()[0] if said else said
+    # cel-cpp's status codes (`INVALID_ARGUMENT: `, `UNKNOWN: `) say nothing to a person.
+    lines = _STATUS.sub("", message.strip()).splitlines()
+    said = _STATUS_TAIL.sub("", lines[0]) if lines else message
+    said = _WHERE.sub(r"column \1: ", said)
     lowered = message.lower()
     if "divide by zero" in lowered or "modulus by zero" in lowered:
         code = "divided_by_zero"
