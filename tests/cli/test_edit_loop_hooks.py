@@ -200,6 +200,13 @@ def test_the_hook_server_answers_tool_hooks_with_the_text_of_an_unserved_hook(
         assert answered(ws) == (before or 0) + 1
         by_itself = run(ws, "pre-tool-use", tool(ws, "Edit", "net/client.py"))
         assert by_server == by_itself and by_server is not None
+        assert "memories/later.md" not in context(by_server, "PreToolUse")  # control
+        # A memory added while the server runs is shown by its next answer (its kept
+        # references are not the ones before).
+        ws.memory("later", "net/client.py#Client", body="Client is thread-safe.")
+        again = run(ws, "pre-tool-use", tool(ws, "Edit", "net/client.py"), env=SERVED)
+        assert answered(ws) == (before or 0) + 2
+        assert 'path="memories/later.md"' in context(again, "PreToolUse")
     finally:
         ws.moor("hooks", "stop")
         until(lambda: not servers_in(ws.root), "the hook server to stop")
