@@ -16,6 +16,7 @@ from tests.conftest import Workspace
 
 CODE = "class Client:\n    def send(self, payload):\n        return payload\n"
 SESSION = "3f0c2c1e-session"
+SEND = "net/client.py#Client.send"
 
 
 def workspace(ws: Workspace) -> Workspace:
@@ -112,6 +113,20 @@ def test_after_an_edit_each_memory_it_left_stale_comes_with_its_change_and_its_r
     moved = context(run(ws, "post-tool-use", post), "PostToolUse")
     assert "memories/send.md (" in moved and "memory_follow(" in moved
     assert "moor follow memories/send.md" in moved
+    # Renamed and rewritten past recognising: gone, and the repair names the reference.
+    ws.write(
+        "net/client.py",
+        "class Client:\n    def transmit(self, payload, retries=3):\n"
+        "        for _ in range(retries):\n            pass\n        return [payload]\n",
+    )
+    gone = context(run(ws, "post-tool-use", post), "PostToolUse")
+    assert "memories/send.md (gone)" in gone
+    assert f'memory_follow(path="memories/send.md", from="{SEND}", to="PATH#SYMBOL")' in gone
+    assert 'memory_supersede(old="memories/send.md"' in gone
+    # The repair works as written.
+    follow = ["follow", "memories/send.md", "--from", SEND, "--to", "net/client.py#Client.transmit"]
+    ws.moor(*follow, "--why", "send became transmit", check=True)
+    assert ws.state("memories/send.md") != "gone"
 
 
 def test_before_stopping_the_agent_is_asked_about_what_it_left_stale_once_and_not_after_repair(
@@ -239,3 +254,29 @@ def test_a_memory_already_stale_before_the_edit_is_said_to_have_been(ws: Workspa
     ws.write("net/client.py", CODE.replace("return payload", "return payload * 3"))
     second = context(run(ws, "post-tool-use", post), "PostToolUse")
     assert "(drifted, drifted before this edit)" in second
+
+
+def test_a_served_tool_hook_imports_neither_the_engine_nor_the_command_line(
+    ws: Workspace,
+) -> None:
+    from tests.cli.test_start_up import _imported
+
+    workspace(ws)
+    try:
+        run(ws, "session-start", {"cwd": str(ws.root)}, env=SERVED)
+        server_pid(ws)
+        payload = json.dumps(tool(ws, "Edit", "net/client.py"))
+        served = answered(ws) or 0
+        for event in ("pre-tool-use", "post-tool-use", "stop"):
+            _out, modules = _imported(ws.root, "hooks", "run", event, stdin=payload, env=SERVED)
+            assert not modules & {"moor.main", "argparse", "moor_engine.session"}, event
+        assert answered(ws) == served + 3  # the server answered each
+        # Control: the same hook unserved answers in its own process, with the engine.
+        unserved = {"MOOR_HOOK_SERVER": "0"}
+        out, modules = _imported(
+            ws.root, "hooks", "run", "pre-tool-use", stdin=payload, env=unserved
+        )
+        assert "memories/send.md" in out and "moor_engine.session" in modules
+    finally:
+        ws.moor("hooks", "stop")
+        until(lambda: not servers_in(ws.root), "the hook server to stop")

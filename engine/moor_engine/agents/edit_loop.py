@@ -215,15 +215,19 @@ def _anchor_repairs(path: str, anchor: AnchorReport) -> list[str]:
         return [f'memory_follow(path="{path}") · moor follow {path}']
     if anchor.state is not State.GONE:
         return []
-    if anchor.candidates:
-        to = anchor.candidates[0].ref
-        return [
-            f'memory_follow(path="{path}", from_="{anchor.ref}", to="{to}") · '
-            f"moor follow {path} --from {anchor.ref} --to {to}"
-        ]
+    found = [
+        f'memory_follow(path="{path}", from="{anchor.ref}", to="{candidate.ref}") · '
+        f"moor follow {path} --from {anchor.ref} --to {candidate.ref} (if it is that: "
+        "read it first)"
+        for candidate in anchor.candidates[:1]
+    ]
     return [
+        *found,
+        f'memory_follow(path="{path}", from="{anchor.ref}", to="PATH#SYMBOL") · '
+        f"moor follow {path} --from {anchor.ref} --to PATH#SYMBOL (if that code is "
+        "somewhere else now)",
         f'memory_supersede(old="{path}", by="<new memory>", why="...") · '
-        f'moor supersede {path} --by NEW --why "..." (the code it was about is gone)'
+        f'moor supersede {path} --by NEW --why "..." (if the code it was about is gone)',
     ]
 
 

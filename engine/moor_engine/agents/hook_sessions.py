@@ -78,6 +78,9 @@ def note(
     """Add to what session `session_id` noted; never raises."""
     if not isinstance(session_id, str) or not session_id or len(session_id) > _MAX_ID:
         return
+    touched, edited = list(touched), list(edited)
+    if not touched and not states and not edited:
+        return  # a tool call on a file no memory is about: nothing to write
     with contextlib.suppress(OSError, NotInside, ValueError):
         every = _read(root)
         entry = every.pop(session_id, {})
