@@ -48,6 +48,8 @@ class Hit(BaseModel):
     # Said in every hit, as results are handed on without the server's instructions.
     notice: str
     explain: Explanation | None = None  # only when asked for
+    # Retired memories on the same code, each with why (not current: never rely on them).
+    retired_here: list[KnownHere] = []
 
 
 class SearchResult(BaseModel):
@@ -100,6 +102,9 @@ class KnownHere(BaseModel):
     title: Untrusted
     state: str
     anchors: list[Untrusted]  # the references it shares with the memory written
+    # A retired one (state `retired` or `forgotten`): why, in the engine's words with the
+    # writer's reason; None for a live one.
+    retired_because: Untrusted | None = None
 
 
 class Refused(BaseModel):
@@ -121,7 +126,7 @@ class WriteResult(BaseModel):
     path: str | None
     content_hash: str | None
     done: list[Untrusted]
-    known_here: list[KnownHere]  # live memories already bound to the same code
+    known_here: list[KnownHere]  # memories already bound to the same code, retired ones last
     refused: list[Refused]  # empty unless ok is false (then the result is a tool error)
 
 
