@@ -182,3 +182,25 @@ class ResumeResult(BaseModel):
     checkpoints: list[Checkpoint]  # newest first
     total: int
     unreadable: list[str]
+
+
+class AnchorRow(BaseModel):
+    """One anchor, as `moor anchors` lists it (`moor_engine.anchors.listing.AnchorRow`)."""
+
+    model_config = ENGINE_ANSWER
+
+    anchor: Untrusted
+    kind: str  # command, symbol, section or file
+    memories: list[str]
+    bound: bool
+    reproducibility: str | None  # command anchors: closed or open
+    streak: int | None
+    command: list[Untrusted] | None
+    last_observed: str | None
+    last_state: str | None
+    next_due: str | None
+    closed: dict[str, Untrusted] | None  # {by, reason, at} once closed
+
+
+class AnchorsResult(BaseModel):
+    anchors: list[AnchorRow]
