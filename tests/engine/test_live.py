@@ -268,3 +268,25 @@ def test_random_edits_keep_the_live_check_equal_to_a_full_one(
                 changed.add(rel)
         live.refresh(changed)
         assert live.verify() == []
+
+
+def kept_trees(live: LiveCheck, *paths: str) -> set[str]:
+    assert live.session is not None
+    views = {rel: live.session.observer.view(rel) for rel in paths}
+    return {rel for rel, v in views.items() if isinstance(v, FileView) and v.latest_parse()}
+
+
+@pytest.mark.parametrize("budget", [1, 1 << 20])
+def test_the_trees_kept_between_edits_fit_a_byte_budget_the_newest_file_always(
+    ws: Workspace, live: LiveCheck, monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    monkeypatch.setattr("moor_engine.grounding.live.KEEP_TREE_BYTES", budget)
+    ws.write("src/a.py", CODE.replace("return 2", "return 20"))
+    states(live, {"src/a.py"})
+    ws.write("src/b.py", "def k():\n    return 40\n")
+    states(live, {"src/b.py"})
+    live.commit()
+    # The newest file's tree is kept whatever its size; the one before it only within the
+    # budget (the control: a budget both fit in keeps both).
+    expected = {"src/b.py"} if budget == 1 else {"src/a.py", "src/b.py"}
+    assert kept_trees(live, "src/a.py", "src/b.py") == expected

@@ -44,6 +44,9 @@ RESCAN_FILES = frozenset({"moor.toml", "pyproject.toml", ".git/HEAD"})
 # Syntax trees kept between checks: those of the files edited last, which are the likeliest
 # to be edited again (and then re-parse incrementally). Others are let go after a check.
 KEEP_TREES = 8
+# ... within this many bytes of source, the newest file's always: a tree costs ~18 times its
+# file's bytes (8 standard-library files' trees held ~35 MiB of an editor's heap, issue 22).
+KEEP_TREE_BYTES = 256 * 1024
 # When an editor looks again at a file it saw being written, if nothing else made it: past
 # the racy window, when even an emptied file counts as settled (`FileObserver._settle`).
 RECHECK_CHANGING_S = RACY_WINDOW_NS / 1e9 + 0.1
@@ -303,11 +306,11 @@ class LiveCheck:
                 self._changing.discard(canonical)
             if isinstance(new, NotFound):
                 self._missing.add(canonical)
-                dirty |= self._graph.users.get(canonical, set())
+                dirty.update(self._graph.users.get(canonical, ()))
             else:
                 self._missing.discard(canonical)
                 if not _same(old, new):
-                    dirty |= self._graph.users.get(canonical, set())
+                    dirty.update(self._graph.users.get(canonical, ()))
         # Memories that show where their code is now: the code moved within its file.
         for path in self._unsettled - dirty:
             if _touches(self._reports[path], code):
@@ -431,7 +434,24 @@ class LiveCheck:
                 self._lock_stat = _stat(session.workspace.lock_path)
                 self._stale |= {m.path for m in evaluation.report.memories}
         session.observer.flush()
-        session.observer.trim(set(self._recent))
+        session.observer.trim(self._kept_trees())
+
+    def _kept_trees(self) -> set[str]:
+        """The recently edited files whose trees are kept: newest first, within
+        KEEP_TREE_BYTES of source (the newest one whatever its size)."""
+        kept: set[str] = set()
+        total = 0
+        for rel in reversed(self._recent):
+            buffer = self.overlays.get(rel)
+            try:
+                size = len(buffer) if buffer is not None else (self.root / rel).stat().st_size
+            except OSError:
+                continue
+            total += size
+            if kept and total > KEEP_TREE_BYTES:
+                break
+            kept.add(rel)
+        return kept
 
     def _overlaid(self, canonical: str) -> bool:
         ref = self._graph.refs.get(canonical)
