@@ -18,6 +18,7 @@ it has shown the result; the next `refresh` commits first, so nothing is lost or
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import time
@@ -230,7 +231,7 @@ class LiveCheck:
         session, checker = self.session, self._checker
         assert session is not None and checker is not None
         evaluation = checker.evaluate(session.select([]))
-        self._loaded = dict(evaluation.loaded)
+        self._loaded = {path: _without_body(loaded) for path, loaded in evaluation.loaded.items()}
         self._observations = dict(evaluation.observations)
         self._missing = {c for c, o in self._observations.items() if isinstance(o, NotFound)}
         self._changing = {c for c, o in self._observations.items() if _changing(o)}
@@ -387,7 +388,7 @@ class LiveCheck:
         # within one timestamp tick.
         for path, loaded in load_memories(workspace, sorted(again), None).items():
             self._unindex(path)
-            self._loaded[path] = loaded
+            self._loaded[path] = _without_body(loaded)
             self._index(path)
         return gone | again
 
@@ -484,6 +485,16 @@ class LiveCheck:
             if live != scratch:
                 problems.append(f"{path}: live {_brief(live)} != from scratch {_brief(scratch)}")
         return problems
+
+
+def _without_body(loaded: LoadedMemory) -> LoadedMemory:
+    """A memory as the live check keeps it: without its body, which no trust state reads
+    and which a long-lived check would otherwise hold for every memory (~2.4 kB each in
+    moor's own memories: ~24 MB at 10,000). In place: the evaluation that loaded it reads
+    no body either."""
+    if loaded.memory is not None and loaded.memory.body:
+        loaded.memory = dataclasses.replace(loaded.memory, body="")
+    return loaded
 
 
 def in_memories_changed(changed: set[str], roots: Iterable[str]) -> bool:
