@@ -228,10 +228,10 @@ def terminal_closure(journal: Journal | None, canonical: str) -> Closure | None:
     """The closure a terminal state made, as this clone's journal records it."""
     if journal is None or not is_custom(canonical):
         return None
-    for entry in reversed(journal.entries(anchor=canonical)):
-        if entry.kind == "close" and entry.code == TERMINAL:
-            return Closure(canonical, "", entry.reason or "a terminal state", entry.at)
-    return None
+    entry = journal.last_of(canonical, "close", TERMINAL)
+    if entry is None:
+        return None
+    return Closure(canonical, "", entry.reason or "a terminal state", entry.at)
 
 
 def _inputs(observation: Found, locked: LockedAnchor) -> str:
