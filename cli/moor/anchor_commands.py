@@ -64,6 +64,8 @@ def cmd_anchors(args: argparse.Namespace, start: Path) -> int:
             said.append(row.reproducibility)
         if row.streak and row.streak > 1:
             said.append(f"streak {row.streak}")
+        if row.rules:
+            said.append(f"{row.rules} rule{'' if row.rules == 1 else 's'}")
         said.append(f"{len(row.memories)} memor{'y' if len(row.memories) == 1 else 'ies'}")
         print(f"{row.anchor}  ({', '.join(said)})")
         if row.last_state:
@@ -76,6 +78,10 @@ def cmd_anchors(args: argparse.Namespace, start: Path) -> int:
         if row.closed:
             by = f" by {row.closed['by']}" if row.closed["by"] else ""
             print(f"  closed{by} {row.closed['at']}: {row.closed['reason']}")
+        if row.state is not None:
+            print(f"  state: {json.dumps(row.state, ensure_ascii=False)[:200]}")
+        if row.revisions:
+            print("  revised: " + ", ".join(f"{k} {n}x" for k, n in row.revisions.items()))
         if row.next_due:
             print(f"  next: {row.next_due}")
     return EXIT_OK

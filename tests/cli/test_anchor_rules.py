@@ -245,6 +245,8 @@ def test_revise_sets_the_state_and_refuses_what_is_not_an_object_or_has_no_reaso
     assert done.code == 0, done.err
     assert locked_state(ws, ROSTER, "anchor:roster") == json.loads(state)
     assert revisions(ws, "roster") == [("state", "frozen for 2.0")]
+    row = ws.moor("anchors", "--format", "json", check=True).json()["anchors"][0]
+    assert (row["rules"], row["state"], row["revisions"]) == (1, json.loads(state), {"state": 1})
     assert anchors(ws)[ROSTER]["code"] == "rule_fired"  # the rule sees the state it was set to
 
 
