@@ -268,3 +268,15 @@ def test_rules_see_changed_has_and_the_times_of_the_observation_and_the_state(
     seen = anchors(ws)
     assert seen["memories/changed.md"]["code"] == "rule_fired"  # the control: now it did
     assert seen["memories/has.md"]["code"] == "no_rule_fired"
+
+
+def test_a_rule_sees_a_changed_observation_only_after_its_streak(ws: Workspace) -> None:
+    ws.write("roster.txt", "test_a\ntest_b\n")
+    declare(ws, "roster", [(FEWER, REMOVED)], extra="streak = 2")
+    ws.memory("roster", "anchor:roster")
+    ws.moor("bind", "--trust", check=True)
+    ws.write("roster.txt", "test_a\n")
+    first = anchors(ws)[ROSTER]
+    assert (first["state"], first["code"]) == ("current", "streak_pending")
+    second = anchors(ws)[ROSTER]  # the control: seen twice, the rule fires
+    assert (second["state"], second["code"]) == ("drifted", "rule_fired")
