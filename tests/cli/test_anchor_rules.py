@@ -17,6 +17,7 @@ from tests.conftest import Workspace
 ROSTER = "memories/roster.md"
 FEWER = "size(obs.lines) < size(state.lines)"
 REMOVED = '{"lines": obs.lines, "status": "removed"}'
+ONES = "[" + ", ".join(["1"] * 400) + "]"  # twice nested: past CEL's iteration budget
 
 
 @pytest.fixture(autouse=True)
@@ -93,6 +94,7 @@ def test_a_firing_rule_moves_the_state_and_a_change_no_rule_fires_on_keeps_it_cu
         ("size(obs.lines", REMOVED, "unparseable"),
         ("size(obs.lines)", REMOVED, "guard_not_boolean"),
         (FEWER, "[obs.lines]", "new_state_not_an_object"),
+        (f"{ONES}.all(a, {ONES}.all(b, a == b))", REMOVED, "too_costly"),
     ],
     ids=[
         "divided-by-zero",
@@ -101,6 +103,7 @@ def test_a_firing_rule_moves_the_state_and_a_change_no_rule_fires_on_keeps_it_cu
         "unparseable",
         "not-boolean",
         "list",
+        "too-costly",
     ],
 )
 def test_a_rule_that_cannot_be_evaluated_is_unverified_with_its_code_never_a_transition(

@@ -7,7 +7,8 @@ observation did. Each thing that can go wrong is a `Failure` with its own code, 
 transition: a rule that cannot be read (`unparseable`), a field that is not there
 (`no_such_field`), values that cannot be compared (`not_comparable`), a division by zero
 (`divided_by_zero`), a guard that is not a boolean (`guard_not_boolean`), a `to` that is
-not a JSON object (`new_state_not_an_object`) or one over the cap (`state_too_large`).
+not a JSON object (`new_state_not_an_object`) or one over the cap (`state_too_large`),
+and one past the library's iteration budget (`too_costly`: a rule never hangs a check).
 
 The CEL library (cel-expr-python) is imported on the first evaluation: a workspace
 without rules never loads it.
@@ -180,6 +181,8 @@ def _failure(message: str, where: str, *, compiling: bool) -> Failure:
         or "undeclared reference" in lowered
     ):
         code = "no_such_field"
+    elif "budget exceeded" in lowered:  # cel-cpp bounds the iterations of comprehensions
+        code = "too_costly"
     elif compiling:
         code = "unparseable"
     else:
