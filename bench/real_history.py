@@ -215,7 +215,8 @@ def spans(ws: Path, path: str) -> dict[str, tuple[int, int]]:
 
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@.*$", re.M)
-_COMMENT = re.compile(r"^\s*(#|//|/\*|\*|\*/|$)")
+_COMMENT = re.compile(r"^\s*(//|/\*|\*|\*/|$)")
+_PY_COMMENT = re.compile(r"^\s*(#|$)")  # elsewhere `#` starts an attribute (`#[cfg]`)
 
 
 def touched(ws: Path, old: str, new: str, path: str, span: tuple[int, int]) -> str:
@@ -236,7 +237,8 @@ def touched(ws: Path, old: str, new: str, path: str, span: tuple[int, int]) -> s
             continue
         stop = heads[i + 1].start() if i + 1 < len(heads) else len(diff)
         body = [ln[1:] for ln in diff[m.end() + 1 : stop].splitlines() if ln[:1] in "+-"]
-        if any(not _COMMENT.match(ln) for ln in body):
+        comment = _PY_COMMENT if path.endswith(".py") else _COMMENT
+        if any(not comment.match(ln) for ln in body):
             return "code"
         found = "comment"
     return found
