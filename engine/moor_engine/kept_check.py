@@ -116,18 +116,44 @@ def _keys(root: Path, rels: Iterable[str]) -> dict[str, list[int] | None]:
     return found
 
 
-def _journal_identity(workspace: Workspace) -> list[int]:
+def file_keys(root: Path, rels: Iterable[str]) -> Keys:
+    """Each file's key as it is now; [] for one that cannot be stat-ed (absent)."""
+    return {rel: key or [] for rel, key in _keys(root, rels).items()}
+
+
+def stored_keys(
+    root: Path, rels: Iterable[str], started_ns: int, *, absent: bool = False
+) -> Keys | None:
+    """The keys to keep for `rels`, read by work that started at `started_ns`; None when
+    one was modified since (or within the racy window before), or cannot be stat-ed (with
+    `absent`, an absent file is kept as [] instead: it must stay absent)."""
+    now_ns = time.time_ns()
+    window = RACY_WINDOW_NS + max(0, now_ns - started_ns)
+    keys: Keys = {}
+    for rel, key in _keys(root, rels).items():
+        if key is None:
+            if not absent:
+                return None
+            keys[rel] = []
+        elif list(stored(StatKey(*key), now_ns, window)) != key:
+            return None  # changed while it was read, or in the same tick: read it again
+        else:
+            keys[rel] = key
+    return keys
+
+
+def journal_identity(root: Path) -> list[int]:
+    """The journal file's inode and device ([]: none): a journal set aside or rebuilt is
+    another file."""
     try:
-        info = os.stat(workspace.root / STATE_DIR / JOURNAL_FILE)
+        info = os.stat(root / STATE_DIR / JOURNAL_FILE)
     except OSError:
         return []
     key = stat_key(info)
     return [key.inode, key.device]
 
 
-def _settings_keys(workspace: Workspace) -> Keys:
-    """moor.toml's and moor.lock's keys; absent ones as []."""
-    return {rel: key or [] for rel, key in _keys(workspace.root, (CONFIG_FILE, LOCK_FILE)).items()}
+_SETTINGS = (CONFIG_FILE, LOCK_FILE)
 
 
 # --- answering from it -----------------------------------------------------------------------
@@ -150,9 +176,9 @@ def kept_report(workspace: Workspace) -> Report | None:
         return None
     if document.get("judge") != judge_keys():
         return None
-    if document.get("settings") != _settings_keys(workspace):
+    if document.get("settings") != file_keys(root, _SETTINGS):
         return None
-    if document.get("journal") != _journal_identity(workspace):
+    if document.get("journal") != journal_identity(root):
         return None
     memories = workspace.memory_paths()
     if workspace.warnings or document.get("memories") != memories:
@@ -209,21 +235,15 @@ def _document(
         for item in loaded.entries
         if item.ref is not None and item.ref.path is not None
     }
-    now_ns = time.time_ns()
-    window = RACY_WINDOW_NS + max(0, now_ns - started_ns)
-    files: Keys = {}
-    for rel, key in _keys(workspace.root, [*paths, *sorted(code - set(paths))]).items():
-        if key is None:
-            return None
-        kept = list(stored(StatKey(*key), now_ns, window))
-        if kept != key:
-            return None  # changed while it was checked, or in the same tick: read it again
-        files[rel] = kept
+    settings = stored_keys(workspace.root, _SETTINGS, started_ns, absent=True)
+    files = stored_keys(workspace.root, [*paths, *sorted(code - set(paths))], started_ns)
+    if settings is None or files is None:
+        return None
     return {
         "format": FORMAT,
         "judge": judge_keys(),
-        "settings": _settings_keys(workspace),
-        "journal": _journal_identity(workspace),
+        "settings": settings,
+        "journal": journal_identity(workspace.root),
         "memories": paths,
         "files": files,
         "report": _encoded(evaluation.report),
@@ -231,17 +251,40 @@ def _document(
 
 
 def _keepable(evaluation: Evaluation) -> bool:
-    for loaded in evaluation.loaded.values():
-        if loaded.read_error:
-            return False  # an unreadable memory may be readable next time with the same key
+    if any(loaded.read_error for loaded in evaluation.loaded.values()):
+        return False  # an unreadable memory may be readable next time with the same key
     for observation in evaluation.observations.values():
         if isinstance(observation, Failure) and observation.reason == Reason.UNREACHABLE:
             return False
-    return not any(
-        anchor.state in _SEARCHED
-        for memory in evaluation.report.memories
-        for anchor in memory.anchors
-    )
+    return not any(_searched(memory) for memory in evaluation.report.memories)
+
+
+def _searched(report: MemoryReport) -> bool:
+    return any(anchor.state in _SEARCHED for anchor in report.anchors)
+
+
+def keepable_memory(
+    session: Session, evaluation: Evaluation, report: MemoryReport, started_ns: int
+) -> Keys | None:
+    """The keys one memory's verdict in `evaluation` rests on (its memory file's, its
+    anchors' files'), to keep it by; None when it rests on more (as `_keepable`) or a key
+    is racy."""
+    loaded = evaluation.loaded.get(report.path)
+    if loaded is None or loaded.read_error or _searched(report):
+        return None
+    files = [report.path]
+    for item in loaded.entries:
+        if item.ref is None:
+            continue
+        canonical = item.ref.canonical()
+        observation = evaluation.observations.get(canonical)
+        if canonical in evaluation.translations or (
+            isinstance(observation, Failure) and observation.reason == Reason.UNREACHABLE
+        ):
+            return None
+        if item.ref.path is not None:
+            files.append(item.ref.path)
+    return stored_keys(session.workspace.root, dict.fromkeys(files), started_ns)
 
 
 # --- the report as JSON, and read back -------------------------------------------------------

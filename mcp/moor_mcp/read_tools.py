@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver import MCPServer
+from moor_engine.kept_session import KeptSession
 from moor_engine.session import Session
 
 from moor_mcp.annotations import READ_ONLY
@@ -32,8 +33,10 @@ MAX_QUERIES = 20
 
 
 def register(server: MCPServer, root: Path) -> None:
-    # The recall index stays open between calls, synced by what its watch saw change.
-    kept = _Kept()
+    # The session and the memories' trust states are kept while nothing they rest on moved;
+    # the recall index stays open between calls, synced by what its watch saw change.
+    answers = KeptSession(root)
+    kept = _Kept(answers)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     def memory_search(query: str, limit: int = 10, agent: str | None = None) -> SearchResult:
@@ -41,7 +44,7 @@ def register(server: MCPServer, root: Path) -> None:
         ones absent. Call memories_about for the memories bound to a given piece of code,
         memory_search_many to ask several questions at once. With `agent`, that agent's own
         memories are searched too (without it, only the shared ones)."""
-        with engine_refusals(root), Session.open(root) as session:
+        with engine_refusals(root), answers.session() as session:
             return _search(session, query, limit, agent, kept)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
@@ -52,7 +55,7 @@ def register(server: MCPServer, root: Path) -> None:
         order asked, each as memory_search gives it."""
         if not queries or len(queries) > MAX_QUERIES:
             raise refuse("usage", f"queries: 1 to {MAX_QUERIES} questions, got {len(queries)}")
-        with engine_refusals(root), Session.open(root) as session:
+        with engine_refusals(root), answers.session() as session:
             return SearchManyResult(
                 results=[_search(session, q, limit, agent, kept) for q in queries]
             )
@@ -119,8 +122,9 @@ def register(server: MCPServer, root: Path) -> None:
 class _Kept:
     """The server's `KeptIndex`, made at the first search (its module is imported then)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers: KeptSession) -> None:
         self._index: KeptIndex | None = None
+        self._answers = answers
         self._lock = threading.Lock()
 
     def get(self) -> KeptIndex:
@@ -128,7 +132,7 @@ class _Kept:
             if self._index is None:
                 from moor_engine.memory.recall_index import KeptIndex
 
-                self._index = KeptIndex()
+                self._index = KeptIndex(self._answers)
             return self._index
 
 

@@ -198,6 +198,26 @@ def test_a_change_during_the_check_is_read_again_by_the_next_one(
     assert states(ws)["memories/a.md"] == "drifted"
 
 
+def test_moor_lock_changed_during_the_check_is_read_again_by_the_next_one(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """moor.lock is read when the session opens: one written after that, before the
+    report is kept, must not vouch for a report of the old one."""
+    prepared(ws)
+    real = session_module.Session.evaluate
+
+    def written_meanwhile(self: session_module.Session, *args: object, **kw: object) -> object:
+        evaluation = real(self, *args, **kw)  # type: ignore[arg-type]
+        lock_lost_a(ws)
+        return evaluation
+
+    monkeypatch.setattr(session_module.Session, "evaluate", written_meanwhile)
+    assert states(ws)["memories/a.md"] == "current"
+    monkeypatch.undo()
+    assert kept_check.kept_report(Place.open(ws.root)) is None
+    assert states(ws)["memories/a.md"] == "unbound"
+
+
 def test_a_report_depending_on_a_search_of_the_tree_is_not_kept(ws: Workspace) -> None:
     prepared(ws)
     ws.write("src/code.py", CODE.replace("alpha", "renamed_alpha"))

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from moor_extractors.digest import digest_bytes
 from moor_extractors.memory import Memory
@@ -41,6 +42,9 @@ from moor_engine.memory.recall import WEIGHTS, RecallResult, Verdicts, recall, v
 from moor_engine.session import Session
 from moor_engine.workspace.filestat import StatKey, stat_key, stored
 from moor_engine.workspace.workspace import STATE_DIR
+
+if TYPE_CHECKING:
+    from moor_engine.kept_session import KeptSession
 
 FIELD_WEIGHTS = tuple(WEIGHTS[name] for name in store.FIELDS)
 
@@ -287,9 +291,12 @@ class KeptIndex:
     changed), when moor.toml's memory roots or ignores changed, and when another process
     wrote the index (it may be another moor's derivation, or have been rebuilt)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers: KeptSession | None = None) -> None:
         # The SDK runs each tool call in a worker thread: one recall at a time uses the index.
         self._lock = threading.Lock()
+        # Where the candidates' trust states come from, kept while their keys hold (none:
+        # each recall checks its candidates).
+        self._answers = answers
         self._index: RecallIndex | None = None
         self._watch: MemoryWatch | None = None
         self._config: tuple[object, ...] | None = None
@@ -344,10 +351,14 @@ class KeptIndex:
         self, session: Session, query: str, limit: int, agent: str | None
     ) -> tuple[RecallResult, IndexStatus]:
         index, status = self.ready(session)
+        answers, declaring = self._answers, status.declaring
+        verdicts = (
+            session_verdicts(session, declaring)
+            if answers is None
+            else lambda paths: answers.verdicts(session, paths, declaring)
+        )
         try:
-            result = recall(
-                index, query, session_verdicts(session, status.declaring), limit=limit, agent=agent
-            )
+            result = recall(index, query, verdicts, limit=limit, agent=agent)
             status.memories = index.documents(visible_owners(index, agent))
         except (IndexBroken, IndexBusy):
             self.close()
