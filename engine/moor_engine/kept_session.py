@@ -70,11 +70,12 @@ class KeptSession:
             kept = self._session
             if kept is None or self._settings() != self._keys:
                 self.close()
-                kept = self._open()
-            if kept is None:
-                with Session.open(self.root) as session:
-                    yield session
-                return
+                opened = self._open()
+                if opened is not self._session:  # not kept: this call's alone
+                    with opened:
+                        yield opened
+                    return
+                kept = opened
             yield replace(
                 kept,
                 observer=FileObserver(
@@ -89,12 +90,14 @@ class KeptSession:
             return None  # `Session.open` completes or sweeps first
         return (file_keys(self.root, (CONFIG_FILE, LOCK_FILE)), journal_identity(self.root))
 
-    def _open(self) -> Session | None:
+    def _open(self) -> Session:
+        """A new session, kept (`self._session`) unless it told something or what it
+        rests on moved while it opened."""
         keys = self._settings()
         session = Session.open(self.root)
         self.opened += 1
         journal = session.journal
-        if (
+        if not (
             keys is None
             or session.told()
             or journal is None
@@ -102,9 +105,7 @@ class KeptSession:
             or keys != self._settings()
             or _racy(keys[0], session.opened_ns)
         ):
-            session.close()  # told something, or moved while it opened: not kept
-            return None
-        self._session, self._keys = session, keys
+            self._session, self._keys = session, keys
         return session
 
     def close(self) -> None:

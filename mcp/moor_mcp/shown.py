@@ -33,14 +33,21 @@ def shown(session: Session, report: MemoryReport) -> Shown:
         )
     except OSError:
         return Shown("")
-    parsed, sections = _parsed(path, data)
+    parsed, sections = (
+        _parsed(path, data) if len(data) <= _REMEMBERED_BYTES else _parsed.__wrapped__(path, data)
+    )
     if parsed is None:
         return Shown("")
     text = frame_one(framed(report, parsed, since(session.journal, [report])))
     return Shown(text, parsed.content_hash, list(sections))
 
 
-@functools.lru_cache(maxsize=512)
+# At most this many memory files are remembered, each only up to this size: a few MiB.
+_REMEMBERED = 512
+_REMEMBERED_BYTES = 16 * 1024
+
+
+@functools.lru_cache(maxsize=_REMEMBERED)
 def _parsed(path: str, data: bytes) -> tuple[Memory | None, tuple[str, ...]]:
     """A memory file's bytes parsed, remembered by the bytes: a warm server shows the same
     memories again and again (a `Memory` is immutable)."""
