@@ -8,7 +8,8 @@ of everything it rests on, and the next one answers from it when every key still
 
 * the judge: moor's own modules, tree-sitter and its grammars (an upgrade is a new judge),
   and moor's version;
-* moor.toml and moor.lock (absent: must still be absent), the journal file's identity (a
+* moor.toml, pyproject.toml (which may hold the settings) and moor.lock (absent: must
+  still be absent), the journal file's identity (a
   journal set aside or rebuilt must be told again what this clone saw);
 * which memories there are (listed again: `Workspace.memory_paths`), each memory file, and
   every file an anchor names.
@@ -50,6 +51,7 @@ from moor_store.inside import (
 )
 
 from moor_engine.grounding.trust import AnchorReport, Candidate, MemoryReport, Report, State
+from moor_engine.workspace.config import PYPROJECT
 from moor_engine.workspace.distribution import version
 from moor_engine.workspace.filestat import RACY_WINDOW_NS, StatKey, stat_key, stored
 from moor_engine.workspace.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR
@@ -153,7 +155,8 @@ def journal_identity(root: Path) -> list[int]:
     return [key.inode, key.device]
 
 
-_SETTINGS = (CONFIG_FILE, LOCK_FILE)
+# The settings (moor.toml, else pyproject.toml's `[tool.moor]`) and moor.lock.
+SETTINGS = (CONFIG_FILE, PYPROJECT, LOCK_FILE)
 
 
 # --- answering from it -----------------------------------------------------------------------
@@ -176,7 +179,7 @@ def kept_report(workspace: Workspace) -> Report | None:
         return None
     if document.get("judge") != judge_keys():
         return None
-    if document.get("settings") != file_keys(root, _SETTINGS):
+    if document.get("settings") != file_keys(root, SETTINGS):
         return None
     if document.get("journal") != journal_identity(root):
         return None
@@ -235,7 +238,7 @@ def _document(
         for item in loaded.entries
         if item.ref is not None and item.ref.path is not None
     }
-    settings = stored_keys(workspace.root, _SETTINGS, started_ns, absent=True)
+    settings = stored_keys(workspace.root, SETTINGS, started_ns, absent=True)
     files = stored_keys(workspace.root, [*paths, *sorted(code - set(paths))], started_ns)
     if settings is None or files is None:
         return None

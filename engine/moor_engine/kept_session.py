@@ -5,13 +5,14 @@ A warm MCP server opened a session per tool call (moor.toml parsed, the journal 
 candidate again: ~35 ms of a `memory_search`. `KeptSession` keeps both, by the same stat
 keys as a kept check (`kept_check`, `filestat`):
 
-* the session, while moor.toml's and moor.lock's keys and the journal's identity hold, no
-  interrupted action waits and the session was opened without a warning; each call gets
-  its own observer (whose file views are never older than the call);
+* the session, while the settings' (moor.toml, pyproject.toml) and moor.lock's keys and
+  the journal's identity hold, no interrupted action waits and the session was opened
+  without a warning; each call gets its own observer (never older than the call);
 * each memory's verdict (its `MemoryReport`), while the keys of its memory file and of
   every file its anchors name hold, its moor.lock entry is the same, and so are what
   every memory declaring `supersedes:` declares (their files' keys) and the latches in
-  moor.lock. Only verdicts that rest on those alone are kept (`kept_check.keepable`).
+  moor.lock. Only verdicts that rest on those alone are kept
+  (`kept_check.keepable_memory`).
 
 The first verdicts asked of an empty memo are those of every memory, evaluated at once
 (~1 s at 10,000): a warm server then re-evaluates only what moved (memory:
@@ -33,10 +34,10 @@ from moor_store.inside import has_stray_temporaries
 from moor_engine.grounding.check import Evaluation, bound_addresses
 from moor_engine.grounding.observe import FileObserver
 from moor_engine.grounding.trust import MemoryReport
-from moor_engine.kept_check import Keys, file_keys, journal_identity, keepable_memory
+from moor_engine.kept_check import SETTINGS, Keys, file_keys, journal_identity, keepable_memory
 from moor_engine.session import Session
 from moor_engine.workspace.filestat import RACY_WINDOW_NS
-from moor_engine.workspace.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR
+from moor_engine.workspace.roots import STATE_DIR
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class KeptSession:
     def _settings(self) -> tuple[Keys, list[int]] | None:
         if intent.pending(self.root) or has_stray_temporaries(self.root, STATE_DIR):
             return None  # `Session.open` completes or sweeps first
-        return (file_keys(self.root, (CONFIG_FILE, LOCK_FILE)), journal_identity(self.root))
+        return (file_keys(self.root, SETTINGS), journal_identity(self.root))
 
     def _open(self) -> Session:
         """A new session, kept (`self._session`) unless it told something or what it
@@ -125,7 +126,7 @@ class KeptSession:
             resting = (
                 tuple(declaring),
                 file_keys(self.root, declaring),
-                file_keys(self.root, (CONFIG_FILE,)),
+                file_keys(self.root, SETTINGS[:2]),
                 journal_identity(self.root),
                 _latch_records(session),
             )

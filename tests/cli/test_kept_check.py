@@ -135,6 +135,11 @@ def config_caps_file_size(ws: Workspace) -> None:
     (ws.root / "moor.toml").write_text("max_file_size = 10\n", encoding="utf-8")
 
 
+def pyproject_caps_file_size(ws: Workspace) -> None:
+    (ws.root / "moor.toml").unlink()  # the settings then come from pyproject.toml
+    (ws.root / "pyproject.toml").write_text("[tool.moor]\nmax_file_size = 10\n")
+
+
 CHANGES: dict[str, tuple[Callable[[Workspace], None], dict[str, str]]] = {
     "bound code edited": (drift_alpha, {"memories/a.md": "drifted"}),
     "same size, same mtime": (same_size_same_mtime, {"memories/a.md": "drifted"}),
@@ -147,6 +152,10 @@ CHANGES: dict[str, tuple[Callable[[Workspace], None], dict[str, str]]] = {
     "moor.lock changed": (lock_lost_a, {"memories/a.md": "unbound"}),
     "moor.toml ignores a memory": (config_ignores_b, {"memories/b.md": "(none)"}),
     "moor.toml caps the file size": (config_caps_file_size, {"memories/a.md": "unverified"}),
+    "moor.toml gives way to pyproject.toml": (
+        pyproject_caps_file_size,
+        {"memories/a.md": "unverified"},
+    ),
 }
 
 
@@ -163,6 +172,16 @@ def test_each_change_shows_on_the_next_check(kept: Workspace, name: str) -> None
     # What the check answered is what a check from nothing answers.
     (kept.root / kept_check.FILE).unlink(missing_ok=True)
     assert states(kept) == after
+
+
+def test_settings_in_pyproject_toml_changed_show_on_the_next_check(ws: Workspace) -> None:
+    ws.write("pyproject.toml", "[tool.moor]\nmax_file_size = 100000\n")
+    (ws.root / "moor.toml").unlink(missing_ok=True)
+    prepared(ws)
+    assert states(ws) == {"memories/a.md": "current", "memories/b.md": "current"}
+    assert kept_check.kept_report(Place.open(ws.root)) is not None  # control: it vouches
+    ws.write("pyproject.toml", "[tool.moor]\nmax_file_size = 10\n")
+    assert states(ws)["memories/a.md"] == "unverified"
 
 
 def test_a_file_changed_within_the_racy_window_is_never_vouched_for(ws: Workspace) -> None:
