@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from moor.arguments import add_format, at_least
 from moor.sessions import told_session
@@ -18,15 +19,7 @@ def add_parsers(commands: Any) -> None:
     recall = commands.add_parser(
         "recall", help="memories that answer a query, best first; stale ones flagged"
     )
-    recall.add_argument("query", nargs="+", help="words, names or paths")
-    add_format(recall)
-    recall.add_argument(
-        "--explain", action="store_true", help="show each signal's part in each score"
-    )
-    recall.add_argument("--limit", type=at_least(1), default=10, metavar="N")
-    recall.add_argument(
-        "--agent", metavar="NAME", help="read as this agent: shared memories and its own"
-    )
+    _recall_arguments(recall)
 
     about = commands.add_parser(
         "about", help="memories about a symbol, a line or a file (PATH#SYMBOL, PATH:LINE, PATH)"
@@ -38,16 +31,73 @@ def add_parsers(commands: Any) -> None:
     )
 
 
+def _recall_arguments(recall: argparse.ArgumentParser) -> None:
+    recall.add_argument("query", nargs="+", help="words, names or paths")
+    add_format(recall)
+    recall.add_argument(
+        "--explain", action="store_true", help="show each signal's part in each score"
+    )
+    recall.add_argument("--limit", type=at_least(1), default=10, metavar="N")
+    recall.add_argument(
+        "--agent", metavar="NAME", help="read as this agent: shared memories and its own"
+    )
+
+
+class _NotPlain(Exception):
+    """The command line needs the full parser: help, a mistake, or anything unusual."""
+
+
+class _RecallOnly(argparse.ArgumentParser):
+    """`moor recall`'s own arguments, parsed as its subcommand parses them; it says nothing
+    itself: whatever it would print (help, a usage error) the full parser prints instead."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _NotPlain(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise _NotPlain(message or "")
+
+    def print_help(self, file: object = None) -> None:
+        raise _NotPlain("help")
+
+    def print_usage(self, file: object = None) -> None:
+        raise _NotPlain("usage")
+
+
+def plain_recall(argv: Sequence[str]) -> argparse.Namespace | None:
+    """The arguments of `moor recall ARGV` as the full command line would parse them, without
+    building it (each of its ~40 commands' parsers: ~10 ms of a one-shot recall); None
+    when only the full parser may answer (help, an error, an unknown option)."""
+    parser = _RecallOnly(prog="moor recall")
+    _recall_arguments(parser)
+    try:
+        args = parser.parse_args(argv)
+    except _NotPlain:
+        return None
+    # The full command line's own defaults (`moor.main.build_parser`): no `-C`, no --version.
+    args.command, args.directory, args.version = "recall", ".", None
+    return args
+
+
 def cmd_recall(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.recall_index import session_recall
+    from moor_engine.memory.retired_here import retired_beside
 
     query = " ".join(args.query)
     with told_session(start) as session:
         result, status = session_recall(session, query, limit=args.limit, agent=args.agent)
         for warning in status.warnings:
             print(f"moor: {warning}", file=sys.stderr)
+        beside = retired_beside(session, [hit.report for hit in result.hits], args.agent)
     if args.format == "json":
         value = result.as_json(explain=args.explain)
+        value["hits"] = [
+            {
+                **hit.as_json(explain=args.explain),
+                "retired_here": [k.as_json() for k in beside[hit.path]],
+            }
+            for hit in result.hits
+        ]
         value["index"] = status.as_json()
         print(json.dumps(value, indent=2))
         return EXIT_OK if result.hits else EXIT_LOOK
@@ -67,6 +117,8 @@ def cmd_recall(args: argparse.Namespace, start: Path) -> int:
             print(f"   ! {reason} — verify before relying on it")
         for question in hit.questions[:3]:
             print(f"   ask: {question}")
+        for known in beside[hit.path]:
+            print(f"   retired here: {known.path}  {known.title} — {known.retired_because}")
         if args.explain:
             parts = [f"bm25 {hit.signals[0].factor:.3f}"]
             parts += [

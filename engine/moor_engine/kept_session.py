@@ -10,9 +10,9 @@ keys as a kept check (`kept_check`, `filestat`):
   without a warning; each call gets its own observer (never older than the call);
 * each memory's verdict (its `MemoryReport`), while the keys of its memory file and of
   every file its anchors name hold, its moor.lock entry is the same, and so are what
-  every memory declaring `supersedes:` declares (their files' keys) and the latches in
-  moor.lock. Only verdicts that rest on those alone are kept
-  (`kept_check.keepable_memory`).
+  every memory declaring `supersedes:` declares (their files' keys), the superseded
+  memories' texts (their files' keys) and the latches in moor.lock. Only verdicts that
+  rest on those alone are kept (`kept_check.keepable_memory`).
 
 The first verdicts asked of an empty memo are those of every memory, evaluated at once
 (~1 s at 10,000): a warm server then re-evaluates only what moved (memory:
@@ -126,6 +126,8 @@ class KeptSession:
             resting = (
                 tuple(declaring),
                 file_keys(self.root, declaring),
+                # A memory saying what a superseded one said is retired by that one's text.
+                file_keys(self.root, sorted(session.lock.retired)),
                 file_keys(self.root, SETTINGS[:2]),
                 journal_identity(self.root),
                 _latch_records(session),

@@ -85,3 +85,29 @@ def test_moor_lock_written_opens_a_new_session(
     assert answers.opened == 2
     assert after["memories/m00.md"] == "current"
     assert after == fresh(ws, "pelican rule")
+
+
+def test_a_memory_saying_a_superseded_text_follows_an_edit_of_that_text(ws: Workspace) -> None:
+    ws.write("src/code.py", "def send(x):\n    return x\n")
+    ws.memory("old", "src/code.py#send", body="Send retries three times on a timeout.")
+    ws.memory("new", "src/code.py#send", body="Send retries five times on a timeout.")
+    ws.moor("bind", check=True)
+    ws.moor("supersede", "memories/old.md", "--by", "memories/new.md", "--why", "five", check=True)
+    ws.memory("copy", "src/code.py#send", body="Send retries three times on a timeout.")
+    backdate(ws.root)
+    answers = KeptSession(ws.root)
+    index = KeptIndex(answers)
+    try:
+        first = search(answers, index, "send retries timeout")
+        assert "memories/copy.md" not in first  # what old.md said: retired with it
+        assert search(answers, index, "send retries timeout") == first
+        evaluated = answers.evaluated
+        old = ws.root / "memories/old.md"
+        old.write_text(old.read_text().replace("three times", "seven times"))
+        after = search(answers, index, "send retries timeout")
+        assert answers.evaluated > evaluated  # control: the change was seen, not a kept verdict
+        assert "memories/copy.md" in after
+        assert after == fresh(ws, "send retries timeout")
+    finally:
+        index.close()
+        answers.close()

@@ -20,6 +20,7 @@ from moor_engine.grounding.places import place_seal
 from moor_engine.grounding.trust import AnchorReport, State
 from moor_engine.grounding.verdicts import followable, reaffirm_verdict
 from moor_engine.memory.latch import latch_declared, read_latches
+from moor_engine.memory.retired_text import RetiredText
 from moor_engine.session import Session
 from moor_engine.usage import UsageError
 from moor_engine.written import Refusal, Written
@@ -101,6 +102,7 @@ def _bind(session: Session, paths: list[str]) -> Written:
     # copied every memory's entry each time, quadratic in the memories (issue 22).
     memories = dict(lock.memories)
     entries: list[NewEntry] = []
+    retired = RetiredText(session, read_latches(lock, session.journal))
     for path in selected:
         loaded = evaluation.loaded[path]
         if loaded.memory is None:
@@ -120,6 +122,13 @@ def _bind(session: Session, paths: list[str]) -> Written:
             )
             continue
         old = lock.memories.get(path)
+        canonicals = {item.ref.canonical() for item in loaded.entries if item.ref is not None}
+        if old is None or canonicals != set(old.anchors):
+            # What it says is recorded as reviewed: a retired text is not (retired_text.py).
+            refused = retired.refusal(path, loaded.memory)
+            if refused is not None:
+                written.refused.append(replace(refused, message=f"{path}: {refused.message}"))
+                continue
         anchors: dict[str, LockedAnchor] = {}
         added: list[str] = []
         for item in loaded.entries:

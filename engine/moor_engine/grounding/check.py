@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from moor_extractors.change import change_summary
 from moor_extractors.languages import language_for_path
-from moor_extractors.memory import effective_watch
+from moor_extractors.memory import Memory, effective_watch
 from moor_extractors.model import Failure, Reason
 from moor_extractors.reference import Reference
 from moor_store.journal import Journal, NewEntry
@@ -43,6 +43,7 @@ from moor_engine.grounding.relocation_memo import RelocationMemo
 from moor_engine.grounding.suggest import suggestions
 from moor_engine.grounding.trust import AnchorReport, MemoryReport, Report, State, worst
 from moor_engine.memory.latch import Event, Latches, declared, read_latches
+from moor_engine.memory.retired_text import saying, superseded_values
 from moor_engine.workspace.workspace import Workspace
 
 Progress = Callable[[int, int], None]
@@ -99,6 +100,7 @@ class Checker:
         self._declared: tuple[dict[str, tuple[str, ...]], dict[str, Event]] | None = None
         self._latches: Latches | None = None
         self._latches_of: Lock | None = None
+        self._superseded: tuple[Latches, dict[str, list[Event]]] | None = None
         self.memo = RelocationMemo(observer, self.indexes, repr(workspace.config))
 
     @property
@@ -126,6 +128,18 @@ class Checker:
     def retirement(self, path: str) -> Event | None:
         """Why the memory at `path` is retired (None: it is not)."""
         return self.latches().retired.get(path) or self.declared().get(path)
+
+    def superseded_text(self, path: str, memory: Memory) -> Event | None:
+        """The retirement of a superseded memory whose text `memory` says again (written
+        by hand: a write through moor is refused, `retired_text.py`); read once per state
+        of the latches."""
+        latches = self.latches()
+        if not latches.retired or not memory.value:
+            return None
+        if self._superseded is None or self._superseded[0] is not latches:
+            values = superseded_values(self.workspace, self.latch_journal, latches)
+            self._superseded = (latches, values)
+        return saying(self._superseded[1], path, memory)
 
     def declared(self) -> dict[str, Event]:
         """What the loaded memories declare (`latch.declared`), derived once per map: asked
@@ -229,7 +243,16 @@ class Checker:
             states.append(anchor.state)
         retirement = self.retirement(loaded.path)
         tombstone = self.latches().tombstone(memory.value)
-        if locked_memory is None and memory.about and retirement is None and tombstone is None:
+        said = self.superseded_text(loaded.path, memory) if retirement is None else None
+        if tombstone is not None:
+            said = None
+        if (
+            locked_memory is None
+            and memory.about
+            and retirement is None
+            and tombstone is None
+            and said is None
+        ):
             # Not for retired text: binding it would not bring it back, `restore` does.
             report.notes.append("not in moor.lock yet: run `moor bind`")
         elif locked_memory is not None and locked_memory.content != loaded_lock_content(
@@ -256,6 +279,15 @@ class Checker:
                 0,
                 f"this text was {tombstone.describe()}: it is kept out of recall; delete "
                 f"this file, or `moor restore {tombstone.path} --why ...` to bring it back",
+            )
+        if said is not None:
+            states.append(State.RETIRED)
+            report.code = "superseded_text"
+            report.notes.insert(
+                0,
+                f"this text is what {said.path} said, {said.describe()}: it is kept out of "
+                f"recall; delete this file, or `moor restore {said.path} --why ...` to bring "
+                "it back",
             )
         report.state = worst(states)
         return report

@@ -28,9 +28,9 @@ QUIET_STATES = frozenset({State.CURRENT, State.UNGROUNDED, State.RETIRED})
 
 def needs_look(memory: MemoryReport) -> bool:
     """Whether a person should look at this memory (`moor check` exits 1 for it). A memory
-    that says what was forgotten is retired (kept from recall) yet still needs someone to
-    delete it or restore the forgotten one: its text came back by hand."""
-    return memory.state not in QUIET_STATES or memory.code == "tombstoned"
+    that says what was forgotten or superseded is retired (kept from recall) yet still needs
+    someone to delete it or restore the retired one: its text came back by hand."""
+    return memory.state not in QUIET_STATES or memory.code in ("tombstoned", "superseded_text")
 
 
 def worst(states: list[State]) -> State:
