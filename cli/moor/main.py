@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from moor_engine.usage import UsageError
 from moor_engine.workspace.distribution import version
@@ -30,6 +31,9 @@ from moor.arguments import add_format, add_trust
 from moor.guard import run_guarded
 from moor.sessions import told_session
 from moor.writes import render_written
+
+if TYPE_CHECKING:
+    from moor_engine.grounding.trust import Report
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -178,10 +182,29 @@ def _progress(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callabl
 
 
 def cmd_check(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine import kept_check
+
     from moor import render
     from moor.one_shot import collecting_less
 
-    with collecting_less(), told_session(start, trust=args.trust) as session:
+    whole = not args.paths and args.changed_since is None
+    with collecting_less():
+        # A check of every memory is answered from the last one while nothing it rests on
+        # moved (memory: a-warm-check-answers-from-its-kept-report).
+        report = kept_check.answer(start) if whole else None
+        if report is None:
+            report = _check(args, start, keep=whole)
+    if args.format == "json":
+        render.render_json(report)
+    elif args.format == "sarif":
+        render.render_sarif(report, version())
+    else:
+        render.render_text(report, verbose=args.verbose)
+    return EXIT_LOOK if report.needs_attention else EXIT_OK
+
+
+def _check(args: argparse.Namespace, start: Path, *, keep: bool) -> Report:
+    with told_session(start, trust=args.trust) as session:
         paths = session.select(args.paths)
         if args.changed_since is not None:
             from moor_engine.grounding.changed_since import changed_files, select_changed
@@ -196,16 +219,9 @@ def cmd_check(args: argparse.Namespace, start: Path) -> int:
             )
         update, stop = _progress(args.format == "text" and not args.no_progress)
         try:
-            report = session.check(paths, update)
+            return session.check(paths, update, keep=keep)
         finally:
             stop()
-    if args.format == "json":
-        render.render_json(report)
-    elif args.format == "sarif":
-        render.render_sarif(report, version())
-    else:
-        render.render_text(report, verbose=args.verbose)
-    return EXIT_LOOK if report.needs_attention else EXIT_OK
 
 
 def cmd_status(args: argparse.Namespace, start: Path) -> int:

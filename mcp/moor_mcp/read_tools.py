@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver import MCPServer
 from moor_engine.agents.framing import RESULT_NOTICE
+from moor_engine.kept_session import KeptSession
 from moor_engine.session import Session
 
 from moor_mcp.annotations import READ_ONLY
@@ -37,8 +38,10 @@ MAX_QUERIES = 20
 
 
 def register(server: MCPServer, root: Path) -> None:
-    # The recall index stays open between calls, synced by what its watch saw change.
-    kept = _Kept()
+    # The session and the memories' trust states are kept while nothing they rest on moved;
+    # the recall index stays open between calls, synced by what its watch saw change.
+    answers = KeptSession(root)
+    kept = _Kept(answers)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     def memory_search(
@@ -49,7 +52,7 @@ def register(server: MCPServer, root: Path) -> None:
         memory_search_many to ask several questions at once. With `agent`, that agent's own
         memories are searched too (without it, only the shared ones). With `explain`, each
         hit says why it scored as it did (relevance, trust, confidence, pin, recency)."""
-        with engine_refusals(root), Session.open(root) as session:
+        with engine_refusals(root), answers.session() as session:
             return _search(session, query, limit, agent, kept, explain)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
@@ -60,7 +63,7 @@ def register(server: MCPServer, root: Path) -> None:
         order asked, each as memory_search gives it."""
         if not queries or len(queries) > MAX_QUERIES:
             raise refuse("usage", f"queries: 1 to {MAX_QUERIES} questions, got {len(queries)}")
-        with engine_refusals(root), Session.open(root) as session:
+        with engine_refusals(root), answers.session() as session:
             return SearchManyResult(
                 results=[_search(session, q, limit, agent, kept) for q in queries]
             )
@@ -127,8 +130,9 @@ def register(server: MCPServer, root: Path) -> None:
 class _Kept:
     """The server's `KeptIndex`, made at the first search (its module is imported then)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers: KeptSession) -> None:
         self._index: KeptIndex | None = None
+        self._answers = answers
         self._lock = threading.Lock()
 
     def get(self) -> KeptIndex:
@@ -136,7 +140,7 @@ class _Kept:
             if self._index is None:
                 from moor_engine.memory.recall_index import KeptIndex
 
-                self._index = KeptIndex()
+                self._index = KeptIndex(self._answers)
             return self._index
 
 
