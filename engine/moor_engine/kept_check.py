@@ -284,8 +284,10 @@ def keepable_memory(
             continue
         canonical = item.ref.canonical()
         observation = evaluation.observations.get(canonical)
-        if canonical.startswith(ANCHOR_PREFIX) or canonical in evaluation.translations or (
-            isinstance(observation, Failure) and observation.reason == Reason.UNREACHABLE
+        if (
+            canonical.startswith(ANCHOR_PREFIX)
+            or canonical in evaluation.translations
+            or (isinstance(observation, Failure) and observation.reason == Reason.UNREACHABLE)
         ):
             return None
         if item.ref.path is not None:
