@@ -19,12 +19,14 @@ from moor_mcp.results import (
     DriftReport,
     Flagged,
     Hit,
+    Linked,
     SearchManyResult,
     SearchResult,
 )
 from moor_mcp.shown import shown
 
 if TYPE_CHECKING:
+    from moor_engine.grounding.links import Related
     from moor_engine.memory.recall_index import KeptIndex
 
 MAX_HITS = 50
@@ -79,6 +81,8 @@ def register(server: MCPServer, root: Path) -> None:
                     why=list(item.why),
                     questions=list(item.questions),
                     since=item.since,
+                    links=_linked(item.related),
+                    cobound=list(item.related.cobound),
                 )
                 for item in found.items
             ],
@@ -116,6 +120,13 @@ def register(server: MCPServer, root: Path) -> None:
         return DriftReport(memories=found.memories, needing_a_look=flagged)
 
 
+def _linked(related: Related) -> list[Linked]:
+    return [
+        Linked(relation=link.relation, path=link.path, direction=link.direction, exists=link.exists)
+        for link in related.links
+    ]
+
+
 class _Kept:
     """The server's `KeptIndex`, made at the first search (its module is imported then)."""
 
@@ -139,6 +150,13 @@ def _search(
         session, query, limit=max(1, min(limit, MAX_HITS)), agent=agent
     )
     hits = []
+    related: dict[str, Related] = {}
+    if result.hits:
+        from moor_engine.grounding.links import hits_relations
+
+        references, _declaring = kept.get().references(session)
+        paths = [hit.path for hit in result.hits]
+        related = hits_relations(session.workspace, session.journal, paths, references, agent)
     for hit in result.hits:
         memory = shown(session, hit.report)
         hits.append(
@@ -153,6 +171,8 @@ def _search(
                 content_hash=memory.content_hash,
                 sections=memory.sections,
                 text=memory.text,
+                links=_linked(related[hit.path]),
+                cobound=list(related[hit.path].cobound),
             )
         )
     return SearchResult(query=query, hits=hits)

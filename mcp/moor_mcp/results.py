@@ -19,6 +19,16 @@ ENGINE_ANSWER = ConfigDict(from_attributes=True)
 Untrusted = Annotated[str, AfterValidator(neutralise)]
 
 
+class Linked(BaseModel):
+    """One link of a memory (its own `links:`, direction "to", or another's naming it,
+    "from"): the relation and the path are a writer's words."""
+
+    relation: Untrusted
+    path: Untrusted
+    direction: str
+    exists: bool
+
+
 class Hit(BaseModel):
     path: str
     title: Untrusted
@@ -30,6 +40,8 @@ class Hit(BaseModel):
     content_hash: str | None  # what memory_edit's based_on names
     sections: list[Untrusted]  # the headings memory_edit can replace, as shown
     text: str  # the memory, framed as untrusted data
+    links: list[Linked] = []  # its own `links:` (memories_about also lists links to it)
+    cobound: list[str] = []  # memories bound to one of the same anchors
 
 
 class SearchResult(BaseModel):
@@ -50,6 +62,8 @@ class AboutMemory(BaseModel):
     why: list[Untrusted]
     questions: list[Untrusted]
     since: str | None = None  # journal time (UTC) its anchor has been as it is now since
+    links: list[Linked] = []  # one hop; links never make a memory more or less trusted
+    cobound: list[str] = []  # memories bound to one of the same anchors
 
 
 class AboutResult(BaseModel):
