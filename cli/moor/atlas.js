@@ -1,9 +1,9 @@
 "use strict";
-const data = JSON.parse(document.getElementById("atlas-data").textContent);
+let data = JSON.parse(document.getElementById("atlas-data").textContent);
 const COLOURS = {current:"#2e7d32", drifted:"#e65100", gone:"#c62828", moved:"#1565c0",
   rewritten:"#6a1b9a", unverified:"#757575", unbound:"#00838f", ungrounded:"#9e9d24",
   invalid:"#8e0000", retired:"#9e9e9e"};
-const byPath = new Map(data.memories.map(m => [m.path, m]));
+let byPath = new Map(data.memories.map(m => [m.path, m]));
 const tiles = new Map();
 const hiddenStates = new Set();
 let folderFilter = null, agentFilter = "", textFilter = "", selected = null, defFilter = null;
@@ -30,11 +30,12 @@ function codeFolder(m) {
 
 function summary() {
   const bar = document.getElementById("summary");
+  bar.replaceChildren();
   bar.append(el("strong", {}, data.summary.memories + " memories"));
   for (const state of data.states) {
     const n = data.summary.states[state];
     if (!n) continue;
-    const chip = el("button", {class:"chip", "data-state-filter":state,
+    const chip = el("button", {class:hiddenStates.has(state) ? "chip off" : "chip", "data-state-filter":state,
       style:"background:" + colour(state), title:"show or hide " + state + " memories",
       onclick:() => { hiddenStates.has(state) ? hiddenStates.delete(state) : hiddenStates.add(state);
         chip.classList.toggle("off"); applyFilters(); }}, n + " " + state);
@@ -50,6 +51,7 @@ function summary() {
 
 function coverage() {
   const nav = document.getElementById("coverage");
+  nav.replaceChildren();
   nav.append(el("h2", {}, "Coverage by folder"));
   for (const f of data.summary.folders) {
     const share = f.files ? Math.round(100 * f.covered / f.files) : 0;
@@ -80,16 +82,32 @@ function coverage() {
 function filters() {
   const agents = [...new Set(data.memories.map(m => m.agent).filter(a => a))].sort();
   const folder = document.getElementById("folder");
-  folder.append(el("option", {value:"*"}, "every folder"));
+  folder.replaceChildren(el("option", {value:"*"}, "every folder"));
   for (const f of data.summary.folders.map(f => f.folder)) folder.append(el("option", {value:"=" + f}, f || "(root)"));
+  folder.value = folderFilter === null ? "*" : "=" + folderFilter;
+  const agent = document.getElementById("agent");
+  agent.replaceChildren(el("option", {value:""}, "every owner"), el("option", {value:"(shared)"}, "shared only"));
+  for (const a of agents) agent.append(el("option", {value:a}, "agent " + a));
+  agent.value = agentFilter;
+}
+
+function listen() {
+  const folder = document.getElementById("folder");
   folder.addEventListener("change", () => {
     folderFilter = folder.value === "*" ? null : folder.value.slice(1); applyFilters(); });
   const agent = document.getElementById("agent");
-  agent.append(el("option", {value:""}, "every owner"), el("option", {value:"(shared)"}, "shared only"));
-  for (const a of agents) agent.append(el("option", {value:a}, "agent " + a));
   agent.addEventListener("change", () => { agentFilter = agent.value; applyFilters(); });
   const text = document.getElementById("text");
   text.addEventListener("input", () => { textFilter = text.value.toLowerCase(); applyFilters(); });
+  // An editor's view sends the atlas again as states change: {type: "atlas", data}.
+  window.addEventListener("message", event => {
+    if (!event.data || event.data.type !== "atlas" || !event.data.data) return;
+    data = event.data.data;
+    byPath = new Map(data.memories.map(m => [m.path, m]));
+    defFilter = null;
+    draw();
+    if (selected && byPath.has(selected)) select(selected);
+  });
 }
 
 function inFolder(m, folder) {
@@ -125,6 +143,8 @@ function map() {
     groups.get(f).push(m);
   }
   const root = document.getElementById("map");
+  root.replaceChildren();
+  tiles.clear();
   const fragment = document.createDocumentFragment();
   for (const f of [...groups.keys()].sort()) {
     const box = el("div", {class:"tiles"});
@@ -216,7 +236,8 @@ function select(path) {
 }
 
 const started = performance.now();
-summary(); filters(); coverage(); map(); applyFilters();
+function draw() { summary(); filters(); coverage(); map(); applyFilters(); }
+listen(); draw();
 // `atlas.html#memory=PATH` opens with that memory shown (a link to one memory).
 const wanted = decodeURIComponent(location.hash.replace(/^#memory=/, ""));
 if (location.hash.startsWith("#memory=") && byPath.has(wanted)) select(wanted);

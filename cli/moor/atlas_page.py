@@ -1,6 +1,7 @@
 """The atlas as one self-contained HTML page: the engine's atlas data (JSON) in the page, and
-hand-written CSS and JavaScript (atlas.css, atlas.js beside this module, inlined) that draw
-it — no library, nothing fetched at view time.
+hand-written CSS and JavaScript (atlas.css, atlas.js and the body, atlas_body.html, beside
+this module, inlined; the VS Code view inlines the same files) that draw it — no library,
+nothing fetched at view time.
 
 The page's Content-Security-Policy allows nothing from anywhere (`default-src 'none'`) but
 its own inline style and its one inline script (by hash), so even a memory's text that holds
@@ -25,12 +26,7 @@ def _asset(name: str) -> str:
 STYLE = _asset("atlas.css")
 SCRIPT = _asset("atlas.js")
 
-BODY = """<header><h1>moor atlas \u2014 {workspace}</h1><div id="summary"></div></header>
-<div id="filters"><input id="text" type="search" placeholder="filter by text">
-<select id="folder"></select><select id="agent"></select><span id="shown"></span></div>
-<main><nav id="coverage"></nav><section id="map"></section>
-<aside id="detail"><h2>Memory</h2><p>Click a memory to see its text, anchors, links and
-history.</p></aside></main>"""
+BODY = _asset("atlas_body.html")
 
 
 def script_hash(script: str) -> str:

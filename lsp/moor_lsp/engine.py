@@ -18,6 +18,7 @@ from pathlib import Path
 
 from moor_engine.grounding.about import AboutResult, about
 from moor_engine.grounding.actions import bind, follow, reaffirm
+from moor_engine.grounding.atlas import assemble
 from moor_engine.grounding.live import LiveCheck, Refreshed
 from moor_engine.grounding.observe import FileView, Found
 from moor_engine.grounding.trust import AnchorReport, LinkFinding, MemoryReport, State
@@ -385,6 +386,17 @@ def act(root: Path, action: str, memory_path: str, args: list[str]) -> Acted:
 ACTIONS["forget"] = lambda session, path, args: forget(session, path, args[0])
 ACTIONS["supersede"] = lambda session, path, args: supersede(session, path, args[0], args[1])
 ACTIONS["restore"] = lambda session, path, args: restore(session, path, args[0])
+
+
+def atlas_data(evaluator: Evaluator) -> dict[str, object] | None:
+    """The atlas (`moor_engine.grounding.atlas`) of the memories as the live check last left
+    them: no check of its own. None before the first evaluation. Runs in the engine thread,
+    which owns the live check."""
+    session = evaluator.live.session
+    if session is None:
+        return None
+    reports, loaded = evaluator.live.evaluated()
+    return assemble(session, reports, loaded).as_json()
 
 
 def about_line(

@@ -121,3 +121,28 @@ def test_the_default_page_goes_to_moors_state_folder_and_a_reserved_output_is_re
     assert not (ws.root / "memories" / "atlas.html").exists()
     printed = ws.moor("atlas", "--output", "-")
     assert printed.code == 0 and printed.out.startswith("<!DOCTYPE html>")
+
+
+def test_the_page_draws_again_from_an_atlas_sent_to_it(ws: Workspace) -> None:
+    """The editor's view sends the page a new atlas as states change (a `message` event):
+    the page draws it again, keeping the memory shown."""
+    populated(ws)
+    text = page(ws).read_text(encoding="utf-8")
+    data = json.loads(
+        text.split('id="atlas-data">', 1)[1].split("</script>", 1)[0].replace("\\u003c", "<")
+    )
+    for memory in data["memories"]:
+        if memory["path"] == "memories/retries-are-safe.md":
+            memory["state"] = "gone"
+    sent = json.dumps({"type": "atlas", "data": data}).replace("<", "\\u003c")
+    # A copy whose policy allows the one script that stands in for the editor.
+    copy = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", text)
+    copy = copy.replace("</body>", f"<script>window.postMessage({sent}, '*')</script></body>")
+    (ws.root / "sent.html").write_text(copy, encoding="utf-8")
+    dom = dump_dom((ws.root / "sent.html").as_uri() + "#memory=memories/retries-are-safe.md")
+    nodes = dict(NODE.findall(dom))
+    assert nodes["memories/retries-are-safe.md"] == "gone"
+    assert len(NODE.findall(dom)) == 5  # drawn again, not added to
+    assert nodes["memories/send-is-logged.md"] == "current"  # control: the rest as sent
+    detail = dom[dom.index('<aside id="detail">') :]
+    assert "Retries carry an idempotency key." in detail  # the memory shown is kept
