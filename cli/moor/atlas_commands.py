@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from moor.arguments import add_format
 from moor.sessions import told_session
 
 EXIT_OK = 0
@@ -24,15 +26,21 @@ def add_parsers(commands: Any) -> None:
         help=f"the page's file in the workspace (default {DEFAULT_OUTPUT}); - prints it",
     )
     atlas.add_argument("--open", action="store_true", help="open the page in a browser")
+    add_format(atlas)
 
 
 def cmd_atlas(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.agents.outputs import output_target
     from moor_engine.grounding.atlas import atlas
+    from moor_engine.usage import UsageError
     from moor_store.inside import write_inside
 
     from moor.atlas_page import render_page
 
+    if args.output == "-" and args.format == "json":
+        raise UsageError(
+            "--output - prints the page itself; --format json describes a page written"
+        )
     with told_session(start) as session:
         rel = (
             None
@@ -48,7 +56,16 @@ def cmd_atlas(args: argparse.Namespace, start: Path) -> int:
             sys.stdout.write(page.decode("utf-8"))
             return EXIT_OK
         write_inside(root, rel, page, own=rel == DEFAULT_OUTPUT)
-    print(f"{rel}: the atlas of {len(found.memories)} memories ({len(page) // 1024} KiB)")
+    if args.format == "json":
+        answer = {
+            "path": rel,
+            "memories": len(found.memories),
+            "bytes": len(page),
+            "summary": found.summary_counts(),
+        }
+        print(json.dumps(answer, indent=2))
+    else:
+        print(f"{rel}: the atlas of {len(found.memories)} memories ({len(page) // 1024} KiB)")
     if args.open:
         import webbrowser
 

@@ -146,3 +146,18 @@ def test_the_page_draws_again_from_an_atlas_sent_to_it(ws: Workspace) -> None:
     assert nodes["memories/send-is-logged.md"] == "current"  # control: the rest as sent
     detail = dom[dom.index('<aside id="detail">') :]
     assert "Retries carry an idempotency key." in detail  # the memory shown is kept
+
+
+def test_open_hands_the_written_page_to_the_browser(ws: Workspace, tmp_path: Path) -> None:
+    populated(ws)
+    seen = tmp_path / "browser-was-given"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf %s "$1" > {seen}\n', encoding="utf-8")
+    browser.chmod(0o755)
+    # Control: without --open no browser is started.
+    assert ws.moor("atlas", env={"BROWSER": str(browser)}, process=True).code == 0
+    assert not seen.exists()
+    run = ws.moor("atlas", "--open", env={"BROWSER": str(browser)}, process=True)
+    assert run.code == 0, run.err
+    # A BROWSER command is waited for (webbrowser's GenericBrowser): moor exits after it.
+    assert seen.read_text(encoding="utf-8") == (ws.root / ".moor" / "atlas.html").as_uri()

@@ -111,8 +111,12 @@ class Atlas:
             "code": code,
         }
 
+    def summary_counts(self) -> dict[str, int]:
+        """How many memories are in each state, worst first (as `moor check` counts)."""
+        return Report([m.report for m in self.memories]).summary()
+
     def summary(self, files: dict[str, dict[str, list[str]]]) -> dict[str, object]:
-        counts = Report([m.report for m in self.memories]).summary()
+        counts = self.summary_counts()
         folders: dict[str, dict[str, int]] = {}
         for path in self.code_files:
             row = folders.setdefault(posixpath.dirname(path), {"files": 0, "covered": 0})
