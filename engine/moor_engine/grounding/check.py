@@ -153,7 +153,8 @@ class Checker:
             if progress is not None and index % 64 == 0:
                 progress(len(paths) + index * len(paths) // max(len(refs), 1), 2 * len(paths))
         reports = [self.memory_report(loaded[path], observations) for path in paths]
-        annotated = annotate(reports, loaded, self.workspace.memory_paths)
+        by_path = {report.path: report for report in reports}
+        annotated = annotate(by_path, loaded, self.workspace.memory_paths)
         reports = [annotated.get(report.path, report) for report in reports]
         translations = {k: t for k, t in self._translations.items() if t is not None}
         return Evaluation(Report(reports), loaded, observations, self._relocations, translations)

@@ -173,20 +173,22 @@ def did_you_mean(target: str, known: Collection[str]) -> str | None:
 
 def findings(
     memory: LoadedMemory,
-    states: Mapping[str, State],
+    reports: Mapping[str, MemoryReport],
     known: Callable[[], Collection[str]],
 ) -> list[LinkFinding]:
     """What a memory's links call for: each `contradicts` of a memory whose state is
-    current (known only when that memory was evaluated beside it), each link to a memory
-    that is not one (`known()`: every memory path, asked only when a target was not
-    evaluated)."""
-    if memory.memory is None or states.get(memory.path) == State.RETIRED:
+    current (known only when that memory was evaluated beside it: in `reports`), each link
+    to a memory that is not one (`known()`: every memory path, asked only when a target
+    was not evaluated)."""
+    own = reports.get(memory.path)
+    if memory.memory is None or (own is not None and own.state == State.RETIRED):
         return []
     found: list[LinkFinding] = []
     for relation, written, line, column in memory.memory.link_places:
         target = target_path(written)
-        if target in states:
-            if relation == CONTRADICTS and states[target] == State.CURRENT:
+        other = reports.get(target)
+        if other is not None:
+            if relation == CONTRADICTS and other.state == State.CURRENT:
                 found.append(
                     LinkFinding(
                         "contradicts_current",
@@ -219,14 +221,14 @@ def findings(
 
 
 def annotate(
-    reports: Iterable[MemoryReport],
+    reports: Mapping[str, MemoryReport],
     loaded: Mapping[str, LoadedMemory],
     known: Callable[[], Collection[str]],
 ) -> dict[str, MemoryReport]:
-    """The reports whose link findings changed, each replaced by a copy carrying the new
-    ones (reports are shared with earlier snapshots, so none is changed in place)."""
-    reports = list(reports)
-    states = {report.path: report.state for report in reports}
+    """The reports (by path) whose link findings changed, each replaced by a copy carrying
+    the new ones (reports are shared with earlier snapshots, so none is changed in place).
+    Only memories that write `links:` can have findings: the rest are not looked at, so the
+    editor pays for this per refresh in proportion to the links, not the memories."""
     paths: list[Collection[str]] = []
 
     def known_once() -> Collection[str]:
@@ -235,9 +237,11 @@ def annotate(
         return paths[0]
 
     changed: dict[str, MemoryReport] = {}
-    for report in reports:
-        memory = loaded.get(report.path)
-        new = findings(memory, states, known_once) if memory is not None else []
+    for path, memory in loaded.items():
+        report = reports.get(path)
+        if report is None or memory.memory is None or not memory.memory.link_places:
+            continue
+        new = findings(memory, reports, known_once)
         if new != report.link_findings:
-            changed[report.path] = replace(report, link_findings=new)
+            changed[path] = replace(report, link_findings=new)
     return changed

@@ -326,7 +326,7 @@ class LiveCheck:
                 self._unsettled.add(path)
         # A link's finding follows the other memory's state: a memory whose target turned
         # current (or stopped being) is dirty though nothing of its own changed.
-        annotated = annotate(self._reports.values(), self._loaded, self._loaded.keys)
+        annotated = annotate(self._reports, self._loaded, self._loaded.keys)
         self._reports.update(annotated)
         dirty |= annotated.keys()
         self.last_reobserved = len(again)
