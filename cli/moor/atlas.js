@@ -152,6 +152,10 @@ function map() {
       const tile = el("div", {class:"memory", "data-memory":m.path, "data-state":m.state,
         style:"--c:" + colour(m.state), title:m.path + " \u2014 " + m.state,
         onclick:() => select(m.path)}, el("span", {class:"st"}, m.state), m.title);
+      // Marks after the title: a link finding to settle, links, cobound memories.
+      if (m.findings.length) tile.append(el("span", {class:"mark warn", title:m.findings.join("\n")}, " \u26A0"));
+      if (m.links.length) tile.append(el("span", {class:"mark", title:m.links.length + " links"}, " \u21C4" + m.links.length));
+      if (m.cobound.length) tile.append(el("span", {class:"mark", title:m.cobound.length + " cobound"}, " \u2261" + m.cobound.length));
       tiles.set(m.path, tile);
       box.append(tile);
     }

@@ -94,6 +94,10 @@ def test_a_link_to_a_missing_memory_is_flagged_with_did_you_mean(ws: Workspace) 
     assert "did you mean memories/retries-are-safe.md?" in found[0]["message"]
     short = findings(ws, "memories/short-name.md")
     assert [f["suggestion"] for f in short] == ["memories/retries-are-safe.md"]
+    # Checked alone, its targets are not evaluated with it: each is looked up by itself,
+    # the existing one still no finding (the control), the typo still one.
+    alone = ws.states("memories/wire-format.md")["memories/wire-format.md"]["link_findings"]
+    assert [f["target"] for f in alone] == ["memories/retries-are-saef.md"]
 
 
 def test_links_never_propagate_grounding(ws: Workspace) -> None:

@@ -174,12 +174,13 @@ def did_you_mean(target: str, known: Collection[str]) -> str | None:
 def findings(
     memory: LoadedMemory,
     reports: Mapping[str, MemoryReport],
+    is_memory: Callable[[str], bool],
     known: Callable[[], Collection[str]],
 ) -> list[LinkFinding]:
     """What a memory's links call for: each `contradicts` of a memory whose state is
     current (known only when that memory was evaluated beside it: in `reports`), each link
-    to a memory that is not one (`known()`: every memory path, asked only when a target
-    was not evaluated)."""
+    to a memory that is not one (`is_memory`, asked only of a target not evaluated;
+    `known()`, every memory path, only for the did-you-mean of one that is not)."""
     own = reports.get(memory.path)
     if memory.memory is None or (own is not None and own.state == State.RETIRED):
         return []
@@ -201,10 +202,9 @@ def findings(
                     )
                 )
             continue
-        paths = known()
-        if target in paths:
+        if is_memory(target):
             continue
-        suggestion = did_you_mean(target, paths)
+        suggestion = did_you_mean(target, known())
         hint = f" — did you mean {suggestion}?" if suggestion else ""
         found.append(
             LinkFinding(
@@ -223,6 +223,7 @@ def findings(
 def annotate(
     reports: Mapping[str, MemoryReport],
     loaded: Mapping[str, LoadedMemory],
+    is_memory: Callable[[str], bool],
     known: Callable[[], Collection[str]],
 ) -> dict[str, MemoryReport]:
     """The reports (by path) whose link findings changed, each replaced by a copy carrying
@@ -241,7 +242,7 @@ def annotate(
         report = reports.get(path)
         if report is None or memory.memory is None or not memory.memory.link_places:
             continue
-        new = findings(memory, reports, known_once)
+        new = findings(memory, reports, is_memory, known_once)
         if new != report.link_findings:
             changed[path] = replace(report, link_findings=new)
     return changed

@@ -326,7 +326,8 @@ class LiveCheck:
                 self._unsettled.add(path)
         # A link's finding follows the other memory's state: a memory whose target turned
         # current (or stopped being) is dirty though nothing of its own changed.
-        annotated = annotate(self._reports, self._loaded, self._loaded.keys)
+        every = self._loaded
+        annotated = annotate(self._reports, every, every.__contains__, every.keys)
         self._reports.update(annotated)
         dirty |= annotated.keys()
         self.last_reobserved = len(again)
