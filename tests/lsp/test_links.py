@@ -83,3 +83,31 @@ async def test_hover_on_code_shows_links_and_cobound_memories(editor: Editor) ->
     assert other is not None and isinstance(other.contents, types.MarkupContent)
     assert "→ elaborates `memories/retry.md`" in other.contents.value
     assert "cobound" not in other.contents.value
+
+
+async def test_hover_on_a_reference_shows_the_memorys_links_and_who_else_is_bound_there(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", CODE)
+    ws.memory("retry", "src/a.py#g")
+    ws.memory("logged", "src/a.py#g")
+    ws.write(
+        "memories/more.md",
+        linked("src/a.py#h", "see-also", "memories/retry.md", "memories/nowhere.md"),
+    )
+    bind_all(ws)
+    await editor.start()
+    await editor.one("memories/more.md", "missing_link")  # the first check is done
+
+    on_g = await editor.hover("memories/retry.md", 2, 6)
+    assert on_g is not None and isinstance(on_g.contents, types.MarkupContent)
+    assert "**Also bound here**: `memories/logged.md`" in on_g.contents.value
+    assert "**Links**" not in on_g.contents.value  # control: retry.md links to nothing
+
+    on_h = await editor.hover("memories/more.md", 2, 6)
+    assert on_h is not None and isinstance(on_h.contents, types.MarkupContent)
+    shown = on_h.contents.value
+    assert "- → see-also `memories/retry.md`\n" in shown + "\n"
+    assert "- → see-also `memories/nowhere.md` (no such memory)" in shown
+    assert "Also bound here" not in shown  # control: nobody else is bound to h

@@ -16,6 +16,7 @@ import posixpath
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from moor_extractors.memory import Memory
 from moor_store.journal import Journal
 
 from moor_engine.grounding.memories import LoadedMemory, load_memories
@@ -67,6 +68,25 @@ def target_path(written: str) -> str:
     return posixpath.normpath(text) if text else text
 
 
+def own_links(memory: Memory, exists: Callable[[str], bool]) -> tuple[Link, ...]:
+    """The links a memory's own `links:` writes (direction TO), relations in order."""
+    return tuple(
+        Link(relation, target, TO, exists(target))
+        for relation, targets in sorted(memory.links.items())
+        for target in (target_path(written) for written in targets)
+    )
+
+
+def cobound_with(canonical: str, path: str, reports: Iterable[MemoryReport]) -> list[str]:
+    """The memories other than `path` bound to the anchor `canonical`, sorted (for a view
+    that has reports but not the loaded memories: the editor's hover on a reference)."""
+    return sorted(
+        report.path
+        for report in reports
+        if report.path != path and any(a.canonical == canonical for a in report.anchors)
+    )
+
+
 class Relations:
     """Links and cobound memories among `loaded` (every memory of the workspace, for
     incoming links and cobound ones to be complete)."""
@@ -80,13 +100,9 @@ class Relations:
             memory = loaded[path].memory
             if memory is None:
                 continue
-            for relation, targets in sorted(memory.links.items()):
-                for written in targets:
-                    target = target_path(written)
-                    self._out.setdefault(path, []).append(
-                        Link(relation, target, TO, target in loaded)
-                    )
-                    self._in.setdefault(target, []).append(Link(relation, path, FROM, True))
+            for link in own_links(memory, loaded.__contains__):
+                self._out.setdefault(path, []).append(link)
+                self._in.setdefault(link.path, []).append(Link(link.relation, path, FROM, True))
             canonicals = {
                 item.ref.canonical() for item in loaded[path].entries if item.ref is not None
             }
