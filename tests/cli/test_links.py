@@ -143,3 +143,21 @@ def test_about_shows_links_both_ways_and_cobound_memories(ws: Workspace) -> None
     text = ws.moor("about", "src/net.py#send").out
     assert "<- elaborates memories/elaboration.md" in text
     assert "cobound: memories/send-is-logged.md" in text
+
+
+def test_a_link_no_file_can_have_is_a_missing_link_not_a_crash(ws: Workspace) -> None:
+    ws.write("src/net.py", CODE)
+    ws.write(
+        "memories/hostile.md",
+        "---\nabout:\n  - src/net.py#send\nlinks:\n  contradicts:\n"
+        '    - "memories/\\u0000x.md"\n    - ../../etc/passwd\n    - /etc/passwd\n'
+        '    - ""\n---\n# Hostile\n\nx\n',
+    )
+    assert ws.moor("bind", "memories").code == 0
+    run = ws.moor("check", "--format", "json")
+    assert run.code == 0, run.err
+    [memory] = run.json()["memories"]
+    codes = [(f["code"], f["target"]) for f in memory["link_findings"]]
+    # Every one is a missing link (none escapes, none is read), the empty one included.
+    assert [code for code, _target in codes] == ["missing_link"] * 4
+    assert "/etc/passwd" in [target for _code, target in codes]

@@ -164,8 +164,8 @@ class Checker:
     def is_memory(self, path: str) -> bool:
         """Whether `path` is a memory file of the workspace (a link's target not evaluated
         with the rest: a stat of it alone, never a walk of every memory)."""
-        if not self.workspace.is_memory_path(path):
-            return False
+        if not path or "\0" in path or not self.workspace.is_memory_path(path):
+            return False  # a NUL names no file (and the OS refuses it with ValueError)
         found = stat_many_inside(self.workspace.root, [path])[path]
         return not isinstance(found, OSError) and stat.S_ISREG(found.st_mode)
 
