@@ -14,9 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import stat
-import struct
 import sys
 import time
 from pathlib import Path
@@ -27,6 +25,7 @@ from moor_engine.workspace.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR, find_
 # Not `typing`: a prompt hook imports this module first of all (see `hook_commands`).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import socket
     from typing import Final
 
 SOCKET: Final = "hooks.sock"
@@ -39,6 +38,7 @@ WAIT_VARIABLE: Final = "MOOR_HOOK_SERVER_WAIT"
 _DEFAULT_WAIT_S: Final = 20.0
 _COMMAND_WAIT_S: Final = 5.0  # `moor hooks status|stop`: a person waits this long at most
 _MAX_REPLY: Final = 16 * 1024 * 1024
+SHUT_WR: Final = 1  # socket.SHUT_WR (POSIX), without importing socket for it
 
 
 def enabled() -> bool:
@@ -77,6 +77,9 @@ def hook_wait() -> Wait:
 
 def peer_uid(sock: socket.socket) -> int | None:
     """The user id of the process at the other end (Linux); None where it cannot be told."""
+    import socket
+    import struct
+
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None
@@ -117,6 +120,10 @@ def connect(root: Path, until: float) -> socket.socket | None:
         left = until - time.monotonic()
         if left <= 0:
             return None
+        # Imported only when a server's socket is there: a hook with none to ask (the
+        # first of a session, or the server turned off) answers without it (~3 ms).
+        import socket
+
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(left)
         here = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -152,7 +159,7 @@ def exchange(root: Path, request: dict[str, object], wait: Wait) -> dict[str, ob
         with sock:
             try:
                 sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
-                sock.shutdown(socket.SHUT_WR)
+                sock.shutdown(SHUT_WR)
                 return read_object(sock, _MAX_REPLY, until)
             except OSError:  # refused, reset, timed out: not served
                 return None

@@ -3,7 +3,8 @@ the engine are imported (their imports, the engine and argparse's whole tree of 
 cost ~150 ms, 5 times the interpreter's own start-up): `moor --version`, which imports only
 `distribution` of the engine, and Claude Code's prompt hook, which runs on every prompt and
 goes straight to `hook_commands` (which answers from the engine's kept answer when nothing
-moved: `moor_engine.agents.hook_answers`)."""
+moved: `moor_engine.agents.hook_answers`). `moor recall` is parsed by its own arguments
+alone (`recall_commands.plain_recall`) and run as the full command line runs it (`guard`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ _PROMPT_HOOK = ["hooks", "run", "prompt"]
 # Exactly `moor --version`; with anything else argparse decides (`--version` ends the
 # parse where it stands, so `moor --version check` prints it too: the full parser does).
 _VERSION = ["--version"]
+# `moor recall …` (agents run it one-shot, once per question): its own arguments parsed
+# alone; whatever they cannot say alike (help, a mistake) goes to the full command line.
+_RECALL = ["recall"]
 
 
 def main() -> int:
@@ -26,9 +30,22 @@ def main() -> int:
     if sys.argv[1:] == _PROMPT_HOOK:
         from pathlib import Path
 
-        from moor.hook_commands import run_hook
+        from moor.one_shot import collecting_less
 
-        return run_hook("prompt", Path.cwd())
+        with collecting_less():  # a short process: its imports are not garbage
+            from moor.hook_commands import run_hook
+
+            return run_hook("prompt", Path.cwd())
+    if sys.argv[1:2] == _RECALL:
+        from moor.one_shot import collecting_less
+
+        with collecting_less():
+            from moor.guard import run_guarded
+            from moor.recall_commands import cmd_recall, plain_recall
+
+            args = plain_recall(sys.argv[2:])
+            if args is not None:
+                return run_guarded(cmd_recall, args)
     from moor.main import main as full
 
     return full()

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from moor_engine.usage import UsageError
 from moor_engine.workspace.distribution import version
-from moor_store.refusal import RefusalError
 
 from moor import (
     atlas_commands,
@@ -30,6 +27,7 @@ from moor import (
     source_commands,
 )
 from moor.arguments import add_format
+from moor.guard import run_guarded
 from moor.sessions import told_session
 from moor.writes import render_written
 
@@ -136,31 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.server_args = extra  # the server parses its own options (--stdio, --log-level)
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    try:
-        start = Path(args.directory)
-        try:
-            folder = start.is_dir()
-        except OSError as error:  # a name too long for any folder: named by its length
-            raise UsageError(f"-C of {len(args.directory)} characters: {error.strerror}") from error
-        if not folder:
-            raise UsageError(f"-C {args.directory}: no such folder")
-        return COMMANDS[args.command](args, start)
-    except RefusalError as error:
-        print(f"moor: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        return EXIT_USAGE
-    except BrokenPipeError:
-        # The reader went away (`moor log … | head`): not an error worth a word.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
-    except Exception as error:  # the last line of defence: report, never a bare traceback
-        print(f"moor: internal error: {type(error).__name__}: {error}", file=sys.stderr)
-        if os.environ.get("MOOR_DEBUG"):
-            traceback.print_exc()
-        else:
-            print("moor: set MOOR_DEBUG=1 for the traceback", file=sys.stderr)
-        return EXIT_USAGE
+    return run_guarded(COMMANDS[args.command], args)
 
 
 def cmd_init(args: argparse.Namespace, start: Path) -> int:

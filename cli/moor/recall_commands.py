@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from moor.arguments import add_format, at_least
 from moor.sessions import told_session
@@ -18,6 +19,19 @@ def add_parsers(commands: Any) -> None:
     recall = commands.add_parser(
         "recall", help="memories that answer a query, best first; stale ones flagged"
     )
+    _recall_arguments(recall)
+
+    about = commands.add_parser(
+        "about", help="memories about a symbol, a line or a file (PATH#SYMBOL, PATH:LINE, PATH)"
+    )
+    about.add_argument("target", help="PATH#SYMBOL, PATH:LINE or PATH")
+    add_format(about)
+    about.add_argument(
+        "--agent", metavar="NAME", help="read as this agent: shared memories and its own"
+    )
+
+
+def _recall_arguments(recall: argparse.ArgumentParser) -> None:
     recall.add_argument("query", nargs="+", help="words, names or paths")
     add_format(recall)
     recall.add_argument(
@@ -28,14 +42,41 @@ def add_parsers(commands: Any) -> None:
         "--agent", metavar="NAME", help="read as this agent: shared memories and its own"
     )
 
-    about = commands.add_parser(
-        "about", help="memories about a symbol, a line or a file (PATH#SYMBOL, PATH:LINE, PATH)"
-    )
-    about.add_argument("target", help="PATH#SYMBOL, PATH:LINE or PATH")
-    add_format(about)
-    about.add_argument(
-        "--agent", metavar="NAME", help="read as this agent: shared memories and its own"
-    )
+
+class _NotPlain(Exception):
+    """The command line needs the full parser: help, a mistake, or anything unusual."""
+
+
+class _RecallOnly(argparse.ArgumentParser):
+    """`moor recall`'s own arguments, parsed as its subcommand parses them; it says nothing
+    itself: whatever it would print (help, a usage error) the full parser prints instead."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _NotPlain(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise _NotPlain(message or "")
+
+    def print_help(self, file: object = None) -> None:
+        raise _NotPlain("help")
+
+    def print_usage(self, file: object = None) -> None:
+        raise _NotPlain("usage")
+
+
+def plain_recall(argv: Sequence[str]) -> argparse.Namespace | None:
+    """The arguments of `moor recall ARGV` as the full command line would parse them, without
+    building it (each of its ~40 commands' parsers: ~10 ms of a one-shot recall); None
+    when only the full parser may answer (help, an error, an unknown option)."""
+    parser = _RecallOnly(prog="moor recall")
+    _recall_arguments(parser)
+    try:
+        args = parser.parse_args(argv)
+    except _NotPlain:
+        return None
+    # The full command line's own defaults (`moor.main.build_parser`): no `-C`, no --version.
+    args.command, args.directory, args.version = "recall", ".", None
+    return args
 
 
 def cmd_recall(args: argparse.Namespace, start: Path) -> int:

@@ -13,6 +13,7 @@ from typing import TypeGuard
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from . import simple_yaml
 from .memory import (
     CONFIDENCE_LEVELS,
     DEFAULT_CONFIDENCE,
@@ -226,6 +227,10 @@ class Frontmatter:
                 Problem("yaml_syntax", f"YAML does not allow the character {char}", line, column)
             )
             return None
+        simple = simple_yaml.compose(self.text)
+        if simple is not None:  # the very nodes YAML composes (no alias, two levels deep)
+            self._check_duplicates(simple)
+            return self._fields(simple)
         loader = _Loader(self.text)
         self._loader = loader
         try:

@@ -550,7 +550,7 @@ def _owned(owners: Sequence[str | None]) -> tuple[str, list[str]]:
 
 def stat_text(stat: Sequence[int] | None) -> str | None:
     """A stat key as the index stores it (compared as text: no parse per row)."""
-    return None if stat is None else ",".join(str(part) for part in stat)
+    return None if stat is None else ",".join(map(str, stat))
 
 
 def _raise_unavailable(error: sqlite3.Error, path: Path | None, action: str) -> None:

@@ -69,3 +69,23 @@ def test_settings_are_given_back_even_when_the_command_fails_and_a_callers_freez
         assert gc.get_freeze_count() == frozen  # the caller's frozen objects stay frozen
     finally:
         gc.unfreeze()
+
+
+def test_a_one_shot_recall_collects_far_less_often_and_gives_the_settings_back(
+    many: Workspace,
+) -> None:
+    from moor_engine.memory.recall_index import index_path, session_recall
+
+    before = (gc.get_threshold(), gc.get_freeze_count())
+    with Session.open(many.root) as session, counting_collections() as default:
+        index = index_path(session)
+        session_recall(session, "f1 x")  # control: the default collector (builds the index)
+    for built in index.parent.glob(index.name + "*"):
+        built.unlink()
+    with counting_collections() as one_shot:
+        run = many.moor("recall", "--explain", "f1", "x")  # launch's path, in this process
+    assert run.code == 0, run.err
+    assert "1200 re-indexed" in run.out  # the same work: the index built from nothing
+    assert len(default) >= 20, default  # the control collects often
+    assert len(one_shot) * 5 <= len(default), (len(one_shot), len(default))
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before

@@ -4,11 +4,14 @@ modules a real process imports (`python -X importtime`), not timed: robust to a 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
@@ -75,3 +78,57 @@ def test_a_prompt_hook_answered_from_its_kept_answer_imports_no_sqlite(ws: Works
     assert again == first
     assert "moor_engine.session" not in modules  # the kept answer
     assert not modules & {"sqlite3", "argparse", "yaml"}, sorted(modules & {"sqlite3", "yaml"})
+    assert "socket" not in modules  # no server's socket to ask
+    # The control: with a server's socket there, asking it imports socket.
+    with _listening(ws.root / ".moor"):
+        told, modules = _imported(ws.root, "hooks", "status", env=unserved)
+    assert "no hook server" in told or "runs" in told
+    assert "socket" in modules
+
+
+@contextlib.contextmanager
+def _listening(folder: Path) -> Iterator[None]:
+    """A socket bound at the hook server's name in `folder` (that answers nothing)."""
+    here = os.getcwd()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        os.chdir(folder)  # bound by its short relative name: a deep tmp path is no limit
+        server.bind("hooks.sock")
+        os.chdir(here)
+        yield
+    finally:
+        os.chdir(here)
+        server.close()
+
+
+# What a one-shot `moor recall` must not import: the full command line (and every other
+# command's module), the inotify watch of a kept index, pathspec (no ignore pattern).
+_NOT_FOR_RECALL = {
+    "moor.main",
+    "moor.hook_commands",
+    "moor.context_commands",
+    "moor_engine.memory.memory_watch",
+    "ctypes",
+    "pathspec",
+}
+
+
+def test_a_one_shot_recall_imports_neither_the_full_command_line_nor_what_it_does_not_use(
+    ws: Workspace,
+) -> None:
+    ws.write("src/net.py", "def send(payload):\n    return payload\n")
+    ws.memory("sending", "src/net.py#send", body="send is idempotent.")
+    ws.moor("bind", check=True)
+    out, modules = _imported(ws.root, "recall", "idempotent", "send")
+    assert out.startswith("1. memories/sending.md"), out
+    assert "moor_engine.session" in modules  # it is the engine's answer
+    assert not modules & _NOT_FOR_RECALL, sorted(modules & _NOT_FOR_RECALL)
+    # The controls: the same recall through the full command line imports it, and the same
+    # answer; an ignore pattern in moor.toml is matched by pathspec.
+    full, modules = _imported(ws.root, "-C", ".", "recall", "idempotent", "send")
+    assert full == out
+    assert {"moor.main", "moor.hook_commands"} <= modules
+    ws.write("moor.toml", 'ignore = ["drafts/"]\n')
+    again, modules = _imported(ws.root, "recall", "idempotent", "send")
+    assert again == out
+    assert "pathspec" in modules

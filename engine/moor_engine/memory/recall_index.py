@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from moor_extractors.digest import digest_bytes
 from moor_extractors.memory import Memory
@@ -36,11 +37,13 @@ from moor_store.recall_index import (
 from moor_engine.grounding.memories import load_memories
 from moor_engine.grounding.trust import MemoryReport
 from moor_engine.memory import namespaces, recall_tokens
-from moor_engine.memory.memory_watch import MemoryWatch
 from moor_engine.memory.recall import WEIGHTS, RecallResult, Verdicts, recall, visible_owners
 from moor_engine.session import Session
 from moor_engine.workspace.filestat import StatKey, stat_key, stored
 from moor_engine.workspace.workspace import STATE_DIR
+
+if TYPE_CHECKING:  # a watch (ctypes, inotify) is made only by a process that keeps the index
+    from moor_engine.memory.memory_watch import MemoryWatch
 
 FIELD_WEIGHTS = tuple(WEIGHTS[name] for name in store.FIELDS)
 
@@ -319,6 +322,8 @@ class KeptIndex:
             except (IndexBusy, IndexBroken):
                 pass  # from nothing, below
         self.close()
+        from moor_engine.memory.memory_watch import MemoryWatch
+
         # The watch first: a change made while every memory is stat-ed is in its queue.
         watch = MemoryWatch.start(session.workspace)
         index, status = ready_index(session, shared=True)

@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING
 
 from moor_engine.workspace.config import BUILTIN_IGNORES, Config, ConfigError, load_config
 from moor_engine.workspace.git import git
-from moor_engine.workspace.gitignore import GitIgnores, compile_ignore_file, git_would_block
+from moor_engine.workspace.gitignore import (
+    GitIgnores,
+    compile_ignore_file,
+    git_pattern,
+    git_would_block,
+)
 
 # Re-exported: the root and its files are decided in `roots`, which imports nothing heavy.
 from moor_engine.workspace.roots import JOURNAL_FILE as JOURNAL_FILE
@@ -109,6 +114,10 @@ class Workspace:
 
     @cached_property
     def _has_ignores(self) -> bool:
+        # Without a line that is a pattern, pathspec is not even imported (~10 ms of a
+        # one-shot `moor recall`, which lists every memory).
+        if all(git_pattern(line) is None for line in self.config.ignore):
+            return False
         return any(pattern.include is not None for pattern in self._ignore_spec.patterns)
 
     def _ignored_folder(self, folder: str) -> bool:
