@@ -19,6 +19,7 @@ from moor_mcp.results import (
     DriftReport,
     Flagged,
     Hit,
+    KnownHere,
     Linked,
     SearchManyResult,
     SearchResult,
@@ -149,6 +150,9 @@ def _search(
     result, _status = kept.get().recall(
         session, query, limit=max(1, min(limit, MAX_HITS)), agent=agent
     )
+    from moor_engine.memory.retired_here import retired_beside
+
+    beside = retired_beside(session, [hit.report for hit in result.hits], agent)
     hits = []
     related: dict[str, Related] = {}
     if result.hits:
@@ -173,6 +177,16 @@ def _search(
                 text=memory.text,
                 links=_linked(related[hit.path]),
                 cobound=list(related[hit.path].cobound),
+                retired_here=[
+                    KnownHere(
+                        path=k.path,
+                        title=k.title,
+                        state=k.state,
+                        anchors=list(k.anchors),
+                        retired_because=k.retired_because,
+                    )
+                    for k in beside[hit.path]
+                ],
             )
         )
     return SearchResult(query=query, hits=hits)

@@ -42,6 +42,8 @@ class Hit(BaseModel):
     text: str  # the memory, framed as untrusted data
     links: list[Linked] = []  # its own `links:` (memories_about also lists links to it)
     cobound: list[str] = []  # memories bound to one of the same anchors
+    # Retired memories on the same code, each with why (not current: never rely on them).
+    retired_here: list[KnownHere] = []
 
 
 class SearchResult(BaseModel):
@@ -96,6 +98,9 @@ class KnownHere(BaseModel):
     title: Untrusted
     state: str
     anchors: list[Untrusted]  # the references it shares with the memory written
+    # A retired one (state `retired` or `forgotten`): why, in the engine's words with the
+    # writer's reason; None for a live one.
+    retired_because: Untrusted | None = None
 
 
 class Refused(BaseModel):
@@ -117,7 +122,7 @@ class WriteResult(BaseModel):
     path: str | None
     content_hash: str | None
     done: list[Untrusted]
-    known_here: list[KnownHere]  # live memories already bound to the same code
+    known_here: list[KnownHere]  # memories already bound to the same code, retired ones last
     refused: list[Refused]  # empty unless ok is false (then the result is a tool error)
 
 
@@ -173,3 +178,25 @@ class ResumeResult(BaseModel):
     checkpoints: list[Checkpoint]  # newest first
     total: int
     unreadable: list[str]
+
+
+class AnchorRow(BaseModel):
+    """One anchor, as `moor anchors` lists it (`moor_engine.anchors.listing.AnchorRow`)."""
+
+    model_config = ENGINE_ANSWER
+
+    anchor: Untrusted
+    kind: str  # command, symbol, section or file
+    memories: list[str]
+    bound: bool
+    reproducibility: str | None  # command anchors: closed or open
+    streak: int | None
+    command: list[Untrusted] | None
+    last_observed: str | None
+    last_state: str | None
+    next_due: str | None
+    closed: dict[str, Untrusted] | None  # {by, reason, at} once closed
+
+
+class AnchorsResult(BaseModel):
+    anchors: list[AnchorRow]

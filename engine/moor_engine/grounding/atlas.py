@@ -124,10 +124,11 @@ class Atlas:
             if path in files:
                 row["covered"] += 1
         for path in files:  # a bound file git does not list (untracked, or gone)
-            if path not in self.code_files:
-                row = folders.setdefault(posixpath.dirname(path), {"files": 0, "covered": 0})
-                row["files"] += 1
-                row["covered"] += 1
+            if path in self.code_files or _file_of(path) is None:
+                continue  # listed already, or a custom anchor (`anchor:NAME`): no file
+            row = folders.setdefault(posixpath.dirname(path), {"files": 0, "covered": 0})
+            row["files"] += 1
+            row["covered"] += 1
         memories_in: dict[str, int] = {}
         for memory in self.memories:
             for file in {_file_of(a.canonical) for a in memory.report.anchors}:
