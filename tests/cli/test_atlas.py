@@ -161,3 +161,20 @@ def test_open_hands_the_written_page_to_the_browser(ws: Workspace, tmp_path: Pat
     assert run.code == 0, run.err
     # A BROWSER command is waited for (webbrowser's GenericBrowser): moor exits after it.
     assert seen.read_text(encoding="utf-8") == (ws.root / ".moor" / "atlas.html").as_uri()
+
+
+def test_a_custom_anchor_is_in_the_atlas_without_a_file(ws: Workspace) -> None:
+    populated(ws)
+    with (ws.root / "moor.toml").open("a", encoding="utf-8") as config:
+        config.write('\n[anchors.roster]\ncommand = ["true"]\n')
+    ws.memory("roster", "anchor:roster")
+    run = ws.moor("atlas", "--output", "-")
+    assert run.code == 0, run.err
+    data = json.loads(
+        run.out.split('id="atlas-data">', 1)[1].split("</script>", 1)[0].replace("\\u003c", "<")
+    )
+    memory = next(m for m in data["memories"] if m["path"] == "memories/roster.md")
+    assert [(a["ref"], a["file"]) for a in memory["anchors"]] == [("anchor:roster", None)]
+    # Coverage counts files only: the same folders and files as without it (the control).
+    assert [f["folder"] for f in data["summary"]["folders"]] == ["", "docs", "src", "src/util"]
+    assert sum(f["files"] for f in data["summary"]["folders"]) == 5
