@@ -19,6 +19,7 @@ from moor_engine.workspace.distribution import version
 
 from moor import (
     anchor_commands,
+    atlas_commands,
     checkpoint_commands,
     context_commands,
     hook_commands,
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     context_commands.add_parsers(commands)
     rules_commands.add_parsers(commands)
     recall_commands.add_parsers(commands)
+    atlas_commands.add_parsers(commands)
     checkpoint_commands.add_parsers(commands)
     hook_commands.add_parsers(commands)
     source_commands.add_parsers(commands)
@@ -376,6 +378,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "mcp": mcp_command.cmd_mcp,
     "recall": recall_commands.cmd_recall,
     "about": recall_commands.cmd_about,
+    "atlas": atlas_commands.cmd_atlas,
     "checkpoint": checkpoint_commands.cmd_checkpoint,
     "hooks": hook_commands.cmd_hooks,
     "source": source_commands.cmd_source,

@@ -23,6 +23,7 @@ from moor_mcp.results import (
     Flagged,
     Hit,
     KnownHere,
+    Linked,
     SearchManyResult,
     SearchResult,
     Signal,
@@ -30,6 +31,7 @@ from moor_mcp.results import (
 from moor_mcp.shown import shown
 
 if TYPE_CHECKING:
+    from moor_engine.grounding.links import Related
     from moor_engine.memory.recall import Hit as Recalled
     from moor_engine.memory.recall_index import KeptIndex
 
@@ -90,6 +92,8 @@ def register(server: MCPServer, root: Path) -> None:
                     why=list(item.why),
                     questions=list(item.questions),
                     since=item.since,
+                    links=_linked(item.related),
+                    cobound=list(item.related.cobound),
                 )
                 for item in found.items
             ],
@@ -127,6 +131,13 @@ def register(server: MCPServer, root: Path) -> None:
         return DriftReport(memories=found.memories, needing_a_look=flagged)
 
 
+def _linked(related: Related) -> list[Linked]:
+    return [
+        Linked(relation=link.relation, path=link.path, direction=link.direction, exists=link.exists)
+        for link in related.links
+    ]
+
+
 class _Kept:
     """The server's `KeptIndex`, made at the first search (its module is imported then)."""
 
@@ -159,6 +170,13 @@ def _search(
 
     beside = retired_beside(session, [hit.report for hit in result.hits], agent)
     hits = []
+    related: dict[str, Related] = {}
+    if result.hits:
+        from moor_engine.grounding.links import hits_relations
+
+        references, _declaring = kept.get().references(session)
+        paths = [hit.path for hit in result.hits]
+        related = hits_relations(session.workspace, session.journal, paths, references, agent)
     for hit in result.hits:
         memory = shown(session, hit.report)
         hits.append(
@@ -175,6 +193,8 @@ def _search(
                 text=memory.text,
                 notice=RESULT_NOTICE,
                 explain=_explained(hit) if explain else None,
+                links=_linked(related[hit.path]),
+                cobound=list(related[hit.path].cobound),
                 retired_here=[
                     KnownHere(
                         path=k.path,

@@ -97,6 +97,7 @@ def test_every_command_in_moors_help_answers_one_json_object(bound: Workspace) -
     answers["rules"] = run_json(ws, "rules", codes=(0, 1))
     answers["recall"] = run_json(ws, "recall", "payload")
     answers["about"] = run_json(ws, "about", "src/net.py#send")
+    answers["atlas"] = run_json(ws, "atlas")
     answers["checkpoint"] = run_json(ws, "checkpoint", "list")
     answers["hooks"] = run_json(ws, "hooks", "status")
     answers["source"] = run_json(ws, "source", "list")
@@ -139,6 +140,7 @@ def test_every_command_in_moors_help_answers_one_json_object(bound: Workspace) -
     assert [e["code"] for e in answers["log"]["entries"]][:1] == ["bind"]
     assert answers["context"]["included"] == [memory]
     assert answers["hooks"]["running"] is False
+    assert answers["atlas"]["path"] == ".moor/atlas.html" and answers["atlas"]["memories"] == 1
     assert answers["edit"]["path"] == added and answers["edit"]["sections"]
 
 

@@ -12,13 +12,14 @@ matched only by its exact reference.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from moor_extractors.model import DefinitionSite, Failure
 from moor_extractors.reference import parse_reference
 from moor_extractors.resolve import reference_symbol
 
 from moor_engine.agents.since import since
+from moor_engine.grounding.links import Related, visible_relations
 from moor_engine.grounding.memories import LoadedMemory, load_memories
 from moor_engine.grounding.observe import Found, NotFound
 from moor_engine.grounding.suggest import suggestions
@@ -76,6 +77,8 @@ class AboutItem:
     questions: tuple[str, ...]
     agent: str | None = None  # its namespace (None: shared)
     since: str | None = None  # the journal's time the anchor has been as it is now since
+    # Its links both ways and its cobound memories (one hop).
+    related: Related = field(default_factory=Related)
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -90,6 +93,7 @@ class AboutItem:
             "why": list(self.why),
             "questions": list(self.questions),
             "since": self.since,
+            **self.related.as_json(),
         }
 
 
@@ -145,6 +149,8 @@ def about(
     observations = evaluation.observations if evaluation is not None else {}
     result = AboutResult(target)
     dates = since(session.journal, (m for m in report.memories if m.path in wanted))
+    relations = visible_relations(loaded, agent, everyone=everyone)
+    retired = {m.path for m in report.memories if m.state == State.RETIRED}
     for memory_report in report.memories:
         if memory_report.path not in wanted:
             continue
@@ -160,7 +166,8 @@ def about(
             continue
         anchor = best[1]
         dated = dates.get(anchor.canonical) if anchor.canonical is not None else None
-        result.items.append(_item(memory_report, RELATIONS[best[0]], anchor, loaded, dated))
+        item = _item(memory_report, RELATIONS[best[0]], anchor, loaded, dated)
+        result.items.append(replace(item, related=relations.of(item.path).without(retired)))
     result.items.sort(key=lambda item: (RELATIONS.index(item.relation), item.path))
     if target.missing and not any(item.relation == "exact" for item in result.items):
         raise _not_found(session, target)

@@ -31,6 +31,7 @@ from moor_store.lockfile import Lock
 
 from moor_engine.grounding.check import Checker, Evaluation
 from moor_engine.grounding.dependents import Dependents
+from moor_engine.grounding.links import annotate
 from moor_engine.grounding.memories import LoadedMemory, load_memories
 from moor_engine.grounding.observe import Found, NotFound, Observation
 from moor_engine.grounding.trust import MemoryReport, Report, State
@@ -330,6 +331,12 @@ class LiveCheck:
                 self._unsettled.discard(path)
             else:
                 self._unsettled.add(path)
+        # A link's finding follows the other memory's state: a memory whose target turned
+        # current (or stopped being) is dirty though nothing of its own changed.
+        every = self._loaded
+        annotated = annotate(self._reports, every, every.__contains__, every.keys)
+        self._reports.update(annotated)
+        dirty |= annotated.keys()
         self.last_reobserved = len(again)
         keys = again | {c for path in dirty for c in self._graph.uses.get(path, ())}
         evaluation = Evaluation(
@@ -339,6 +346,11 @@ class LiveCheck:
         )
         self._pending = _Pending(evaluation, set(observer.changed))
         return dirty
+
+    def evaluated(self) -> tuple[list[MemoryReport], dict[str, LoadedMemory]]:
+        """Every memory's report and loaded memory as the last refresh left them (for a
+        view of the whole corpus, the atlas, without another check)."""
+        return list(self._reports.values()), dict(self._loaded)
 
     def _latched(self) -> dict[str, tuple[object, object]]:
         checker = self._checker
