@@ -19,6 +19,7 @@ from moor_engine.workspace.distribution import version
 from moor import (
     checkpoint_commands,
     context_commands,
+    corpus_commands,
     hook_commands,
     mcp_command,
     recall_commands,
@@ -115,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     checkpoint_commands.add_parsers(commands)
     hook_commands.add_parsers(commands)
     source_commands.add_parsers(commands)
+    corpus_commands.add_parsers(commands)
 
     mcp_command.add_parser(commands)
     commands.add_parser(
@@ -352,6 +354,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "checkpoint": checkpoint_commands.cmd_checkpoint,
     "hooks": hook_commands.cmd_hooks,
     "source": source_commands.cmd_source,
+    **corpus_commands.COMMANDS,
 }
 
 

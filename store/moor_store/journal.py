@@ -57,6 +57,7 @@ __all__ = [
     "Journal",
     "JournalBusy",
     "JournalError",
+    "JournalHealth",
     "JournalUnavailable",
     "JournalVersionError",
     "LastLook",
@@ -784,6 +785,52 @@ class Journal:
             self._transaction(),
         ):
             db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in paths))
+
+
+@dataclass(frozen=True)
+class JournalHealth:
+    """What a read-only look at a journal file found (`inspect`): SQLite's own integrity
+    check, and the seqs missing from 1..max (the trigger keeps them gap-free; a gap means the
+    file was changed by something other than moor)."""
+
+    problems: tuple[str, ...]  # `PRAGMA integrity_check`'s lines, [] when it says "ok"
+    missing: tuple[tuple[int, int], ...]  # ranges of absent seqs, first and last inclusive
+    entries: int
+    unreadable: str | None = None  # why it could not be read at all
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not self.missing and self.unreadable is None
+
+
+def inspect(path: Path) -> JournalHealth | None:
+    """A read-only look at the journal at `path` (None: there is none). Nothing is written,
+    created or set aside, so a damaged journal is seen as it is."""
+    if not path.is_file():
+        return None
+    uri = "file:" + quote(str(path.absolute())) + "?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=_busy_timeout())
+    except sqlite3.Error as exc:
+        return JournalHealth((), (), 0, unreadable=str(exc))
+    try:
+        checked = [str(row[0]) for row in db.execute("PRAGMA integrity_check(20)")]
+        problems = tuple(line for line in checked if line != "ok")
+        if problems:
+            return JournalHealth(problems, (), 0)
+        missing: list[tuple[int, int]] = []
+        expected = 1
+        count = 0
+        for (seq,) in db.execute("SELECT seq FROM journal ORDER BY seq"):
+            count += 1
+            if seq > expected:
+                missing.append((expected, seq - 1))
+            expected = seq + 1
+        return JournalHealth((), tuple(missing), count)
+    except sqlite3.Error as exc:
+        return JournalHealth((), (), 0, unreadable=str(exc))
+    finally:
+        db.close()
 
 
 def _migrate(db: sqlite3.Connection, version: int) -> None:

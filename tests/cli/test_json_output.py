@@ -99,6 +99,7 @@ def test_every_command_in_moors_help_answers_one_json_object(bound: Workspace) -
     answers["about"] = run_json(ws, "about", "src/net.py#send")
     answers["checkpoint"] = run_json(ws, "checkpoint", "list")
     answers["hooks"] = run_json(ws, "hooks", "status")
+    answers["doctor"] = run_json(ws, "doctor", codes=(0, 1))
     answers["source"] = run_json(ws, "source", "list")
     answers["add"] = run_json(
         ws, "add", "Receive returns nothing yet.", "--about", "src/net.py#receive"
