@@ -1,14 +1,14 @@
 """Run the benchmarks and rewrite their marked sections of docs/benchmarks.md.
 
 Only the text between ``<!-- bench:NAME:start -->`` … ``<!-- bench:NAME:end -->`` is
-rewritten, for NAME in drift, relocation, speed, growth, lsp, lspscale, recall, writes, hooks
-and latency; a page without the markers gets a ``## Benchmarks`` section appended (a missing
-page is created with just that).
+rewritten, for NAME in drift, relocation, speed, growth, lsp, lspscale, recall, writes,
+hooks, latency and staleness; a page without the markers gets a ``## Benchmarks`` section
+appended (a missing page is created with just that).
 ``tests/bench/test_readme_numbers.py`` re-runs the benchmarks with the settings below and
 fails when the published numbers are not what it measures.
 
     python bench/publish.py [--only drift,relocation,speed,growth,lsp,lspscale,recall,writes,
-                             hooks,latency]
+                             hooks,latency,staleness]
                             [--sizes 100,1000,10000] [--lsp-sizes 1000,10000] [--jobs N]
                             [--growth-sizes 1000,10000,30000] [--growth-from JSON]
                             [--readme PATH]
@@ -47,6 +47,7 @@ RECALL = ("<!-- bench:recall:start -->", "<!-- bench:recall:end -->")
 WRITES = ("<!-- bench:writes:start -->", "<!-- bench:writes:end -->")
 HOOKS = ("<!-- bench:hooks:start -->", "<!-- bench:hooks:end -->")
 GROWTH = ("<!-- bench:growth:start -->", "<!-- bench:growth:end -->")
+STALENESS = ("<!-- bench:staleness:start -->", "<!-- bench:staleness:end -->")
 GROWTH_SIZES = growth.DEFAULT_SIZES
 TEST_GROWTH_SIZES = (1000, 10000)  # `make bench-check` re-measures this pair
 GROWTH_TOLERANCE = 2.0  # a re-measured ratio within this factor of the published one
@@ -1091,7 +1092,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
         "--only",
-        default="drift,relocation,speed,growth,lsp,lspscale,recall,writes,hooks,latency",
+        default="drift,relocation,speed,growth,lsp,lspscale,recall,writes,hooks,latency,staleness",
         help="sections to publish",
     )
     parser.add_argument("--sizes", default=",".join(map(str, SPEED_SIZES)))
@@ -1197,6 +1198,24 @@ def main(argv: list[str] | None = None) -> int:
             latency = recall_latency.measure(LATENCY_SIZES, LATENCY_QUERIES, Path(scratch))
         print(latency)
         sections[LATENCY] = render_latency(latency)
+    if "staleness" in only:
+        from staleness import run as staleness
+        from staleness.harness import run as measure_staleness
+
+        if not staleness.DEFAULT_REPO.is_dir():
+            print(f"\nnot publishing staleness: no git directory at {staleness.DEFAULT_REPO}")
+            return 1
+        stale = measure_staleness(
+            staleness.DEFAULT_REPO,
+            staleness.DEFAULT_FROM,
+            staleness.DEFAULT_TO,
+            staleness.DEFAULT_PREFIX,
+            staleness.DEFAULT_SUBJECTS,
+            staleness.DEFAULT_MEMORIES,
+            basic_memory="auto",
+        )
+        print(staleness.markdown(stale))
+        sections[STALENESS] = staleness.section(stale)
     write_sections(args.readme, sections)
     print(f"\nrewrote the benchmark sections {sorted(only)} of {args.readme}")
     return 0

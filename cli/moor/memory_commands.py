@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from moor.arguments import add_format
+from moor.arguments import add_format, add_trust
 from moor.sessions import told_session
 from moor.writes import render_written
 
@@ -43,6 +43,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--supersedes", action="append", default=[], metavar="MEMORY", help="memories it retires"
     )
     add_format(add)
+    add_trust(add)
 
     edit = commands.add_parser(
         "edit", help="replace one section of a memory, if it is still what you read"
@@ -57,9 +58,10 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_format(edit)
 
     supersede = commands.add_parser(
-        "supersede", help="retire a memory: another says it better (a latch)"
+        "supersede",
+        help="retire a memory: another says it better (a latch); or anchor:NAME by another",
     )
-    supersede.add_argument("memory")
+    supersede.add_argument("memory", help="a memory, or a custom anchor (anchor:NAME)")
     supersede.add_argument("--by", required=True, metavar="MEMORY", help="the memory replacing it")
     supersede.add_argument("--why", required=True)
     add_format(supersede)
@@ -92,7 +94,7 @@ def cmd_add(args: argparse.Namespace, start: Path) -> int:
         questions=args.ask,
         supersedes=args.supersedes,
     )
-    with told_session(start) as session:
+    with told_session(start, trust=args.trust) as session:
         return render_written(add(session, draft), args.format)
 
 
@@ -124,6 +126,10 @@ def cmd_supersede(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.latch_actions import supersede
 
     with told_session(start) as session:
+        if args.memory.startswith("anchor:"):  # a custom anchor, superseded by another
+            from moor_engine.anchors.lifecycle import close
+
+            return render_written(close(session, args.memory, args.why, args.by), args.format)
         return render_written(supersede(session, args.memory, args.by, args.why), args.format)
 
 

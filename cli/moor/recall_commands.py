@@ -81,14 +81,23 @@ def plain_recall(argv: Sequence[str]) -> argparse.Namespace | None:
 
 def cmd_recall(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.recall_index import session_recall
+    from moor_engine.memory.retired_here import retired_beside
 
     query = " ".join(args.query)
     with told_session(start) as session:
         result, status = session_recall(session, query, limit=args.limit, agent=args.agent)
         for warning in status.warnings:
             print(f"moor: {warning}", file=sys.stderr)
+        beside = retired_beside(session, [hit.report for hit in result.hits], args.agent)
     if args.format == "json":
         value = result.as_json(explain=args.explain)
+        value["hits"] = [
+            {
+                **hit.as_json(explain=args.explain),
+                "retired_here": [k.as_json() for k in beside[hit.path]],
+            }
+            for hit in result.hits
+        ]
         value["index"] = status.as_json()
         print(json.dumps(value, indent=2))
         return EXIT_OK if result.hits else EXIT_LOOK
@@ -108,6 +117,8 @@ def cmd_recall(args: argparse.Namespace, start: Path) -> int:
             print(f"   ! {reason} — verify before relying on it")
         for question in hit.questions[:3]:
             print(f"   ask: {question}")
+        for known in beside[hit.path]:
+            print(f"   retired here: {known.path}  {known.title} — {known.retired_because}")
         if args.explain:
             parts = [f"bm25 {hit.signals[0].factor:.3f}"]
             parts += [

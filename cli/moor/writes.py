@@ -22,10 +22,17 @@ def render_written(written: Written, output: str) -> int:
         print(line)
     if written.content_hash:
         print(f"content hash {written.content_hash}")
-    if written.known_here:
+    live = [known for known in written.known_here if not known.retired_because]
+    retired = [known for known in written.known_here if known.retired_because]
+    if live:
         print("already known here (live memories bound to the same code):")
-        for known in written.known_here:
+        for known in live:
             print(f"  {known.path}: {known.state}  {known.title}  ({', '.join(known.anchors)})")
+    if retired:
+        print("retired here (bound to the same code, no longer current):")
+        for known in retired:
+            print(f"  {known.path}: {known.state}  {known.title}  ({', '.join(known.anchors)})")
+            print(f"    {known.retired_because}")
     for refusal in written.refused:
         print(f"moor: {refusal.message}", file=sys.stderr)
         if refusal.instead:

@@ -37,20 +37,25 @@ class Refusal:
 
 @dataclass(frozen=True)
 class Known:
-    """A live memory bound to an anchor the written one is bound to."""
+    """A memory bound to an anchor the written one is bound to: live, or retired (state
+    `retired`, or `forgotten` for one whose file was removed) with why."""
 
     path: str
     title: str
     state: str
     anchors: tuple[str, ...]  # the shared canonical references
+    retired_because: str = ""  # a retired one's reason (the engine's words); else empty
 
     def as_json(self) -> dict[str, object]:
-        return {
+        value: dict[str, object] = {
             "path": self.path,
             "title": self.title,
             "state": self.state,
             "anchors": list(self.anchors),
         }
+        if self.retired_because:
+            value["retired_because"] = self.retired_because
+        return value
 
 
 @dataclass

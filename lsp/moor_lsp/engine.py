@@ -126,9 +126,11 @@ def problem(error: Exception) -> EngineProblem:
 
 def open_session(root: Path, buffers: Mapping[str, bytes] | None = None) -> Session:
     """A session of its own (for an action, a hover, a diff); `buffers`: the editor's
-    unsaved code buffers, observed instead of their files (as the live check does)."""
+    unsaved code buffers, observed instead of their files (as the live check does). It runs
+    no declared anchor command (`trust=False`): a hover must not start one; the live
+    check observes them."""
     try:
-        session = Session.open(root)
+        session = Session.open(root, trust=False)
     except (RefusalError, OSError) as error:
         raise problem(error) from error
     if buffers:

@@ -19,6 +19,7 @@ from moor_mcp.results import (
     DriftReport,
     Flagged,
     Hit,
+    KnownHere,
     SearchManyResult,
     SearchResult,
 )
@@ -138,6 +139,9 @@ def _search(
     result, _status = kept.get().recall(
         session, query, limit=max(1, min(limit, MAX_HITS)), agent=agent
     )
+    from moor_engine.memory.retired_here import retired_beside
+
+    beside = retired_beside(session, [hit.report for hit in result.hits], agent)
     hits = []
     for hit in result.hits:
         memory = shown(session, hit.report)
@@ -153,6 +157,16 @@ def _search(
                 content_hash=memory.content_hash,
                 sections=memory.sections,
                 text=memory.text,
+                retired_here=[
+                    KnownHere(
+                        path=k.path,
+                        title=k.title,
+                        state=k.state,
+                        anchors=list(k.anchors),
+                        retired_because=k.retired_because,
+                    )
+                    for k in beside[hit.path]
+                ],
             )
         )
     return SearchResult(query=query, hits=hits)

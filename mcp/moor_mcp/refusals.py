@@ -104,7 +104,13 @@ def written_result(tool: str, written: Written) -> CallToolResult:
         content_hash=written.content_hash,
         done=list(written.done),
         known_here=[
-            KnownHere(path=k.path, title=k.title, state=k.state, anchors=list(k.anchors))
+            KnownHere(
+                path=k.path,
+                title=k.title,
+                state=k.state,
+                anchors=list(k.anchors),
+                retired_because=k.retired_because or None,
+            )
             for k in written.known_here
         ],
         refused=[_refused(given) for given in written.refused],
@@ -219,7 +225,7 @@ def _instead(refusal: Refusal) -> str | None:
     if refusal.code == "exists" and refusal.path is not None:
         based_on = refusal.current_hash or "<its content_hash>"
         return f'memory_edit(path="{refusal.path}", section=..., text=..., based_on="{based_on}")'
-    if refusal.code == "forgotten" and refusal.path is not None:
+    if refusal.code in ("forgotten", "superseded") and refusal.path is not None:
         return f'memory_restore(path="{refusal.path}", why=...), if it should hold after all'
     if refusal.code == "conflict" and refusal.current_hash is not None:
         return f'read {refusal.path} again, then memory_edit with based_on="{refusal.current_hash}"'

@@ -30,6 +30,8 @@ class Hit(BaseModel):
     content_hash: str | None  # what memory_edit's based_on names
     sections: list[Untrusted]  # the headings memory_edit can replace, as shown
     text: str  # the memory, framed as untrusted data
+    # Retired memories on the same code, each with why (not current: never rely on them).
+    retired_here: list[KnownHere] = []
 
 
 class SearchResult(BaseModel):
@@ -82,6 +84,9 @@ class KnownHere(BaseModel):
     title: Untrusted
     state: str
     anchors: list[Untrusted]  # the references it shares with the memory written
+    # A retired one (state `retired` or `forgotten`): why, in the engine's words with the
+    # writer's reason; None for a live one.
+    retired_because: Untrusted | None = None
 
 
 class Refused(BaseModel):
@@ -103,7 +108,7 @@ class WriteResult(BaseModel):
     path: str | None
     content_hash: str | None
     done: list[Untrusted]
-    known_here: list[KnownHere]  # live memories already bound to the same code
+    known_here: list[KnownHere]  # memories already bound to the same code, retired ones last
     refused: list[Refused]  # empty unless ok is false (then the result is a tool error)
 
 
@@ -159,3 +164,25 @@ class ResumeResult(BaseModel):
     checkpoints: list[Checkpoint]  # newest first
     total: int
     unreadable: list[str]
+
+
+class AnchorRow(BaseModel):
+    """One anchor, as `moor anchors` lists it (`moor_engine.anchors.listing.AnchorRow`)."""
+
+    model_config = ENGINE_ANSWER
+
+    anchor: Untrusted
+    kind: str  # command, symbol, section or file
+    memories: list[str]
+    bound: bool
+    reproducibility: str | None  # command anchors: closed or open
+    streak: int | None
+    command: list[Untrusted] | None
+    last_observed: str | None
+    last_state: str | None
+    next_due: str | None
+    closed: dict[str, Untrusted] | None  # {by, reason, at} once closed
+
+
+class AnchorsResult(BaseModel):
+    anchors: list[AnchorRow]

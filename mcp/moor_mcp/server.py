@@ -23,7 +23,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult
 from moor_engine.workspace.workspace import find_root
 
-from moor_mcp import checkpoint_tools, journal_tools, read_tools, refusals, write_tools
+from moor_mcp import (
+    anchor_tools,
+    checkpoint_tools,
+    journal_tools,
+    read_tools,
+    refusals,
+    write_tools,
+)
 from moor_mcp.stdio import run_stdio
 
 INSTRUCTIONS = (
@@ -77,6 +84,7 @@ def build(start: Path) -> MCPServer:
     write_tools.register(server, root)
     journal_tools.register(server, root)
     checkpoint_tools.register(server, root)
+    anchor_tools.register(server, root)
     return server
 
 

@@ -45,10 +45,11 @@ def register(server: MCPServer, root: Path) -> None:
     ) -> Answer:
         """Write a new memory about code and bind it: `about` lists the code it is about
         (PATH#SYMBOL or PATH; each must exist now, else did-you-mean suggestions). Ask
-        memories_about first; the result's known_here lists live memories already bound to
-        the same code. Never overwrites: change an existing memory with memory_edit, and
-        replace a wrong one by writing the right one with supersedes (or memory_supersede).
-        Refused for text that was forgotten (memory_forget), citing when and why. With
+        memories_about first; the result's known_here lists memories already bound to the
+        same code (retired ones last, each with why). Never overwrites: change an existing
+        memory with memory_edit, and replace a wrong one by writing the right one with
+        supersedes (or memory_supersede). Refused for text that was forgotten
+        (memory_forget) or superseded, citing when and why, and the successor. With
         `agent`, the memory is that agent's own (`agent:`); without it, it is shared."""
         from moor_engine.memory.memory_writes import Draft, add
 

@@ -162,7 +162,9 @@ def test_a_hand_written_file_with_the_forgotten_text_is_flagged_by_check(ws: Wor
     _forgotten(ws)
     ws.memory("sneaky", "src/a.py#send", body=VARIANTS[2])
     ws.memory("honest", "src/a.py#send", body="Send is not safe to retry.")
-    ws.moor("bind", check=True)
+    bound = ws.moor("bind")
+    assert bound.code == 1 and "memories/sneaky.md: refused: this text was forgotten" in bound.err
+    assert "memories/honest.md: bound" in bound.out  # control: the same bind binds the other
 
     run = ws.moor("check", "--format", "json")
 

@@ -101,6 +101,13 @@ def test_every_command_in_moors_help_answers_one_json_object(bound: Workspace) -
     answers["hooks"] = run_json(ws, "hooks", "status")
     answers["doctor"] = run_json(ws, "doctor", codes=(0, 1))
     answers["source"] = run_json(ws, "source", "list")
+    answers["anchors"] = run_json(ws, "anchors")
+    answers["close"] = run_json(ws, "close", "anchor:none", "--why", "gone", codes=(1,))
+    outside = {"XDG_STATE_HOME": str(ws.root.parent / "state")}  # never the user's own list
+    for command in ("trust", "untrust"):
+        run = ws.moor(command, "--format", "json", env=outside)
+        assert run.code == 0, run.err
+        answers[command] = json.loads(run.out)
     answers["add"] = run_json(
         ws, "add", "Receive returns nothing yet.", "--about", "src/net.py#receive"
     )

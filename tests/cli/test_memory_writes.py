@@ -111,7 +111,7 @@ def test_adding_at_an_existing_path_is_a_refusal_naming_edit_and_never_overwrite
     assert ws.read(path) == before
 
 
-def test_every_write_lists_the_live_memories_already_bound_to_the_same_code(
+def test_every_write_lists_the_memories_already_bound_to_the_same_code(
     ws: Workspace,
 ) -> None:
     ws.write("src/client.py", CLIENT)
@@ -133,10 +133,13 @@ def test_every_write_lists_the_live_memories_already_bound_to_the_same_code(
 
     known = result["known_here"]
     assert isinstance(known, list)
-    # By anchor only: the memory about post is not listed, nor the retired one.
-    assert [k["path"] for k in known] == ["memories/about-send.md"]
-    assert known[0]["state"] == "current"
+    # By anchor only: the memory about post is not listed; the retired one is, last, with why.
+    assert [k["path"] for k in known] == ["memories/about-send.md", "memories/retired-send.md"]
+    assert known[0]["state"] == "current" and "retired_because" not in known[0]
     assert known[0]["anchors"] == ["src/client.py#Client.send"]
+    assert (
+        known[1]["state"] == "retired" and "memories/about-send.md" in known[1]["retired_because"]
+    )
     # Never merged: both files exist side by side.
     assert (ws.root / "memories/about-send.md").exists()
 

@@ -300,3 +300,52 @@ def test_words_that_make_a_name_find_the_memory_about_that_name(tmp_path: Path) 
     assert found[0] == "named"
     # Control: the words alone, not making that name, rank the wordy ones first.
     assert order(ask(root, "tests load", limit=3))[0] != "named"
+
+
+def test_a_drifted_memory_that_answers_best_is_not_ranked_below_worse_answers(
+    tmp_path: Path,
+) -> None:
+    root = workspace(tmp_path)
+    memory(
+        root,
+        "retry-attempts",
+        "src/net/client.py#Client.send_with_retry",
+        "Retry attempts",
+        "send_with_retry makes three retry attempts; each retry attempt resends the payload.",
+    )
+    for name in ("other-one", "other-two"):  # about other code, answering the query worse
+        memory(
+            root,
+            name,
+            "src/net/client.py#Client.send",
+            f"Retry logging {name}",
+            "Each retry attempt of a send is logged.",
+        )
+    bind_all(root)
+    code = (root / "src/net/client.py").read_text(encoding="utf-8")
+    write(root, "src/net/client.py", code.replace("attempts=3", "attempts=5"))
+
+    alone = ask(root, "retry attempts")
+
+    # Stale knowledge of the code asked about comes first, flagged with why.
+    assert order(alone)[0] == "retry-attempts", order(alone)
+    top = alone.hits[0]
+    assert top.state.value == "drifted" and top.flagged and top.why
+    trust = next(signal for signal in top.signals if signal.name == "trust")
+    assert trust.factor == 1.0 and "not ranked down" in trust.why
+    # Control: once a live memory about the same code answers too, the drifted one is ranked
+    # below it by its penalty.
+    memory(
+        root,
+        "retry-attempts-now",
+        "src/net/client.py#Client.send_with_retry",
+        "Retry attempts now",
+        "send_with_retry makes five retry attempts.",
+    )
+    with Session.open(root) as session:
+        done = bind(session, ["memories/retry-attempts-now.md"])
+    assert done.done, done.refused
+    beside = ask(root, "retry attempts")
+    assert order(beside).index("retry-attempts-now") < order(beside).index("retry-attempts")
+    penalised = next(hit for hit in beside.hits if hit.path == "memories/retry-attempts.md")
+    assert penalised.flagged and penalised.score < top.score

@@ -47,7 +47,7 @@ async def test_a_file_saying_what_was_forgotten_is_flagged_with_the_tombstone(
     ws.moor("forget", "memories/wrong.md", "--why", "it never held", check=True)
     ws.memory("again", "src/a.py#g", body="g returns TWO -- always")
     ws.memory("fine", "src/a.py#g", body="G returns two today.")
-    bind_all(ws)
+    ws.moor("bind", "memories/fine.md", check=True)  # binding `again` is refused (its text)
     await editor.start()
 
     flagged = await editor.one("memories/again.md", "retired")

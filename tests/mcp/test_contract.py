@@ -31,6 +31,7 @@ REMOVES = (False, True, True, False)
 
 # name: (parameters, required, annotations, tools its description names, result fields)
 CONTRACT: dict[str, tuple[set[str], set[str], tuple[Any, ...], set[str], set[str]]] = {
+    "anchors": ({"kind"}, set(), READ, set(), {"anchors"}),
     "memory_search": (
         {"query", "limit", "agent"},
         {"query"},
@@ -145,6 +146,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
     },
     "changes_since": {"cursor": 0, "limit": 200, "agent": None},
     "drift_report": {"agent": None},
+    "anchors": {"kind": None},
     "memory_history": {"agent": None},
     "checkpoint_save": {"next_steps": [], "files": []},
     "checkpoint_resume": {"limit": 1},
@@ -174,6 +176,7 @@ WRITES |= {"memory_reaffirm"}
 REFUSED: dict[str, tuple[dict[str, Any], str]] = {
     "memory_search": ({"query": "q", "agent": "Not A Name"}, "agent_invalid"),
     "memory_search_many": ({"queries": []}, "usage"),
+    "anchors": ({"kind": "gizmo"}, "usage"),
     "memories_about": ({"target": "../outside.py"}, "outside_workspace"),
     "drift_report": ({"agent": "Not A Name"}, "agent_invalid"),
     "memory_write": ({"text": " ", "about": ["lib.py"]}, "usage"),
@@ -197,6 +200,7 @@ ANSWERED: dict[str, dict[str, Any]] = {
     "memory_search_many": {"queries": ["lib"]},
     "memories_about": {"target": "lib.py"},
     "drift_report": {},
+    "anchors": {},
     "changes_since": {},
     "memory_history": {"path": "memories/lib.md"},
     "checkpoint_save": {"agent": "a", "summary": "s"},
@@ -206,6 +210,7 @@ ANSWERED: dict[str, dict[str, Any]] = {
 # Arguments outside each schema: the required ones left out, or a value of the wrong type.
 WRONG_TYPES: dict[str, dict[str, Any]] = {
     "drift_report": {"agent": 7},
+    "anchors": {"kind": 7},
     "changes_since": {"cursor": "first"},
 }
 

@@ -208,7 +208,11 @@ def remember(session: Session, note: str) -> HookAnswer:
     lines = [f"moor: remembered as {written.path}"]
     if about:
         lines.append(f"about: {', '.join(about)}")
-    lines += [f"already known here: {known.path} ({known.title})" for known in written.known_here]
+    lines += [
+        f"already known here: {known.path} ({known.title})"
+        + (f" - {known.retired_because}" if known.retired_because else "")
+        for known in written.known_here
+    ]
     return HookAnswer("\n".join(lines), (written.path or "",))
 
 

@@ -12,12 +12,18 @@ from dataclasses import dataclass, field, replace
 
 from moor_extractors.change import change_summary
 from moor_extractors.languages import language_for_path
-from moor_extractors.memory import effective_watch
+from moor_extractors.memory import Memory, effective_watch
 from moor_extractors.model import Failure, Reason
 from moor_extractors.reference import Reference
 from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
+from moor_engine.anchors.machine import (
+    closure_report,
+    command_entries,
+    command_report,
+    is_custom,
+)
 from moor_engine.grounding.bound_code import bound_code
 from moor_engine.grounding.definition_index import Indexes
 from moor_engine.grounding.dependents import Dependents
@@ -43,6 +49,7 @@ from moor_engine.grounding.relocation_memo import RelocationMemo
 from moor_engine.grounding.suggest import suggestions
 from moor_engine.grounding.trust import AnchorReport, MemoryReport, Report, State, worst
 from moor_engine.memory.latch import Event, Latches, declared, read_latches
+from moor_engine.memory.retired_text import saying, superseded_values
 from moor_engine.workspace.workspace import Workspace
 
 Progress = Callable[[int, int], None]
@@ -99,6 +106,7 @@ class Checker:
         self._declared: tuple[dict[str, tuple[str, ...]], dict[str, Event]] | None = None
         self._latches: Latches | None = None
         self._latches_of: Lock | None = None
+        self._superseded: tuple[Latches, dict[str, list[Event]]] | None = None
         self.memo = RelocationMemo(observer, self.indexes, repr(workspace.config))
 
     @property
@@ -126,6 +134,18 @@ class Checker:
     def retirement(self, path: str) -> Event | None:
         """Why the memory at `path` is retired (None: it is not)."""
         return self.latches().retired.get(path) or self.declared().get(path)
+
+    def superseded_text(self, path: str, memory: Memory) -> Event | None:
+        """The retirement of a superseded memory whose text `memory` says again (written
+        by hand: a write through moor is refused, `retired_text.py`); read once per state
+        of the latches."""
+        latches = self.latches()
+        if not latches.retired or not memory.value:
+            return None
+        if self._superseded is None or self._superseded[0] is not latches:
+            values = superseded_values(self.workspace, self.latch_journal, latches)
+            self._superseded = (latches, values)
+        return saying(self._superseded[1], path, memory)
 
     def declared(self) -> dict[str, Event]:
         """What the loaded memories declare (`latch.declared`), derived once per map: asked
@@ -157,12 +177,10 @@ class Checker:
 
     def observe(self, ref: Reference) -> Observation:
         if ref.path is None:
-            return Failure(
-                Reason.UNEVALUABLE,
-                "command_probes_unavailable",
-                f"{ref.canonical()}: custom anchors (command probes) are not supported by this "
-                "version of moor yet",
-            )
+            closure = self.lock.closed.get(ref.canonical())
+            if closure is not None:  # closed for good: its command runs no more
+                return Failure(Reason.UNEVALUABLE, *closure_report(closure))
+            return self.observer.observe(ref)  # a custom anchor (moor_engine.anchors)
         return self.observer.observe(ref, self._bound_addresses().get(ref.canonical(), ()))
 
     def _bound_addresses(self) -> dict[str, set[str]]:
@@ -229,7 +247,16 @@ class Checker:
             states.append(anchor.state)
         retirement = self.retirement(loaded.path)
         tombstone = self.latches().tombstone(memory.value)
-        if locked_memory is None and memory.about and retirement is None and tombstone is None:
+        said = self.superseded_text(loaded.path, memory) if retirement is None else None
+        if tombstone is not None:
+            said = None
+        if (
+            locked_memory is None
+            and memory.about
+            and retirement is None
+            and tombstone is None
+            and said is None
+        ):
             # Not for retired text: binding it would not bring it back, `restore` does.
             report.notes.append("not in moor.lock yet: run `moor bind`")
         elif locked_memory is not None and locked_memory.content != loaded_lock_content(
@@ -256,6 +283,15 @@ class Checker:
                 0,
                 f"this text was {tombstone.describe()}: it is kept out of recall; delete "
                 f"this file, or `moor restore {tombstone.path} --why ...` to bring it back",
+            )
+        if said is not None:
+            states.append(State.RETIRED)
+            report.code = "superseded_text"
+            report.notes.insert(
+                0,
+                f"this text is what {said.path} said, {said.describe()}: it is kept out of "
+                f"recall; delete this file, or `moor restore {said.path} --why ...` to bring "
+                "it back",
             )
         report.state = worst(states)
         return report
@@ -291,12 +327,20 @@ class Checker:
         observation = observations[canonical]
         locked = locked_memory.anchors.get(canonical) if locked_memory is not None else None
         report.bound_address = locked.address if locked else None
+        closure = self.lock.closed.get(canonical) if item.ref.anchor is not None else None
+        if closure is not None:
+            report.state = State.RETIRED
+            report.code, report.detail = closure_report(closure)
+            return report
         if isinstance(observation, Failure):
             report.state = State.UNVERIFIED
             report.reason = observation.reason.value
             report.code = observation.code
             report.detail = observation.detail
             return report
+        if item.ref.anchor is not None:
+            declaration = self.workspace.config.anchors.get(item.ref.anchor)
+            return command_report(report, declaration, observation, locked, self.journal)
         report.address = observation.address
         if isinstance(observation, NotFound):
             search = self.relocation(item.ref, locked) if locked is not None else Search()
@@ -495,8 +539,10 @@ def observation_entries(
     evaluation: Evaluation,
     lock: Lock,
     changed: set[str],
+    fresh_commands: set[str] | None = None,
 ) -> list[NewEntry]:
-    """What this check saw, as journal entries (not yet appended)."""
+    """What this check saw, as journal entries (not yet appended); `fresh_commands`: the
+    command anchors looked at anew (None: every one observed)."""
     bound: dict[str, LockedAnchor] = {}
     for memory in canonical_lock(lock).memories.values():
         for canonical, locked in memory.anchors.items():
@@ -506,9 +552,15 @@ def observation_entries(
         for anchor in memory_report.anchors:
             if anchor.canonical is not None:
                 states.setdefault(anchor.canonical, anchor)
-    keys = [key for key in evaluation.observations if key in bound]
+    keys = [key for key in evaluation.observations if key in bound and not is_custom(key)]
     looks = journal.last_looks(keys)
-    entries: list[NewEntry] = []
+    # A closed anchor is not looked at any more: nothing of it to journal.
+    looked = {
+        k: v
+        for k, v in evaluation.observations.items()
+        if k not in lock.closed and (fresh_commands is None or k in fresh_commands)
+    }
+    entries = command_entries(journal, looked, bound, states)
     for key in keys:
         observation = evaluation.observations[key]
         previous = looks.get(key)

@@ -103,6 +103,8 @@ class LiveCheck:
     def __init__(self, root: Path, *, record: bool = True) -> None:
         self.root = root
         self.record = record  # journal checks and adopt re-derived addresses (moor check)
+        # The editor's word on running the workspace's declared commands (Session.open).
+        self.trust: bool | None = None
         self.overlays: dict[str, bytes] = {}
         self.session: Session | None = None
         self._checker: Checker | None = None
@@ -213,7 +215,8 @@ class LiveCheck:
 
     def _open(self) -> None:
         self._drop()
-        session = Session.open(self.root)  # raises when the workspace cannot be checked
+        # Raises when the workspace cannot be checked.
+        session = Session.open(self.root, trust=self.trust)
         session.observer.overlays = self.overlays
         self.session = session
         self._checker = Checker(session.workspace, session.lock, session.journal, session.observer)
@@ -442,7 +445,7 @@ class LiveCheck:
     def verify(self) -> list[str]:
         """Differences between the live reports and a check from scratch (no journal, no
         parse cache, the same overlays): empty when the incremental path is right."""
-        with Session.open(self.root, use_journal=False) as session:
+        with Session.open(self.root, use_journal=False, trust=self.trust) as session:
             session.observer.overlays = dict(self.overlays)
             checker = session.checker
             # Sealed snapshots are what the bound code was, not a cache: candidates for

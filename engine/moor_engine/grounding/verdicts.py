@@ -42,10 +42,10 @@ def reaffirm_verdict(memory: MemoryReport) -> Verdict:
     (`gone`, `moved`, `unverified`, `invalid`)."""
     if memory.state == State.INVALID and not memory.anchors:
         return Verdict(False, "the memory is invalid: " + "; ".join(memory.notes), "invalid")
-    if memory.code == "tombstoned":
-        # Reviewing forgotten text back in is writing it again (moor_engine.memory.latch).
-        why = memory.notes[0] if memory.notes else "its text was forgotten"
-        return Verdict(False, why, "forgotten")
+    if memory.code in ("tombstoned", "superseded_text"):
+        # Reviewing retired text back in is writing it again (moor_engine.memory.latch).
+        why = memory.notes[0] if memory.notes else "its text was retired"
+        return Verdict(False, why, "forgotten" if memory.code == "tombstoned" else "superseded")
     blocking = [
         anchor
         for anchor in memory.anchors

@@ -41,6 +41,7 @@ from moor_store.journal import NewEntry
 from moor_store.lockfile import LockedMemory, format_lock
 
 from moor_engine.agents.framing import neutralise
+from moor_engine.anchors.machine import is_custom
 from moor_engine.grounding.check import locked_anchor_from
 from moor_engine.grounding.memories import (
     LoadedMemory,
@@ -52,13 +53,14 @@ from moor_engine.grounding.observe import Found
 from moor_engine.grounding.places import place_seal
 from moor_engine.grounding.suggest import suggestions
 from moor_engine.grounding.trust import State
-from moor_engine.memory import namespaces
+from moor_engine.memory import namespaces, retired_text
 from moor_engine.memory.latch import (
     Latches,
     latch_declared,
     read_latches,
     stamp,
 )
+from moor_engine.memory.retired_here import Retired
 from moor_engine.session import Session
 from moor_engine.usage import UsageError
 from moor_engine.workspace.git import git
@@ -143,7 +145,7 @@ def _add(session: Session, draft: Draft) -> Written:
     if memory is None or written.refused:
         return written
     latches = read_latches(session.lock, session.journal)
-    _refuse_tombstoned(memory, latches, written)
+    _refuse_retired(session, path, memory, latches, written)
     if exists_inside(session.workspace.root, path):
         written.refused.append(_exists(session, path, draft.agent, draft.instead))
     if written.refused:
@@ -215,13 +217,20 @@ def _references(session: Session, raws: Sequence[str], written: Written) -> list
             written.refused.append(Refusal(ref.code, f"--about {raw}: {ref.detail}", ref=raw))
             continue
         if ref.path is None:
-            written.refused.append(
-                Refusal(
-                    "command_probes_unavailable",
-                    f"--about {raw}: custom anchors are not supported by this version of moor",
-                    ref=raw,
+            if ref.canonical() in session.lock.closed:
+                written.refused.append(
+                    Refusal("anchor_closed", f"--about {raw}: the anchor is closed", ref=raw)
                 )
-            )
+            elif ref.anchor not in session.workspace.config.anchors:
+                written.refused.append(
+                    Refusal(
+                        "undeclared_anchor",
+                        f"--about {raw}: no [anchors.{ref.anchor}] is declared in moor.toml",
+                        ref=raw,
+                    )
+                )
+            else:
+                refs.setdefault(ref.canonical(), ref)
             continue
         contained = resolve_path(session.workspace.root, ref.path)
         if isinstance(contained, Failure):
@@ -251,6 +260,14 @@ def _observe(
                     ref=ref.canonical(),
                 )
             )
+        elif ref.path is None:
+            written.refused.append(
+                Refusal(
+                    "not_found",
+                    f"--about {ref.canonical()}: its command observes nothing (it printed null)",
+                    ref=ref.canonical(),
+                )
+            )
         else:
             near = suggestions(session.workspace, session.observer, ref)
             message = f"--about {ref.canonical()}: it names nothing that exists"
@@ -263,6 +280,9 @@ def _observe(
 
 
 def _seal(session: Session, found: Found, change: Change, canonical: str) -> None:
+    if is_custom(canonical):  # a command anchor: its facts, not a file
+        change.seals.extend(session.commands.seals(found.address) if session.commands else [])
+        return
     view = session.observer.view(found.path)
     if view is not None and not isinstance(view, Failure):
         change.seals.append((found.address, view.source_text(found.site)))
@@ -283,17 +303,12 @@ def _parsed(path: str, data: bytes, written: Written) -> Memory | None:
     return parsed.memory
 
 
-def _refuse_tombstoned(memory: Memory, latches: Latches, written: Written) -> None:
-    tombstone = latches.tombstone(memory.value)
-    if tombstone is not None:
-        written.refused.append(
-            Refusal(
-                "forgotten",
-                f"refused: this text was {tombstone.describe()}",
-                path=tombstone.path,
-                instead=f'moor restore {tombstone.path} --why "..."',
-            )
-        )
+def _refuse_retired(
+    session: Session, path: str, memory: Memory, latches: Latches, written: Written
+) -> None:
+    refused = retired_text.refusal(session, path, memory, latches)
+    if refused is not None:
+        written.refused.append(refused)
 
 
 def _exists(session: Session, path: str, agent: str | None, instead: str | None = None) -> Refusal:
@@ -363,9 +378,12 @@ def memory_arg(session: Session, arg: str, what: str, written: Written) -> str |
 def known_here(
     session: Session, path: str, anchors: set[str], agent: str | None = None
 ) -> list[Known]:
-    """Live memories (not retired) bound in moor.lock to any of `anchors`, by canonical
-    reference, with their trust state now — only those visible to the writing `agent`
-    (`namespaces.visible`; no agent named, as an edit or a retirement: shared ones only)."""
+    """Memories bound in moor.lock to any of `anchors`, by canonical reference: live ones
+    with their trust state now, then retired ones — superseded, a forgotten text written
+    back, and forgotten ones this clone's journal kept — each with why it was retired, so a
+    paraphrase of a retired claim is shown its sibling. Only those visible to the writing
+    `agent` (`namespaces.visible`; no agent named, as an edit or a retirement: shared ones
+    only)."""
     if not anchors:
         return []
     sharing = {
@@ -378,15 +396,23 @@ def known_here(
         for other, shared in sharing.items()
         if shared and exists_inside(session.workspace.root, other)
     }
-    if not sharing:
-        return []
-    evaluation = session.checker.evaluate(sorted(sharing))
-    return [
-        Known(m.path, m.title, m.state.value, tuple(sharing[m.path]))
-        for m in evaluation.report.memories
-        if m.state not in (State.RETIRED, State.INVALID)
-        and namespaces.sees(_memory(evaluation.loaded.get(m.path)), agent)
-    ]
+    known: list[Known] = []
+    if sharing:
+        evaluation = session.checker.evaluate(sorted(sharing))
+        known = [
+            Known(
+                m.path,
+                m.title,
+                m.state.value,
+                tuple(sharing[m.path]),
+                m.notes[0] if m.state == State.RETIRED and m.notes else "",
+            )
+            for m in evaluation.report.memories
+            if m.state != State.INVALID
+            and namespaces.sees(_memory(evaluation.loaded.get(m.path)), agent)
+        ]
+        known.sort(key=lambda k: k.state == State.RETIRED.value)  # live ones first
+    return known + Retired(session, agent).here(path, anchors, superseded=False)
 
 
 def _memory(loaded: LoadedMemory | None) -> Memory | None:
@@ -478,7 +504,7 @@ def _edit(
     if memory is None:
         return written
     latches = read_latches(session.lock, session.journal)
-    _refuse_tombstoned(memory, latches, written)
+    _refuse_retired(session, path, memory, latches, written)
     if written.refused:
         return written
     change = Change("moor edit")

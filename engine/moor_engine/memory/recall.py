@@ -2,7 +2,12 @@
 
 The score of a memory is its BM25 relevance (FTS5, fields weighted) multiplied by one factor
 per signal, in this order: trust (the engine's verdict: drifted and gone memories are ranked
-down and always flagged with why), `confidence`, `pinned`, and a weak recency. Retired
+down and always flagged with why), `confidence`, `pinned`, and a weak recency. Trust ranks a
+stale memory below the live memories about its own code: a drifted (moved, unverified,
+rewritten) memory that no live hit shares a reference with keeps its relevance, flagged —
+stale knowledge of the code asked about is what a reader most needs to see, and a penalty
+would put answers to other questions above it. A gone memory's code no longer exists: its
+penalty always applies. Retired
 memories are removed before any of it. Ties are broken by path, so the same query over the
 same memories always gives the same answer. `--explain` renders the `Signal`s computed here:
 there is no second scoring path to drift from this one.
@@ -37,6 +42,9 @@ TRUST_FACTOR: Mapping[State, float] = {
     State.UNVERIFIED: 0.8,
     State.REWRITTEN: 0.9,
 }
+# Stale states whose penalty applies only beside a live hit about the same code (the module's
+# docstring): their code is still there to be asked about.
+SIBLING_RELATIVE = frozenset({State.DRIFTED, State.MOVED, State.UNVERIFIED, State.REWRITTEN})
 # States shown with a flag and the engine's reasons, whatever their factor.
 FLAGGED = frozenset(
     {State.GONE, State.DRIFTED, State.INVALID, State.MOVED, State.UNVERIFIED, State.REWRITTEN}
@@ -220,6 +228,9 @@ def recall(
         if not pending and (not full_page or len(scored) >= pool):
             break
     unjudged = [bound for bound, _m in pending]
+    # Only raises scores (the factor 1 instead of a penalty): what `_decided` ruled out is
+    # still below the limit-th hit.
+    scored = _without_lone_penalties(scored, newest)
     scored.sort(key=lambda pair: (-round(pair[0].score, 9), pair[0].path))
     if scored:
         result.threshold = scored[0][0].score * CUT
@@ -234,6 +245,20 @@ def recall(
     if result.weak:
         result.feedback = _feedback(index, terms, top, owners)
     return result
+
+
+def _without_lone_penalties(
+    scored: list[tuple[Hit, Match]], newest: date | None
+) -> list[tuple[Hit, Match]]:
+    """Each stale hit of a `SIBLING_RELATIVE` state scored without its trust penalty when
+    no live hit (one not flagged) is about any code it is about."""
+    live = {ref for hit, _m in scored if not hit.flagged for ref in hit.refs}
+    return [
+        (_hit(m, hit.report, newest, alone=True), m)
+        if hit.state in SIBLING_RELATIVE and hit.refs and live.isdisjoint(hit.refs)
+        else (hit, m)
+        for hit, m in scored
+    ]
 
 
 def _decided(scored: Sequence[tuple[Hit, Match]], bound: float, limit: int) -> bool:
@@ -287,7 +312,9 @@ def _with_matched(hit: Hit, matched: tuple[str, ...]) -> Hit:
     )
 
 
-def _hit(match: Match, report: MemoryReport | None, newest: date | None) -> Hit:
+def _hit(
+    match: Match, report: MemoryReport | None, newest: date | None, *, alone: bool = False
+) -> Hit:
     meta = match.meta
     relevance = -match.bm25
     signals = [Signal("bm25", relevance, relevance, "text relevance (FTS5 bm25, fields weighted)")]
@@ -303,7 +330,10 @@ def _hit(match: Match, report: MemoryReport | None, newest: date | None) -> Hit:
         score *= factor
         signals.append(Signal(name, factor, score - before, reason))
 
-    apply("trust", TRUST_FACTOR.get(state, 1.0), f"{state.value}" + (f": {why[0]}" if why else ""))
+    stated = f"{state.value}" + (f": {why[0]}" if why else "")
+    if alone:
+        stated += "; not ranked down: no live memory answering this is about the same code"
+    apply("trust", 1.0 if alone else TRUST_FACTOR.get(state, 1.0), stated)
     confidence = str(meta.get("confidence") or "unverified")
     apply("confidence", CONFIDENCE_FACTOR.get(confidence, 1.0), f"confidence: {confidence}")
     pinned = bool(meta.get("pinned"))

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from moor_engine.grounding.severity import SEVERITY as STATE_LEVELS
-from moor_engine.grounding.trust import State
+from moor_engine.grounding.trust import State, needs_look
 from moor_engine.grounding.verdicts import bind_verdict, follow_verdict
 
 from moor_lsp.engine import QUIET_ANCHOR_STATES, AnchorView, MemoryView, Snapshot, Spot
@@ -238,8 +238,8 @@ class Diagnostics(Feature):
         memory_state = self._memory_level_state(memory)
         memory_severity = None if memory_state is None else severity(settings, memory_state)
         retired = report.state == State.RETIRED
-        if retired and report.code == "tombstoned" and memory_severity is not None:
-            # Forgotten text written back by hand: struck through, and a person must act.
+        if retired and needs_look(report) and memory_severity is not None:
+            # Retired text written back by hand: struck through, and a person must act.
             memory_severity = types.DiagnosticSeverity.Warning
         if memory_state is not None and memory_severity is not None:
             message = "; ".join(report.notes) or memory_state.value
