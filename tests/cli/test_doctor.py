@@ -279,3 +279,31 @@ def test_the_text_report_names_each_finding_and_its_fix(ws: Workspace) -> None:
     assert run.code == 1
     assert "[duplicate]" in run.out and "fix: moor supersede memories/two.md" in run.out
     assert "1 to act on" in run.out
+
+
+def test_a_custom_anchor_no_memory_is_about_is_found_and_closing_it_fixes_it(
+    ws: Workspace, monkeypatch: Any, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("MOOR_TRUST", raising=False)
+    _git_workspace(ws)
+    ws.write("probes/roster.py", "print('test_a')\n")
+    command = f'["{sys.executable}", "probes/roster.py"]'
+    ws.write(
+        "moor.toml",
+        f'memory_roots = ["memories"]\n\n[anchors.roster]\ncommand = {command}\n'
+        f"\n[anchors.spare]\ncommand = {command}\n",
+    )
+    ws.memory("roster", "anchor:roster")  # the control: an anchor a memory is about
+    ws.moor("bind", "--trust", check=True)
+
+    code, findings = _doctor(ws)
+
+    assert code == 1
+    [unbound] = findings
+    assert unbound["code"] == "anchor_unbound"
+    assert "anchor:spare" in unbound["message"] and "anchor:roster" not in unbound["message"]
+    assert unbound["fix"].startswith("moor close anchor:spare --why")
+    closed = ws.moor("close", "anchor:spare", "--why", "no memory is about it")
+    assert closed.code == 0, closed.err
+    assert _doctor(ws) == (0, [])

@@ -19,13 +19,14 @@ import shlex
 import socket
 import stat
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final
 
 from moor_extractors.memory import normalise_value
+from moor_extractors.reference import ANCHOR_PREFIX
 from moor_store.inside import NotInside, read_inside, stray_temporaries
 from moor_store.journal import Entry, Journal, inspect
 
@@ -116,6 +117,7 @@ def diagnose(session: Session, early: list[Finding], now: datetime | None = None
         "agent installation",
         "duplicates",
         "gone anchors",
+        "custom anchors",
         "ungrounded share",
         "unreaffirmed",
     ]
@@ -123,7 +125,8 @@ def diagnose(session: Session, early: list[Finding], now: datetime | None = None
     health.findings.extend(_hook_server(session.workspace.root))
     health.findings.extend(_installations(session.workspace.root))
     health.findings.extend(_duplicates(reports, evaluation))
-    health.findings.extend(_all_gone(reports))
+    health.findings.extend(_all_gone(reports, session.lock.closed))
+    health.findings.extend(_unwatched_anchors(session, reports))
     health.findings.extend(_ungrounded(reports, session.workspace.config.doctor.ungrounded_share))
     if session.journal is not None:
         months = session.workspace.config.doctor.unreaffirmed_months
@@ -360,14 +363,18 @@ def _duplicates(reports: list[MemoryReport], evaluation: Evaluation) -> list[Fin
     return found
 
 
-def _all_gone(reports: list[MemoryReport]) -> list[Finding]:
+def _all_gone(reports: list[MemoryReport], closed: Collection[str]) -> list[Finding]:
+    """Memories whose every anchor is gone, or closed (a closed custom anchor is watched no
+    more: a memory only about closed ones tells nobody anything again)."""
     found = []
     for report in reports:
         anchors = [a for a in report.anchors if a.canonical is not None]
-        if not anchors or any(a.state is not State.GONE for a in anchors):
+        if not anchors or any(
+            a.state is not State.GONE and a.canonical not in closed for a in anchors
+        ):
             continue
         first = anchors[0]
-        if first.candidates:
+        if first.candidates and first.canonical not in closed:
             fix = (
                 f"moor follow {shlex.quote(report.path)} --from {shlex.quote(first.ref)} "
                 f"--to {shlex.quote(first.candidates[0].ref)}"
@@ -377,10 +384,32 @@ def _all_gone(reports: list[MemoryReport]) -> list[Finding]:
         found.append(
             Finding(
                 "all_anchors_gone",
-                f"{report.path}: every piece of code it is about is gone "
+                f"{report.path}: everything it is about is gone or closed "
                 f"({', '.join(a.ref for a in anchors)})",
                 fix,
                 (report.path,),
+            )
+        )
+    return found
+
+
+def _unwatched_anchors(session: Session, reports: list[MemoryReport]) -> list[Finding]:
+    """Declared custom anchors (not closed) that no memory is about: their command runs at
+    every check for nobody."""
+    about = {canonical for report in reports for canonical in _anchors(report)}
+    about.update(a for memory in session.lock.memories.values() for a in memory.anchors)
+    found = []
+    for name in sorted(session.workspace.config.anchors):
+        canonical = ANCHOR_PREFIX + name
+        if canonical in about or canonical in session.lock.closed:
+            continue
+        found.append(
+            Finding(
+                "anchor_unbound",
+                f"{canonical} is declared in moor.toml but no memory is about it",
+                f'moor close {canonical} --why "no memory is about it"  '
+                f"# or remove [anchors.{name}] from moor.toml, or bind a memory to it",
+                (CONFIG_FILE,),
             )
         )
     return found
