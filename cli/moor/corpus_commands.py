@@ -22,6 +22,21 @@ def add_parsers(commands: Any) -> None:
     )
     add_format(doctor)
 
+    export = commands.add_parser(
+        "export",
+        help="this clone's journal and sealed snapshots (what git cannot rebuild) as JSON lines",
+    )
+    export.add_argument(
+        "--output", metavar="FILE", help="a file in the workspace (default: standard output)"
+    )
+    add_format(export)
+
+    imported = commands.add_parser(
+        "import", help="restore an export into this clone's empty journal (all or nothing)"
+    )
+    imported.add_argument("file", help="an export file in the workspace")
+    add_format(imported)
+
 
 def cmd_doctor(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.corpus.doctor import before_opening, diagnose, journal_damaged
@@ -49,4 +64,60 @@ def cmd_doctor(args: argparse.Namespace, start: Path) -> int:
     return EXIT_LOOK if health.needs_attention else EXIT_OK
 
 
-COMMANDS = {"doctor": cmd_doctor}
+def cmd_export(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.corpus.export import export_text, write_export
+
+    with told_session(start) as session:
+        if args.output is not None:
+            rel = write_export(session, args.output)
+            if args.format == "json":
+                print(json.dumps({"path": rel}, ensure_ascii=False))
+            else:
+                print(f"{rel}: exported", file=sys.stderr)
+            return EXIT_OK
+        text = export_text(session)
+    if args.format == "json":
+        records = [json.loads(line) for line in text.splitlines()]
+        print(json.dumps({"path": None, "records": records}, ensure_ascii=False))
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.corpus.export import import_file
+
+    with told_session(start) as session:
+        done = import_file(session, args.file)
+    if args.format == "json":
+        print(
+            json.dumps(
+                {
+                    "path": done.path,
+                    "entries": done.entries,
+                    "snapshots": done.snapshots,
+                    "carried": done.carried,
+                    "bindings_differ": list(done.bindings_differ),
+                },
+                ensure_ascii=False,
+            )
+        )
+        return EXIT_OK
+    print(
+        f"{done.path}: imported {done.entries} journal entries, {done.snapshots} snapshots"
+        + (
+            f", {done.carried} lines of kinds this moor does not know (kept)"
+            if done.carried
+            else ""
+        )
+    )
+    if done.bindings_differ:
+        print(
+            f"moor: moor.lock here differs from the export's for {len(done.bindings_differ)} "
+            f"memories (e.g. {done.bindings_differ[0]}): this clone's moor.lock is kept",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
+COMMANDS = {"doctor": cmd_doctor, "export": cmd_export, "import": cmd_import}

@@ -58,6 +58,7 @@ __all__ = [
     "JournalBusy",
     "JournalError",
     "JournalHealth",
+    "JournalNotEmpty",
     "JournalUnavailable",
     "JournalVersionError",
     "LastLook",
@@ -109,6 +110,13 @@ class JournalUnavailable(JournalError):
     def __init__(self, failure: Unavailable) -> None:
         super().__init__(str(failure), path=failure.path)
         self.code: Kind = failure.code
+
+
+class JournalNotEmpty(JournalError):
+    """An import was asked into a journal that already holds history."""
+
+    code = "journal_not_empty"
+    unusable = False
 
 
 class JournalBusy(JournalError):
@@ -696,6 +704,45 @@ class Journal:
                     found[anchor] = str(at[0])
         return found
 
+    # -- carrying history between clones (`moor export`, `moor import`) ----------------------
+
+    def snapshots(self) -> list[tuple[str, str]]:
+        """Every sealed snapshot, by address."""
+        with self._guard("read the snapshots") as db:
+            return [(str(a), str(t)) for a, t in db.execute(_SNAPSHOTS_IN_ORDER)]
+
+    def carried(self) -> list[str]:
+        """Lines an import carried without knowing them (kept for the next export), in order."""
+        with self._guard("read the journal") as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'carried'").fetchone()
+        return [] if row is None else list(json.loads(row[0]))
+
+    def restore_history(
+        self, entries: Sequence[Entry], snapshots: Iterable[tuple[str, str]], carried: list[str]
+    ) -> None:
+        """Put another clone's history into this empty journal, as it was there (each entry's
+        seq and time), in one transaction: all of it, or nothing. `JournalNotEmpty` when
+        this journal holds an entry: histories are not merged."""
+        self.writable()
+        with self._guard("import into the journal") as db, self._transaction():
+            if db.execute("SELECT 1 FROM journal LIMIT 1").fetchone() is not None:
+                raise JournalNotEmpty(
+                    f"{self.path} already holds entries: an import goes only into an empty "
+                    "journal (move it aside first; histories are not merged)",
+                    path=self.path,
+                )
+            for entry in entries:
+                rows = _rows([entry], entry.seq - 1, entry.at)
+                db.executemany(_INSERT_ENTRY, rows)
+            db.executemany(
+                "INSERT OR IGNORE INTO snapshots (address, text) VALUES (?, ?)", snapshots
+            )
+            if carried:
+                db.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('carried', ?)",
+                    (json.dumps(carried, ensure_ascii=False),),
+                )
+
     # -- sealed snapshots ------------------------------------------------------------------
 
     def has_intent(self, anchor: str, intent: str) -> bool:
@@ -859,6 +906,8 @@ def _latest_sql(columns: str, condition: str) -> str:
         " FROM json_each(?) AS w)"
     )
 
+
+_SNAPSHOTS_IN_ORDER: Final = "SELECT address, text FROM snapshots ORDER BY address"
 
 # The earliest entry of an anchor at an address after its last entry at another address:
 # newest first on (anchor_key, seq) to the break, then forward from it.
