@@ -307,3 +307,31 @@ def test_a_custom_anchor_no_memory_is_about_is_found_and_closing_it_fixes_it(
     closed = ws.moor("close", "anchor:spare", "--why", "no memory is about it")
     assert closed.code == 0, closed.err
     assert _doctor(ws) == (0, [])
+
+
+def test_a_damaged_recall_index_is_found_and_removing_it_fixes_it(ws: Workspace) -> None:
+    _git_workspace(ws)
+    for i in range(12):  # documents over several pages
+        ws.write(f"src/m{i}.py", f"def f{i}():\n    return {i}\n")
+        ws.memory(f"m{i}", f"src/m{i}.py#f{i}", body=f"Note {i} " + "word " * 300)
+    ws.moor("bind", check=True)
+    assert ws.moor("recall", "note").code == 0
+    index = ws.root / ".moor/recall.sqlite"
+    with sqlite3.connect(index) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert _doctor(ws) == (0, [])  # the control: a sound index
+
+    data = bytearray(index.read_bytes())
+    assert len(data) > 6 * 4096
+    data[3 * 4096 : 5 * 4096] = b"\x5a" * (2 * 4096)
+    index.write_bytes(bytes(data))
+    code, findings = _doctor(ws)
+
+    assert code == 1
+    [damaged] = findings
+    assert damaged["code"] == "index_needs_rebuild"
+    assert index.read_bytes() == bytes(data)  # reported, not rebuilt by the look
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index}{suffix}").unlink(missing_ok=True)
+    assert ws.moor("recall", "note").code == 0
+    assert _doctor(ws) == (0, [])

@@ -29,6 +29,8 @@ from moor_extractors.memory import normalise_value
 from moor_extractors.reference import ANCHOR_PREFIX
 from moor_store.inside import NotInside, read_inside, stray_temporaries
 from moor_store.journal import Entry, Journal, inspect
+from moor_store.recall_index import INDEX_FILE
+from moor_store.sqlite_health import integrity
 
 from moor_engine.grounding.check import Evaluation
 from moor_engine.grounding.trust import MemoryReport, State
@@ -95,7 +97,7 @@ class Health:
 def before_opening(workspace: Workspace) -> list[Finding]:
     """What must be seen before a session opens the workspace (opening one sets a damaged
     journal aside and sweeps stray temporary files)."""
-    return [*_journal_file(workspace), *_strays(workspace.root)]
+    return [*_journal_file(workspace), *_recall_index(workspace.root), *_strays(workspace.root)]
 
 
 def journal_damaged(early: Iterable[Finding]) -> bool:
@@ -112,6 +114,7 @@ def diagnose(session: Session, early: list[Finding], now: datetime | None = None
     health = Health(len(evaluation.report.memories))
     health.looked_at = [
         "journal",
+        "recall index",
         "temporary files",
         "hook server",
         "agent installation",
@@ -191,6 +194,23 @@ def _journal_file(workspace: Workspace) -> list[Finding]:
                 )
             )
     return found
+
+
+def _recall_index(root: Path) -> list[Finding]:
+    """A recall index SQLite finds damaged. Recall rebuilds one it cannot open, but one whose
+    damage is deeper than its header can answer from broken pages until then."""
+    rel = f"{STATE_DIR}/{INDEX_FILE}"
+    problems = integrity(root / rel)
+    if not problems:
+        return []
+    return [
+        Finding(
+            "index_needs_rebuild",
+            f"{rel} is damaged ({'; '.join(problems[:3])}): recall may miss memories",
+            f"rm -- {rel} {rel}-wal {rel}-shm  # the next recall builds it again",
+            (rel,),
+        )
+    ]
 
 
 def _strays(root: Path) -> list[Finding]:
