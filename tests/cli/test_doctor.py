@@ -252,6 +252,19 @@ def test_moor_hooks_installed_for_some_events_only_are_found(ws: Workspace) -> N
     assert _codes(_doctor(ws)[1]) == ["hooks_settings_unreadable"]
 
 
+def test_an_mcp_configuration_that_is_not_json_is_found(ws: Workspace) -> None:
+    _git_workspace(ws)
+    ws.write(".mcp.json", '{"mcpServers": {"moor": {"command": "moor", "args": ["mcp"]}}}\n')
+    assert _doctor(ws) == (0, [])  # the control: a readable one
+
+    ws.write(".mcp.json", '{"mcpServers": {"moor": {"command": "moor",\n')
+    code, findings = _doctor(ws)
+
+    assert code == 1
+    [unreadable] = findings
+    assert unreadable["code"] == "mcp_config_unreadable" and "line 2" in unreadable["message"]
+
+
 def test_a_hook_socket_nobody_answers_on_is_told_and_a_live_one_is_not(ws: Workspace) -> None:
     _git_workspace(ws)
     ws.memory("one", "src/a.py#send", body="Send is the one way out.")

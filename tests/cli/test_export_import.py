@@ -183,4 +183,7 @@ def test_an_export_into_moors_own_files_is_refused(origin: Workspace) -> None:
     run = origin.moor("export", "--output", "moor.lock")
     assert (run.code == 2 and "reserved_path" in run.err) or "moor's own" in run.err
     assert origin.read("moor.lock") == lock
+    outside = origin.root.parent / "outside.jsonl"
+    run = origin.moor("export", "--output", "../outside.jsonl")
+    assert run.code == 2 and "outside the workspace" in run.err and not outside.exists()
     assert origin.moor("export", "--output", "notes/history.jsonl").code == 0  # the control

@@ -343,11 +343,13 @@ def _anchors(report: MemoryReport) -> set[str]:
     return {a.canonical for a in report.anchors if a.canonical is not None}
 
 
-def _words(evaluation: Evaluation, path: str) -> str:
+def _words(evaluation: Evaluation, path: str) -> tuple[str, ...]:
+    """The memory's normalised words: compared as words, not characters (a memory of a few
+    thousand characters compared character by character cost a second a pair)."""
     loaded = evaluation.loaded.get(path)
     if loaded is None or loaded.memory is None:
-        return ""
-    return normalise_value(f"{loaded.memory.title}\n{loaded.memory.body}")
+        return ()
+    return tuple(normalise_value(f"{loaded.memory.title}\n{loaded.memory.body}").split())
 
 
 def _duplicates(reports: list[MemoryReport], evaluation: Evaluation) -> list[Finding]:
@@ -360,14 +362,18 @@ def _duplicates(reports: list[MemoryReport], evaluation: Evaluation) -> list[Fin
     for paths in by_anchor.values():
         ordered = sorted(set(paths))
         pairs.update((a, b) for i, a in enumerate(ordered) for b in ordered[i + 1 :] if a != b)
-    words: dict[str, str] = {}
+    words: dict[str, tuple[str, ...]] = {}
     found: list[Finding] = []
     for first, second in sorted(pairs):
         one = words.setdefault(first, _words(evaluation, first))
         other = words.setdefault(second, _words(evaluation, second))
         if not one or not other:
             continue
-        alike = difflib.SequenceMatcher(None, one, other, autojunk=False).ratio()
+        matcher = difflib.SequenceMatcher(None, one, other, autojunk=False)
+        # The cheap upper bounds first: most pairs about one anchor are not alike at all.
+        if matcher.real_quick_ratio() < NEAR_IDENTICAL or matcher.quick_ratio() < NEAR_IDENTICAL:
+            continue
+        alike = matcher.ratio()
         if alike < NEAR_IDENTICAL:
             continue
         found.append(
