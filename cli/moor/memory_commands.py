@@ -1,4 +1,5 @@
-"""`moor add`, `edit`, `supersede`, `forget`, `restore`: the memory layer's writes.
+"""`moor add`, `edit`, `supersede`, `forget`, `restore`, `pin`, `unpin`: the memory layer's
+writes.
 
 Parsing and rendering only; what each does is `moor_engine.memory.memory_writes`. Exit status: 0
 written, 1 refused (a structured refusal: with `--format json`, on stdout), 2 usage.
@@ -80,6 +81,15 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     restore.add_argument("--why", required=True)
     add_format(restore)
 
+    for name, text in (
+        ("pin", "pin a memory: always in `moor context`, ranked up in recall"),
+        ("unpin", "unpin a memory"),
+    ):
+        pinning = commands.add_parser(name, help=text)
+        pinning.add_argument("memory")
+        pinning.add_argument("--why", required=True)
+        add_format(pinning)
+
 
 def cmd_add(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.memory_writes import Draft, add
@@ -147,7 +157,17 @@ def cmd_restore(args: argparse.Namespace, start: Path) -> int:
         return render_written(restore(session, args.memory, args.why), args.format)
 
 
+def cmd_pin(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.memory.pins import pin
+
+    with told_session(start) as session:
+        pinned = args.command == "pin"
+        return render_written(pin(session, args.memory, pinned, args.why), args.format)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
+    "pin": cmd_pin,
+    "unpin": cmd_pin,
     "add": cmd_add,
     "edit": cmd_edit,
     "supersede": cmd_supersede,
