@@ -40,12 +40,19 @@ def add_parsers(commands: Any) -> None:
 
 def cmd_doctor(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.corpus.doctor import before_opening, diagnose, journal_damaged
+    from moor_engine.session import Session
     from moor_engine.workspace.workspace import Workspace
 
-    early = before_opening(Workspace.open(start))
-    # A journal found damaged is not opened: opening sets a damaged one aside.
-    with told_session(start, use_journal=not journal_damaged(early)) as session:
+    workspace = Workspace.open(start)
+    early = before_opening(workspace)
+    # The look changes and runs nothing: a journal found damaged, or none, is not opened
+    # (opening sets a damaged one aside, creates a missing one), nothing is tended, and no
+    # declared command runs.
+    use_journal = workspace.journal_path.is_file() and not journal_damaged(early)
+    with Session.open(start, use_journal=use_journal, trust=False, tend=False) as session:
         health = diagnose(session, early)
+        for warning in session.told():
+            print(f"moor: {warning}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(health.as_json(), ensure_ascii=False))
         return EXIT_LOOK if health.needs_attention else EXIT_OK

@@ -348,3 +348,41 @@ def test_a_damaged_recall_index_is_found_and_removing_it_fixes_it(ws: Workspace)
         Path(f"{index}{suffix}").unlink(missing_ok=True)
     assert ws.moor("recall", "note").code == 0
     assert _doctor(ws) == (0, [])
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git/" not in f"{p.relative_to(root)}/"
+    }
+
+
+def test_the_look_changes_nothing_a_command_that_opens_the_workspace_would(
+    ws: Workspace, monkeypatch: Any, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    _git_workspace(ws)
+    ws.write("probes/roster.py", "open('ran.txt', 'a').write('ran')\nprint('test_a')\n")
+    command = f'["{sys.executable}", "probes/roster.py"]'
+    ws.write("moor.toml", f'memory_roots = ["memories"]\n[anchors.roster]\ncommand = {command}\n')
+    ws.memory("roster", "anchor:roster")
+    before = _tree(ws.root)
+    assert _doctor(ws)[0] in (0, 1)
+    assert _tree(ws.root) == before  # no journal created, no command run
+    assert not (ws.root / ".moor").exists()
+
+    ws.moor("bind", "--trust", check=True)
+    (ws.root / "ran.txt").unlink()
+    stray = f".moor/.hook-answers.json.{_dead_pid()}.0123abcd.tmp"
+    ws.write(stray, "half an answer")
+    before = _tree(ws.root)
+
+    code, findings = _doctor(ws)
+
+    assert "stray_temporary" in _codes(findings) and code == 1
+    assert _tree(ws.root) == before  # the stray is reported and left; nothing ran
+    # The control: a command that opens the workspace sweeps it, and a trusted check runs
+    # the anchor's command.
+    ws.moor("check", "--trust")
+    assert not (ws.root / stray).exists() and (ws.root / "ran.txt").exists()

@@ -27,6 +27,7 @@ from typing import Final
 
 from moor_extractors.memory import normalise_value
 from moor_extractors.reference import ANCHOR_PREFIX
+from moor_store import intent
 from moor_store.inside import NotInside, read_inside, stray_temporaries
 from moor_store.journal import Entry, Journal, inspect
 from moor_store.recall_index import INDEX_FILE
@@ -97,7 +98,26 @@ class Health:
 def before_opening(workspace: Workspace) -> list[Finding]:
     """What must be seen before a session opens the workspace (opening one sets a damaged
     journal aside and sweeps stray temporary files)."""
-    return [*_journal_file(workspace), *_recall_index(workspace.root), *_strays(workspace.root)]
+    return [
+        *_journal_file(workspace),
+        *_recall_index(workspace.root),
+        *_interrupted(workspace.root),
+        *_strays(workspace.root),
+    ]
+
+
+def _interrupted(root: Path) -> list[Finding]:
+    if not intent.pending(root):
+        return []
+    return [
+        Finding(
+            "interrupted_action",
+            f"an action was interrupted ({intent.INTENT_PATH} is left): its writes are "
+            "half done until a command completes them",
+            "moor check  # any command that opens the workspace completes it",
+            (intent.INTENT_PATH,),
+        )
+    ]
 
 
 def journal_damaged(early: Iterable[Finding]) -> bool:
@@ -115,6 +135,7 @@ def diagnose(session: Session, early: list[Finding], now: datetime | None = None
     health.looked_at = [
         "journal",
         "recall index",
+        "interrupted actions",
         "temporary files",
         "hook server",
         "agent installation",
