@@ -117,6 +117,9 @@ def test_a_share_that_is_no_share_is_refused_naming_the_file_line_and_key(
     ws.write("moor.toml", 'memory_roots = ["memories"]\n[doctor]\nunreaffirmed_months = 0\n')
     run = ws.moor("doctor")
     assert run.code == 2 and "unreaffirmed_months" in run.err
+    ws.write("moor.toml", 'memory_roots = ["memories"]\n[doctor]\nungrounded_shar = 0.5\n')
+    run = ws.moor("doctor")
+    assert run.code == 2 and "moor.toml:3" in run.err and "ungrounded_shar" in run.err
     ws.write("moor.toml", 'memory_roots = ["memories"]\n[doctor]\nungrounded_share = 1\n')
     assert ws.moor("doctor").code == 0  # the control: a share it can use
 
