@@ -232,11 +232,13 @@ class Evaluator:
 
     def commit(self) -> None:
         """Journal the last evaluation and persist the parse cache (after publishing);
-        after a full check, settle the heap (`moor_lsp.heap`)."""
+        after a full check, settle the heap, after another trim it (`moor_lsp.heap`)."""
         self.live.commit()
         if self._full:
             self._full = False
             heap.settle()
+        else:
+            heap.trim()
 
     def set_buffer(self, rel: str, text: str | None) -> bool:
         """An editor buffer of code file `rel` (None: closed). It overlays the file while it

@@ -52,6 +52,7 @@ together is decided in `moor_engine.memory.latch`; this module only keeps them.
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field, replace
@@ -480,10 +481,12 @@ def _read_canonical(text: str) -> dict[str, object]:
                 anchors = last_memory[1]
                 if ref in anchors:
                     raise _NotCanonical
+                # A derivation, a kind and an axis name are one of a few values: one string
+                # each, not one per anchor (~5 MB of a 10,000-memory lock kept by an editor).
                 anchors[ref] = {
                     "address": u(m.group(3)),
-                    "derivation": u(m.group(4)),
-                    "kind": u(m.group(5)),
+                    "derivation": sys.intern(u(m.group(4))),
+                    "kind": sys.intern(u(m.group(5))),
                     "axes": _axes(m.group(6)),
                 }
             else:
@@ -541,7 +544,7 @@ def _axes(inner: str) -> dict[str, object]:
         raise _NotCanonical
     axes: dict[str, object] = {}
     for bare, quoted, value in _AXIS_ITEMS.findall(inner):
-        key = bare or _unescape(quoted)
+        key = sys.intern(bare or _unescape(quoted))
         if key in axes:
             raise _NotCanonical
         axes[key] = _unescape(value)
