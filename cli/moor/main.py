@@ -22,6 +22,7 @@ from moor import (
     atlas_commands,
     checkpoint_commands,
     context_commands,
+    corpus_commands,
     hook_commands,
     mcp_command,
     recall_commands,
@@ -128,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     hook_commands.add_parsers(commands)
     source_commands.add_parsers(commands)
     anchor_commands.add_parsers(commands)
+    corpus_commands.add_parsers(commands)
 
     mcp_command.add_parser(commands)
     commands.add_parser(
@@ -383,6 +385,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "hooks": hook_commands.cmd_hooks,
     "source": source_commands.cmd_source,
     **anchor_commands.COMMANDS,
+    **corpus_commands.COMMANDS,
 }
 
 

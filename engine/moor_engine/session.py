@@ -82,15 +82,26 @@ class Session:
         return list(dict.fromkeys([*self.workspace.warnings, *self.warnings]))
 
     @classmethod
-    def open(cls, start: Path, *, use_journal: bool = True, trust: bool | None = None) -> Session:
+    def open(
+        cls,
+        start: Path,
+        *,
+        use_journal: bool = True,
+        trust: bool | None = None,
+        tend: bool = True,
+    ) -> Session:
         """`trust`: the person's own word on this workspace's declared commands — True
         (`--trust`, the editor's workspace trust), False (the editor's distrust), None (not
-        said); `moor_engine.anchors.trust.decide` decides with it."""
+        said); `moor_engine.anchors.trust.decide` decides with it. `tend=False`: a look that
+        changes nothing (`moor doctor`): an interrupted action is left for the next command
+        to complete, and stray temporary files stay."""
         opened_ns = time.time_ns()
         workspace = Workspace.open(start)
         warnings: list[str] = []
         journal = open_journal(workspace, warnings) if use_journal else None
-        if journal is not None and intent.pending(workspace.root):
+        if not tend:
+            pass
+        elif journal is not None and intent.pending(workspace.root):
             # A crash interrupted an action: complete it before reading what it wrote.
             # Busy: its writer is alive, so the action is not interrupted; that writer ends it.
             try:

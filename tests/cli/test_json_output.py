@@ -100,6 +100,11 @@ def test_every_command_in_moors_help_answers_one_json_object(bound: Workspace) -
     answers["atlas"] = run_json(ws, "atlas")
     answers["checkpoint"] = run_json(ws, "checkpoint", "list")
     answers["hooks"] = run_json(ws, "hooks", "status")
+    answers["doctor"] = run_json(ws, "doctor", codes=(0, 1))
+    answers["export"] = run_json(ws, "export", "--output", "history.jsonl")
+    for journal_file in (ws.root / ".moor").glob("journal.sqlite*"):
+        journal_file.unlink()  # an import goes only into an empty journal
+    answers["import"] = run_json(ws, "import", "history.jsonl")
     answers["source"] = run_json(ws, "source", "list")
     answers["anchors"] = run_json(ws, "anchors")
     answers["close"] = run_json(ws, "close", "anchor:none", "--why", "gone", codes=(1,))
