@@ -30,6 +30,7 @@ from moor_store.journal import (
 from moor_store.lockfile import Lock, LockedMemory, LockError, format_lock, parse_lock
 from moor_store.writelock import WriteBusy, holding, write_lock
 
+from moor_engine.anchors.observer import CommandObserver
 from moor_engine.grounding.check import (
     Checker,
     Evaluation,
@@ -68,6 +69,8 @@ class Session:
     # Under `writing`: moor.lock as read had lost latches this clone holds (an older lock
     # came back); `self.lock` records them again.
     mended: bool = False
+    # Custom anchors' commands (moor_engine.anchors), run only when trusted from outside.
+    commands: CommandObserver | None = None
 
     def told(self) -> list[str]:
         """What every surface tells the person after this session's work, each once: the
@@ -75,7 +78,10 @@ class Session:
         return list(dict.fromkeys([*self.workspace.warnings, *self.warnings]))
 
     @classmethod
-    def open(cls, start: Path, *, use_journal: bool = True) -> Session:
+    def open(cls, start: Path, *, use_journal: bool = True, trust: bool | None = None) -> Session:
+        """`trust`: the person's own word on this workspace's declared commands — True
+        (`--trust`, the editor's workspace trust), False (the editor's distrust), None (not
+        said); `moor_engine.anchors.trust.decide` decides with it."""
         workspace = Workspace.open(start)
         warnings: list[str] = []
         journal = open_journal(workspace, warnings) if use_journal else None
@@ -106,7 +112,13 @@ class Session:
         lock_bytes = read_lock_bytes(workspace)
         lock = _parse_lock(workspace, lock_bytes)
         observer = FileObserver(workspace.root, workspace.config.max_file_size, journal)
-        return cls(workspace, lock, journal, observer, warnings, start.resolve(), None, lock_bytes)
+        session = cls(
+            workspace, lock, journal, observer, warnings, start.resolve(), None, lock_bytes
+        )
+        session.commands = CommandObserver(workspace.root, workspace.config.anchors, trust)
+        session.commands.max_input_size = workspace.config.max_file_size
+        observer.commands = session.commands.observe
+        return session
 
     def close(self) -> None:
         if self.journal is not None:
@@ -216,7 +228,13 @@ class Session:
     def _record(self, evaluation: Evaluation, changed: set[str]) -> int:
         new_lock, count = rebaseline(self.lock, evaluation)
         entries = (
-            observation_entries(self.journal, evaluation, self.lock, changed)
+            observation_entries(
+                self.journal,
+                evaluation,
+                self.lock,
+                changed,
+                self.commands.take_fresh() if self.commands is not None else None,
+            )
             if self.journal is not None
             else []
         )

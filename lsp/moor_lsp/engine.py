@@ -126,9 +126,11 @@ def problem(error: Exception) -> EngineProblem:
 
 def open_session(root: Path, buffers: Mapping[str, bytes] | None = None) -> Session:
     """A session of its own (for an action, a hover, a diff); `buffers`: the editor's
-    unsaved code buffers, observed instead of their files (as the live check does)."""
+    unsaved code buffers, observed instead of their files (as the live check does). It runs
+    no declared anchor command (`trust=False`): a hover must not start one; the live
+    check observes them."""
     try:
-        session = Session.open(root)
+        session = Session.open(root, trust=False)
     except (RefusalError, OSError) as error:
         raise problem(error) from error
     if buffers:
@@ -230,11 +232,13 @@ class Evaluator:
 
     def commit(self) -> None:
         """Journal the last evaluation and persist the parse cache (after publishing);
-        after a full check, settle the heap (`moor_lsp.heap`)."""
+        after a full check, settle the heap, after another trim it (`moor_lsp.heap`)."""
         self.live.commit()
         if self._full:
             self._full = False
             heap.settle()
+        else:
+            heap.trim()
 
     def set_buffer(self, rel: str, text: str | None) -> bool:
         """An editor buffer of code file `rel` (None: closed). It overlays the file while it

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver import MCPServer
+from moor_engine.agents.framing import RESULT_NOTICE
 from moor_engine.session import Session
 
 from moor_mcp.annotations import READ_ONLY
@@ -17,15 +18,18 @@ from moor_mcp.results import (
     AboutResult,
     Anchor,
     DriftReport,
+    Explanation,
     Flagged,
     Hit,
     KnownHere,
     SearchManyResult,
     SearchResult,
+    Signal,
 )
 from moor_mcp.shown import shown
 
 if TYPE_CHECKING:
+    from moor_engine.memory.recall import Hit as Recalled
     from moor_engine.memory.recall_index import KeptIndex
 
 MAX_HITS = 50
@@ -37,13 +41,16 @@ def register(server: MCPServer, root: Path) -> None:
     kept = _Kept()
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
-    def memory_search(query: str, limit: int = 10, agent: str | None = None) -> SearchResult:
+    def memory_search(
+        query: str, limit: int = 10, agent: str | None = None, explain: bool = False
+    ) -> SearchResult:
         """Search the project's memories; best first, stale ones flagged with why, retired
         ones absent. Call memories_about for the memories bound to a given piece of code,
         memory_search_many to ask several questions at once. With `agent`, that agent's own
-        memories are searched too (without it, only the shared ones)."""
+        memories are searched too (without it, only the shared ones). With `explain`, each
+        hit says why it scored as it did (relevance, trust, confidence, pin, recency)."""
         with engine_refusals(root), Session.open(root) as session:
-            return _search(session, query, limit, agent, kept)
+            return _search(session, query, limit, agent, kept, explain)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     def memory_search_many(
@@ -134,7 +141,12 @@ class _Kept:
 
 
 def _search(
-    session: Session, query: str, limit: int, agent: str | None, kept: _Kept
+    session: Session,
+    query: str,
+    limit: int,
+    agent: str | None,
+    kept: _Kept,
+    explain: bool = False,
 ) -> SearchResult:
     result, _status = kept.get().recall(
         session, query, limit=max(1, min(limit, MAX_HITS)), agent=agent
@@ -157,6 +169,8 @@ def _search(
                 content_hash=memory.content_hash,
                 sections=memory.sections,
                 text=memory.text,
+                notice=RESULT_NOTICE,
+                explain=_explained(hit) if explain else None,
                 retired_here=[
                     KnownHere(
                         path=k.path,
@@ -170,3 +184,14 @@ def _search(
             )
         )
     return SearchResult(query=query, hits=hits)
+
+
+def _explained(hit: Recalled) -> Explanation:
+    return Explanation(
+        score=hit.score,
+        matched=list(hit.matched),
+        signals=[
+            Signal(signal=s.name, factor=s.factor, contribution=s.contribution, why=s.why)
+            for s in hit.signals
+        ],
+    )

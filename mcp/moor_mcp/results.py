@@ -19,6 +19,21 @@ ENGINE_ANSWER = ConfigDict(from_attributes=True)
 Untrusted = Annotated[str, AfterValidator(neutralise)]
 
 
+class Signal(BaseModel):
+    signal: str  # bm25 | trust | confidence | pinned | recency
+    factor: float  # what the score was multiplied by (bm25: the relevance itself)
+    contribution: float  # how much the score moved by it
+    why: str
+
+
+class Explanation(BaseModel):
+    """Why a hit scored as it did (as `moor recall --explain`)."""
+
+    score: float
+    matched: list[Untrusted]  # the query's terms this memory holds
+    signals: list[Signal]
+
+
 class Hit(BaseModel):
     path: str
     title: Untrusted
@@ -30,6 +45,9 @@ class Hit(BaseModel):
     content_hash: str | None  # what memory_edit's based_on names
     sections: list[Untrusted]  # the headings memory_edit can replace, as shown
     text: str  # the memory, framed as untrusted data
+    # Said in every hit, as results are handed on without the server's instructions.
+    notice: str
+    explain: Explanation | None = None  # only when asked for
     # Retired memories on the same code, each with why (not current: never rely on them).
     retired_here: list[KnownHere] = []
 
@@ -164,3 +182,25 @@ class ResumeResult(BaseModel):
     checkpoints: list[Checkpoint]  # newest first
     total: int
     unreadable: list[str]
+
+
+class AnchorRow(BaseModel):
+    """One anchor, as `moor anchors` lists it (`moor_engine.anchors.listing.AnchorRow`)."""
+
+    model_config = ENGINE_ANSWER
+
+    anchor: Untrusted
+    kind: str  # command, symbol, section or file
+    memories: list[str]
+    bound: bool
+    reproducibility: str | None  # command anchors: closed or open
+    streak: int | None
+    command: list[Untrusted] | None
+    last_observed: str | None
+    last_state: str | None
+    next_due: str | None
+    closed: dict[str, Untrusted] | None  # {by, reason, at} once closed
+
+
+class AnchorsResult(BaseModel):
+    anchors: list[AnchorRow]

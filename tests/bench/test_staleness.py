@@ -2,13 +2,15 @@
 serves no stale memory as current and misses no current one, while its baselines still show
 the two failures (if they stopped, the comparison would prove nothing); the published table
 is what the harness measures. The repository is read from a git directory on the machine
-(`MOOR_STALENESS_REPO`, else the pallets/click mirror); without one these tests skip, saying
-so."""
+(`MOOR_STALENESS_REPO`, else the pallets/click mirror). Where neither is there (a fresh CI
+machine), the small run uses moor's own history instead — real commits nobody wrote for the
+benchmark — so it runs in CI too; only the published table needs click."""
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -35,6 +37,32 @@ def git_dir() -> Path:
     return GIT_DIR
 
 
+# A stretch of moor's own history in which engine functions changed, went and were rewritten.
+OWN_FROM, OWN_TO, OWN_PREFIX = "07f999f", "6203fde", "engine/moor_engine"
+
+
+def small_run_history() -> tuple[Path, str, str, str]:
+    if (GIT_DIR / "HEAD").exists():
+        return GIT_DIR, staleness.DEFAULT_FROM, staleness.DEFAULT_TO, staleness.DEFAULT_PREFIX
+    found = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    own = Path(found.stdout.strip())
+    have = subprocess.run(
+        ["git", f"--git-dir={own}", "cat-file", "-e", f"{OWN_FROM}^{{commit}}"],
+        capture_output=True,
+        check=False,
+    )
+    if found.returncode != 0 or have.returncode != 0:
+        pytest.skip(
+            f"neither pallets/click at {GIT_DIR} nor moor's own history ({OWN_FROM}) is here"
+        )
+    return own, OWN_FROM, OWN_TO, OWN_PREFIX
+
+
 def rows(text: str) -> dict[str, tuple[int, int, float, int]]:
     found = {}
     for line in text.splitlines():
@@ -49,10 +77,7 @@ def test_a_small_run_serves_no_stale_memory_as_current_and_its_baselines_do(
     tmp_path: Path,
 ) -> None:
     result = run(
-        git_dir(),
-        staleness.DEFAULT_FROM,
-        staleness.DEFAULT_TO,
-        staleness.DEFAULT_PREFIX,
+        *small_run_history(),
         subjects=4,
         memories=40,
         work=tmp_path,

@@ -22,6 +22,10 @@ def test_gone_anchors_in_3000_files_cost_a_bounded_ratio_of_a_check_without() ->
     # (every anchor opened every file). Generous: the machine is shared and noisy.
     assert result.ratio(1) < 3.0, result
     assert result.ratio(20) < 4.0, result
+    # The first check after the anchors went finds the index `moor bind` built and parses
+    # only the changed files: in CPU seconds (robust to a busy machine), a bounded ratio
+    # (building it there cost ~6x at this size, ~50x at 50,000 files).
+    assert result.cpu_ratio(1, 0) < 3.0, result
     # One index for all anchors: 20 gone cost little more than one.
     assert result.gone[20][1].seconds < 2.5 * result.gone[1][1].seconds, result
     # After an unrelated edit every search is made again: bounded too (the walk per anchor
@@ -30,6 +34,8 @@ def test_gone_anchors_in_3000_files_cost_a_bounded_ratio_of_a_check_without() ->
 
 
 def index_row(ws: Workspace) -> str | None:
+    if not (ws.root / ".moor" / "journal.sqlite").exists():
+        return None
     with sqlite3.connect(ws.root / ".moor" / "journal.sqlite") as db:
         row = db.execute("SELECT payload FROM files WHERE path = 'index:python'").fetchone()
     return None if row is None else str(row[0])
@@ -43,13 +49,13 @@ def test_the_index_follows_edited_and_new_files_between_checks(ws: Workspace) ->
     past = time.time() - 60  # stats old enough to vouch for a file (not "racy")
     for path in (ws.root / "pkg").iterdir():
         os.utime(path, (past, past))
+    assert index_row(ws) is None  # the control: nothing has built it yet
     assert ws.moor("bind").code == 0
-    assert index_row(ws) is None  # nothing was gone: no index was needed
+    kept = index_row(ws)  # built when the anchors were bound, before any is gone
+    assert kept is not None and "f39" in kept
     ws.write("pkg/a.py", "def other():\n    return 1\n")
     os.utime(ws.root / "pkg/a.py", (past, past + 1))
     assert ws.anchor("memories/send.md")["state"] == "gone"
-    kept = index_row(ws)
-    assert kept is not None and "f39" in kept
     assert ws.anchor("memories/send.md")["state"] == "gone"  # from the kept index
     # An edited file that now defines it: found, though its index row was written before.
     ws.write(

@@ -13,7 +13,9 @@ from moor_store.intent import Change
 from moor_store.journal import NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory, format_lock
 
+from moor_engine.anchors.machine import is_custom
 from moor_engine.grounding.check import locked_anchor_from, translated_anchor
+from moor_engine.grounding.definition_index import bound_languages
 from moor_engine.grounding.memories import LoadedMemory, loaded_lock_content, lock_content
 from moor_engine.grounding.observe import Found, NotFound, found_address
 from moor_engine.grounding.places import place_seal
@@ -74,6 +76,9 @@ def _unusable(session: Session, path: str, loaded: LoadedMemory, action: str) ->
 def _seal(session: Session, found: Found, change: Change, canonical: str) -> None:
     """Keep the code as it is now, so `diff` can show what changed since (with the change),
     and its place in the file, for a rename in place (`places.py`)."""
+    if is_custom(canonical):  # a command anchor: its facts, not a file
+        change.seals.extend(session.commands.seals(found.address) if session.commands else [])
+        return
     view = session.observer.view(found.path)
     if view is None or isinstance(view, Failure):
         return
@@ -216,6 +221,9 @@ def _bind(session: Session, paths: list[str]) -> Written:
         change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
     change.entries = entries
     session.commit(change)
+    # The definition index is built now, so the first check after bound code goes looks
+    # again only at what changed since (memory: relocation-index-follows-the-change-set).
+    session.checker.indexes.prepare(bound_languages(session.lock))
     session.observer.flush()
     return written
 

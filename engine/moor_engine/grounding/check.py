@@ -18,6 +18,12 @@ from moor_extractors.reference import Reference
 from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
+from moor_engine.anchors.machine import (
+    closure_report,
+    command_entries,
+    command_report,
+    is_custom,
+)
 from moor_engine.grounding.bound_code import bound_code
 from moor_engine.grounding.definition_index import Indexes
 from moor_engine.grounding.dependents import Dependents
@@ -172,12 +178,10 @@ class Checker:
 
     def observe(self, ref: Reference) -> Observation:
         if ref.path is None:
-            return Failure(
-                Reason.UNEVALUABLE,
-                "command_probes_unavailable",
-                f"{ref.canonical()}: custom anchors (command probes) are not supported by this "
-                "version of moor yet",
-            )
+            closure = self.lock.closed.get(ref.canonical())
+            if closure is not None:  # closed for good: its command runs no more
+                return Failure(Reason.UNEVALUABLE, *closure_report(closure))
+            return self.observer.observe(ref)  # a custom anchor (moor_engine.anchors)
         return self.observer.observe(ref, self._bound_addresses().get(ref.canonical(), ()))
 
     def _bound_addresses(self) -> dict[str, set[str]]:
@@ -324,12 +328,20 @@ class Checker:
         observation = observations[canonical]
         locked = locked_memory.anchors.get(canonical) if locked_memory is not None else None
         report.bound_address = locked.address if locked else None
+        closure = self.lock.closed.get(canonical) if item.ref.anchor is not None else None
+        if closure is not None:
+            report.state = State.RETIRED
+            report.code, report.detail = closure_report(closure)
+            return report
         if isinstance(observation, Failure):
             report.state = State.UNVERIFIED
             report.reason = observation.reason.value
             report.code = observation.code
             report.detail = observation.detail
             return report
+        if item.ref.anchor is not None:
+            declaration = self.workspace.config.anchors.get(item.ref.anchor)
+            return command_report(report, declaration, observation, locked, self.journal)
         report.address = observation.address
         if isinstance(observation, NotFound):
             search = self.relocation(item.ref, locked) if locked is not None else Search()
@@ -528,8 +540,10 @@ def observation_entries(
     evaluation: Evaluation,
     lock: Lock,
     changed: set[str],
+    fresh_commands: set[str] | None = None,
 ) -> list[NewEntry]:
-    """What this check saw, as journal entries (not yet appended)."""
+    """What this check saw, as journal entries (not yet appended); `fresh_commands`: the
+    command anchors looked at anew (None: every one observed)."""
     bound: dict[str, LockedAnchor] = {}
     for memory in canonical_lock(lock).memories.values():
         for canonical, locked in memory.anchors.items():
@@ -539,9 +553,15 @@ def observation_entries(
         for anchor in memory_report.anchors:
             if anchor.canonical is not None:
                 states.setdefault(anchor.canonical, anchor)
-    keys = [key for key in evaluation.observations if key in bound]
+    keys = [key for key in evaluation.observations if key in bound and not is_custom(key)]
     looks = journal.last_looks(keys)
-    entries: list[NewEntry] = []
+    # A closed anchor is not looked at any more: nothing of it to journal.
+    looked = {
+        k: v
+        for k, v in evaluation.observations.items()
+        if k not in lock.closed and (fresh_commands is None or k in fresh_commands)
+    }
+    entries = command_entries(journal, looked, bound, states)
     for key in keys:
         observation = evaluation.observations[key]
         previous = looks.get(key)

@@ -17,19 +17,22 @@ a row per file. An editor's unsaved buffer is indexed but never kept.
 from __future__ import annotations
 
 import json
+import operator
 import os
 import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from moor_extractors.digest import digest_bytes
 from moor_extractors.languages import language_for_path
+from moor_extractors.reference import ANCHOR_PREFIX
 from moor_store.inside import read_inside
 from moor_store.journal import CachedFile
+from moor_store.lockfile import Lock
 
 from moor_engine.workspace.filestat import StatKey, stat_key
 
@@ -41,7 +44,10 @@ from moor_engine.workspace.workspace import Workspace
 from moor_engine.workspace.worktree import Worktree, blob_id, look
 
 _PREFIX = "index:"
-_VERSION = 4
+_CHANGES = "index-changes:"  # the files changed since the base row
+# Up to this many files changed (or an eighth of the index) are kept beside the base row.
+_FEW_CHANGES = 256
+_VERSION = 5
 # The body digest is kept only this long: it picks the few files worth observing, whose
 # full digests then decide (`relocate._body_matches`).
 _BODY_PREFIX = 12
@@ -87,21 +93,42 @@ class _Table:
         self.lengths: list[int] = []
         self.errors: list[bool] = []
         self.bodies: list[str] = []
+        self.tracked = ""  # git's index the blob keys were taken against (`index_digest`)
+        self.generation = ""  # which base row this is, or applies to
+        self.removed: list[str] = []  # in a row of changes: the files no longer indexed
 
-    def files(self) -> dict[str, tuple[str, int]]:
-        """Path -> (its key, position of its first definition)."""
-        found: dict[str, tuple[str, int]] = {}
-        start = 0
-        for rel, key, count in zip(self.paths, self.keys, self.counts, strict=True):
-            found[rel] = (key, start)
-            start += count
-        return found
+    def key_of(self, rel: str) -> str | None:
+        at = bisect_left(self.paths, rel)
+        return self.keys[at] if at < len(self.paths) and self.paths[at] == rel else None
+
+    def unvouched(self) -> set[str]:
+        """The files keyed by their stat, or by nothing: git did not vouch for them."""
+        return {rel for rel, key in zip(self.paths, self.keys, strict=True) if key[:1] != _BLOB}
+
+    def rows(self) -> Rows:
+        starts = self.starts()
+        return {
+            rel: (
+                self.keys[file],
+                list(
+                    zip(
+                        self.qnames[starts[file] : starts[file + 1]],
+                        self.kinds[starts[file] : starts[file + 1]],
+                        self.lengths[starts[file] : starts[file + 1]],
+                        self.errors[starts[file] : starts[file + 1]],
+                        self.bodies[starts[file] : starts[file + 1]],
+                        strict=True,
+                    )
+                ),
+            )
+            for file, rel in enumerate(self.paths)
+        }
 
     def starts(self) -> list[int]:
-        """Per file, the position of its first definition."""
-        return list(accumulate(self.counts, initial=0))[:-1]
+        """Per file, the position of its first definition (and, last, the end)."""
+        return list(accumulate(self.counts, initial=0))
 
-    def add(self, rel: str, key: str, sites: list[tuple[str, str, int, bool, str]]) -> None:
+    def add(self, rel: str, key: str, sites: list[Site]) -> None:
         self.paths.append(rel)
         self.keys.append(key)
         self.counts.append(len(sites))
@@ -112,23 +139,35 @@ class _Table:
             self.errors.append(error)
             self.bodies.append(body)
 
-    def copy_file(self, other: _Table, rel: str, at: tuple[str, int], count: int) -> None:
-        key, start = at
-        end = start + count
-        self.add(
-            rel,
-            key,
-            list(
-                zip(
-                    other.qnames[start:end],
-                    other.kinds[start:end],
-                    other.lengths[start:end],
-                    other.errors[start:end],
-                    other.bodies[start:end],
-                    strict=True,
-                )
-            ),
-        )
+    def patched(self, rows: Rows, drop: set[str]) -> _Table:
+        """This table with the files in `drop` left out and `rows` in their place, in
+        path order: the table a build from scratch would give. The files in between are
+        copied as slices of the columns (in C), so a change costs what it touches."""
+        table = _Table()
+        starts = self.starts()
+        copied = 0  # the files of this table before this one are in `table`
+        for rel in sorted(drop | rows.keys()):
+            at = bisect_left(self.paths, rel)
+            table._copy(self, copied, at, starts)
+            copied = at + 1 if at < len(self.paths) and self.paths[at] == rel else at
+            if rel in rows:
+                table.add(rel, *rows[rel])
+        table._copy(self, copied, len(self.paths), starts)
+        return table
+
+    def _copy(self, other: _Table, first: int, last: int, starts: list[int]) -> None:
+        """Files `first` to `last` (excluded) of `other`, appended."""
+        if first >= last:
+            return
+        self.paths += other.paths[first:last]
+        self.keys += other.keys[first:last]
+        self.counts += other.counts[first:last]
+        begin, end = starts[first], starts[last]
+        self.qnames += other.qnames[begin:end]
+        self.kinds += other.kinds[begin:end]
+        self.lengths += other.lengths[begin:end]
+        self.errors += other.errors[begin:end]
+        self.bodies += other.bodies[begin:end]
 
     def dumps(self) -> str | None:
         """The columns as one text, each a run of items between separators (splitting a
@@ -146,10 +185,12 @@ class _Table:
             [str(n) for n in self.lengths],
             ["1" if e else "" for e in self.errors],
             self.bodies,
+            [self.tracked, self.generation],
+            self.removed,
         ]
         if any(
             _ITEM in item or _COLUMN in item
-            for column in (self.paths, self.qnames, kinds)
+            for column in (self.paths, self.qnames, kinds, self.removed)
             for item in column
         ):
             return None
@@ -158,21 +199,29 @@ class _Table:
     @classmethod
     def loads(cls, text: str) -> _Table:
         columns = [column.split(_ITEM) if column else [] for column in text.split(_COLUMN)]
-        if len(columns) != 9:
+        if len(columns) != 11:
             raise ValueError("the index has another number of columns")
-        paths, keys, counts, qnames, kinds, ids, lengths, errors, bodies = columns
+        paths, keys, counts, qnames, kinds, ids, lengths, errors, bodies, meta, removed = columns
         table = cls()
+        table.tracked, table.generation = meta
+        table.removed = removed
         table.paths, table.keys = paths, keys
-        table.counts = [int(n) for n in counts]
+        table.counts = list(map(int, counts))
         table.qnames = qnames
-        table.kinds = [kinds[int(number)] for number in ids]
-        table.lengths = [int(n) for n in lengths]
-        table.errors = [bool(e) for e in errors]
+        table.kinds = list(map(kinds.__getitem__, map(int, ids)))
+        table.lengths = list(map(int, lengths))
+        table.errors = list(map(bool, errors))
         table.bodies = bodies
         files = {len(table.paths), len(table.keys), len(table.counts)}
         sites = {len(table.qnames), len(table.kinds), len(table.lengths), len(table.errors)}
         if len(files) != 1 or sites != {sum(table.counts)} or len(table.bodies) not in sites:
             raise ValueError("the index's columns disagree")
+        if (
+            min(table.counts, default=0) < 0
+            or len(set(paths)) != len(paths)
+            or paths != sorted(paths)
+        ):
+            raise ValueError("the index's files are not in order")  # `patched` relies on it
         return table
 
 
@@ -194,6 +243,12 @@ class DefinitionIndex:
         # Per kind: lengths in ascending order, and the definition each one is.
         self._by_length: dict[str, tuple[list[int], list[int]]] = {}
         self.reindexed = 0  # files observed to bring the index up to date
+        self.examined = 0  # files whose row was compared with git's view or their stat
+        self._suffixes: dict[str, bool] = {}  # per file name suffix: whether it is ours
+        # The kept base row, and the files changed since it (kept beside it).
+        self._base: _Table | None = None
+        self._changed: Rows = {}
+        self._dropped: set[str] = set()
 
     def stale(self) -> None:
         """Code may have changed since the last refresh: look at every stat again."""
@@ -238,9 +293,15 @@ class DefinitionIndex:
         for kind in sorted(kinds):
             by_length = self._by_length.get(kind)
             if by_length is None:
-                ours = [i for i, k in enumerate(table.kinds) if k == kind and not table.errors[i]]
-                ours.sort(key=lambda i: table.lengths[i])
-                by_length = self._by_length[kind] = ([table.lengths[i] for i in ours], ours)
+                # In C (map, compress): once per check over every definition of the tree.
+                parse = map(operator.not_, table.errors)
+                wanted = map(operator.and_, map(kind.__eq__, table.kinds), parse)
+                ours = list(compress(range(len(table.kinds)), wanted))
+                ours.sort(key=table.lengths.__getitem__)
+                by_length = self._by_length[kind] = (
+                    list(map(table.lengths.__getitem__, ours)),
+                    ours,
+                )
             lengths, positions = by_length
             # Outwards from `size`, nearest first, within half to twice its length.
             low, high = bisect_left(lengths, size / 2), bisect_right(lengths, size * 2)
@@ -260,44 +321,27 @@ class DefinitionIndex:
 
     # -- keeping it up to date --------------------------------------------------------------
 
+    def prepare(self) -> None:
+        """Bring the index up to date now (`moor bind`), so the first search after code
+        goes finds it built and only looks again at what changed since."""
+        self._refresh()
+
     def _refresh(self) -> _Table:
         if self._fresh and self._table is not None:
             return self._table
         old = self._table if self._table is not None else self._load()
-        known = old.files()
         looked = self._worktree()
-        vouched = looked.vouched_blobs() if looked is not None else {}
-        root = str(self.workspace.root) + os.sep
-        suffixes: dict[str, bool] = {}
-        changed: list[str] = []
-        listed: list[str] = []
-        for rel in self.workspace.code_paths:
-            suffix = rel[rel.rfind(".") :] if "." in rel else ""
-            ours = suffixes.get(suffix)
-            if ours is None:
-                ours = suffixes[suffix] = language_for_path(rel) == self.language
-            if not ours:
-                continue
-            listed.append(rel)
-            at = known.get(rel)
-            if rel in self.observer.overlays or at is None or not at[0]:
-                changed.append(rel)
-                continue
-            blob = vouched.get(rel)
-            if blob is not None:
-                if at[0] != _BLOB + blob:
-                    changed.append(rel)
-                continue
-            try:
-                info = os.stat(root + rel)
-            except OSError:
-                changed.append(rel)
-                continue
-            if at[0] != _stat_text(stat_key(info)):
-                changed.append(rel)
-        if changed or len(listed) != len(old.paths):
-            table = self._rebuild(old, known, listed, set(changed), vouched)
-            self._store(table)
+        digest = looked.index_digest if looked is not None else ""
+        suspects = self._suspects(old, looked)
+        if looked is not None and suspects is not None:
+            changed, removed, vouched = self._changes(old, looked, suspects)
+        else:
+            changed, removed, vouched = self._differences(old, looked)
+        if changed or removed or old.tracked != digest:
+            rows = self._observed(changed, vouched)
+            table = old.patched(rows, removed | set(changed))
+            table.tracked = digest
+            self._store(table, rows, removed | set(changed))
         else:
             table = old
         self.reindexed += len(changed)
@@ -306,57 +350,186 @@ class DefinitionIndex:
         self._by_length = {}
         return table
 
-    def _rebuild(
-        self,
-        old: _Table,
-        known: dict[str, tuple[str, int]],
-        listed: list[str],
-        changed: set[str],
-        vouched: dict[str, str],
-    ) -> _Table:
-        """The index of `listed`: `changed` files observed again, the others copied."""
-        counts = dict(zip(old.paths, old.counts, strict=True))
+    def _suspects(self, old: _Table, looked: Worktree | None) -> set[str] | None:
+        """The only files that may have changed since `old`, when git's index has the
+        entries it had then: every file `old` keys by a blob still holds it unless
+        `diff-files` names it. So: the files git names (modified, untracked), those `old`
+        keys by stat, unsaved buffers. None: every file must be compared (no git, another
+        index, or so many that one pass over git's listing costs less)."""
+        if looked is None or not old.tracked or old.tracked != looked.index_digest:
+            return None
+        suspects = {*looked.changed_paths, *old.unvouched(), *self.observer.overlays}
+        return suspects if len(suspects) <= _FEW_CHANGES else None
+
+    def _changes(
+        self, old: _Table, looked: Worktree, suspects: set[str]
+    ) -> tuple[list[str], set[str], dict[str, str]]:
+        """What changed among the suspects (`_suspects`)."""
+        changed: list[str] = []
+        removed: set[str] = set()
+        vouched: dict[str, str] = {}
+        for rel in sorted(suspects):
+            if not self._ours(rel):
+                continue
+            key = old.key_of(rel)
+            listed = rel in looked.untracked_paths or looked.entry(rel) is not None
+            if not listed or (key is None and not self.workspace.is_code(rel)):
+                if key is not None:
+                    removed.add(rel)
+                continue
+            blob = looked.vouched_blob(rel)
+            if blob is not None:
+                vouched[rel] = blob
+            self.examined += 1
+            if self._moved(rel, key, blob):
+                changed.append(rel)
+        return changed, removed, vouched
+
+    def _differences(
+        self, old: _Table, looked: Worktree | None
+    ) -> tuple[list[str], set[str], dict[str, str]]:
+        """What changed since `old`, file by file: each file of the language that counts
+        (from git's listing, or the walk without git) against its row."""
+        if looked is not None:
+            listed = self._listed(looked.paths(), set(old.paths))
+            vouched = looked.vouched_blobs()
+        else:
+            listed = [rel for rel in self.workspace.code_paths if self._ours(rel)]
+            vouched = {}
+        known = dict(zip(old.paths, old.keys, strict=True))
+        self.examined += len(listed)
+        changed = [rel for rel in listed if self._moved(rel, known.get(rel), vouched.get(rel))]
+        removed = set(known).difference(listed) if len(listed) != len(known) or changed else set()
+        return changed, removed, {rel: vouched[rel] for rel in changed if rel in vouched}
+
+    def _moved(self, rel: str, key: str | None, blob: str | None) -> bool:
+        """Whether the file's row may not be of its bytes: no row, an unsaved buffer, a
+        key that never vouches, or another blob or stat than the row's."""
+        if rel in self.observer.overlays or not key:
+            return True
+        if blob is not None:
+            return key != _BLOB + blob
+        try:
+            info = os.stat(os.path.join(self.workspace.root, rel))
+        except OSError:
+            return True
+        return key != _stat_text(stat_key(info))
+
+    def _ours(self, rel: str) -> bool:
+        suffix = rel[rel.rfind(".") :] if "." in rel else ""
+        ours = self._suffixes.get(suffix)
+        if ours is None:
+            ours = self._suffixes[suffix] = language_for_path(rel) == self.language
+        return ours
+
+    def _listed(self, paths: list[str], known: set[str]) -> list[str]:
+        """The files of this language that count, in order, from git's listing: a path
+        the index holds was decided under the same configuration (its derivation), so
+        only a path new to it is asked (`Workspace.is_code`)."""
+        return sorted(
+            rel
+            for rel in paths
+            if self._ours(rel) and (rel in known or self.workspace.is_code(rel))
+        )
+
+    def _observed(self, changed: list[str], vouched: dict[str, str]) -> Rows:
+        """The rows of files observed again (those that cannot be observed have none)."""
         self.observer.preload(changed)
         racy_after = time.time_ns() - _RACY_WINDOW_NS
-        unknown = [rel for rel in listed if rel in changed and not self.observer.knows(rel)]
-        parsed = _in_parallel(self.workspace.root, self.observer.max_file_size, unknown, vouched)
-        table = _Table()
-        for rel in listed:
-            if rel not in changed:
-                table.copy_file(old, rel, known[rel], counts[rel])
-                continue
-            if rel in parsed:
-                table.add(rel, *parsed[rel])
+        unknown = [rel for rel in changed if not self.observer.knows(rel)]
+        rows = _in_parallel(self.workspace.root, self.observer.max_file_size, unknown, vouched)
+        for rel in changed:
+            if rel in rows:
                 continue
             view = self.observer.view(rel)
             if isinstance(view, FileView):
                 key = _file_key(self.workspace.root, view, vouched.get(rel), racy_after)
-                table.add(rel, key, _sites(view))
+                rows[rel] = (key, _sites(view))
                 view.release_tree()  # sites and facts stay; a tree per file would not fit
-        return table
-
-    def _key(self) -> str:
-        return _PREFIX + self.language
+        return rows
 
     def _derivation(self) -> str:
-        return f"{cache_derivation()} index/{_VERSION}"
+        # Which files count is decided once per path under one configuration (`_listed`).
+        setting = digest_bytes(repr(self.workspace.config).encode("utf-8"))[:16]
+        return f"{cache_derivation()} index/{_VERSION} {setting}"
 
     def _load(self) -> _Table:
-        journal = self.observer.journal
-        row = journal.cached_file(self._key()) if journal is not None else None
-        if row is None or row.derivation != self._derivation():
+        """The kept index: its base row with the row of files changed since applied (the
+        changes apply only to the base they were made on). An unreadable row is rebuilt,
+        never trusted; a change row that does not apply is only work lost, since every
+        file's row carries what vouches for it."""
+        base = self._read(_PREFIX)
+        if base is None:
             return _Table()
+        self._base = base
+        changes = self._read(_CHANGES)
+        if changes is None or changes.generation != base.generation or not base.generation:
+            return base
+        rows = changes.rows()
+        self._changed, self._dropped = rows, set(changes.removed)
+        table = base.patched(rows, self._dropped | rows.keys())
+        table.tracked, table.generation = changes.tracked, base.generation
+        return table
+
+    def _read(self, prefix: str) -> _Table | None:
+        journal = self.observer.journal
+        row = journal.cached_file(prefix + self.language) if journal is not None else None
+        if row is None or row.derivation != self._derivation():
+            return None
         try:
             return _Table.loads(row.payload)
         except (ValueError, IndexError):
-            return _Table()  # an unreadable row is rebuilt, never trusted
+            return None
 
-    def _store(self, table: _Table) -> None:
+    def _store(self, table: _Table, rows: Rows, drop: set[str]) -> None:
+        """Keep the index: as a row of the files changed since the base row while they
+        are few (writing 50,000 files' rows for one edit cost more than the check), else
+        as a new base row."""
         journal = self.observer.journal
-        payload = table.dumps()
-        if journal is not None and payload is not None:
-            key, derivation = self._key(), self._derivation()
-            journal.store_files([CachedFile(key, len(table.paths), 0, "", derivation, payload)])
+        if journal is None:
+            return
+        for rel in drop:
+            self._changed.pop(rel, None)
+        self._changed.update(rows)
+        self._dropped |= drop - rows.keys()
+        derivation = self._derivation()
+        base = self._base
+        if base is None or len(self._changed) + len(self._dropped) > max(
+            _FEW_CHANGES, len(table.paths) // 8
+        ):
+            table.generation = os.urandom(8).hex()
+            payload = table.dumps()
+            if payload is None:
+                return  # a name holds a separator: rebuilt each time, never misread
+            self._base, self._changed, self._dropped = table, {}, set()
+            changes = _Table()
+            changes.tracked, changes.generation = table.tracked, table.generation
+            journal.store_files(
+                [
+                    CachedFile(
+                        _PREFIX + self.language, len(table.paths), 0, "", derivation, payload
+                    ),
+                    CachedFile(
+                        _CHANGES + self.language, 0, 0, "", derivation, changes.dumps() or ""
+                    ),
+                ]
+            )
+            return
+        table.generation = base.generation
+        changes = _Table()
+        for rel in sorted(self._changed):
+            changes.add(rel, *self._changed[rel])
+        changes.removed = sorted(self._dropped)
+        changes.tracked, changes.generation = table.tracked, base.generation
+        payload = changes.dumps()
+        if payload is not None:
+            journal.store_files(
+                [
+                    CachedFile(
+                        _CHANGES + self.language, len(changes.paths), 0, "", derivation, payload
+                    )
+                ]
+            )
 
 
 class Indexes:
@@ -368,6 +541,9 @@ class Indexes:
         self.observer = observer
         self._indexes: dict[str, DefinitionIndex] = {}
         self._looked: tuple[Worktree | None] | None = None
+        # What relocation read of each definition it compared (`relocate.Compared`), for
+        # the other gone anchors of this change set.
+        self.compared: dict[tuple[str, int, str], object] = {}
 
     def of(self, language: str) -> DefinitionIndex:
         found = self._indexes.get(language)
@@ -385,8 +561,27 @@ class Indexes:
 
     def stale(self) -> None:
         self._looked = None
+        self.compared = {}
         for index in self._indexes.values():
             index.stale()
+
+    def prepare(self, languages: set[str]) -> None:
+        """Build or bring up to date the index of each language (`moor bind`)."""
+        for language in sorted(languages):
+            self.of(language).prepare()
+
+
+def bound_languages(lock: Lock) -> set[str]:
+    """The language of each symbol moor.lock binds: the indexes its searches would ask."""
+    found: set[str] = set()
+    for memory in lock.memories.values():
+        for canonical in memory.anchors:
+            path, hash_, _symbol = canonical.partition("#")
+            if hash_ and not canonical.startswith(ANCHOR_PREFIX):
+                language = language_for_path(path)
+                if language is not None:
+                    found.add(language)
+    return found
 
 
 def _in_parallel(root: Path, max_file_size: int, rels: list[str], vouched: dict[str, str]) -> Rows:

@@ -18,6 +18,7 @@ it has shown the result; the next `refresh` commits first, so nothing is lost or
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import time
@@ -44,6 +45,9 @@ RESCAN_FILES = frozenset({"moor.toml", "pyproject.toml", ".git/HEAD"})
 # Syntax trees kept between checks: those of the files edited last, which are the likeliest
 # to be edited again (and then re-parse incrementally). Others are let go after a check.
 KEEP_TREES = 8
+# ... within this many bytes of source, the newest file's always: a tree costs ~18 times its
+# file's bytes (8 standard-library files' trees held ~35 MiB of an editor's heap, issue 22).
+KEEP_TREE_BYTES = 256 * 1024
 # When an editor looks again at a file it saw being written, if nothing else made it: past
 # the racy window, when even an emptied file counts as settled (`FileObserver._settle`).
 RECHECK_CHANGING_S = RACY_WINDOW_NS / 1e9 + 0.1
@@ -103,6 +107,8 @@ class LiveCheck:
     def __init__(self, root: Path, *, record: bool = True) -> None:
         self.root = root
         self.record = record  # journal checks and adopt re-derived addresses (moor check)
+        # The editor's word on running the workspace's declared commands (Session.open).
+        self.trust: bool | None = None
         self.overlays: dict[str, bytes] = {}
         self.session: Session | None = None
         self._checker: Checker | None = None
@@ -214,9 +220,10 @@ class LiveCheck:
     def _open(self) -> None:
         self._drop()
         # The lock's stat is taken before it is read: a write in between then differs from
-        # it, and the next change event reads the lock again.
+        # it, and the next change event reads the lock again. Raises when the workspace
+        # cannot be checked.
         lock_stat = _stat(self.root / LOCK_FILE)
-        session = Session.open(self.root)  # raises when the workspace cannot be checked
+        session = Session.open(self.root, trust=self.trust)
         session.observer.overlays = self.overlays
         self.session = session
         self._checker = Checker(session.workspace, session.lock, session.journal, session.observer)
@@ -230,7 +237,7 @@ class LiveCheck:
         session, checker = self.session, self._checker
         assert session is not None and checker is not None
         evaluation = checker.evaluate(session.select([]))
-        self._loaded = dict(evaluation.loaded)
+        self._loaded = {path: _without_body(loaded) for path, loaded in evaluation.loaded.items()}
         self._observations = dict(evaluation.observations)
         self._missing = {c for c, o in self._observations.items() if isinstance(o, NotFound)}
         self._changing = {c for c, o in self._observations.items() if _changing(o)}
@@ -307,11 +314,11 @@ class LiveCheck:
                 self._changing.discard(canonical)
             if isinstance(new, NotFound):
                 self._missing.add(canonical)
-                dirty |= self._graph.users.get(canonical, set())
+                dirty.update(self._graph.users.get(canonical, ()))
             else:
                 self._missing.discard(canonical)
                 if not _same(old, new):
-                    dirty |= self._graph.users.get(canonical, set())
+                    dirty.update(self._graph.users.get(canonical, ()))
         # Memories that show where their code is now: the code moved within its file.
         for path in self._unsettled - dirty:
             if _touches(self._reports[path], code):
@@ -388,7 +395,7 @@ class LiveCheck:
         # within one timestamp tick.
         for path, loaded in load_memories(workspace, sorted(again), None).items():
             self._unindex(path)
-            self._loaded[path] = loaded
+            self._loaded[path] = _without_body(loaded)
             self._index(path)
         return gone | again
 
@@ -435,7 +442,24 @@ class LiveCheck:
                 self._lock_stat = _stat(session.workspace.lock_path)
                 self._stale |= {m.path for m in evaluation.report.memories}
         session.observer.flush()
-        session.observer.trim(set(self._recent))
+        session.observer.trim(self._kept_trees())
+
+    def _kept_trees(self) -> set[str]:
+        """The recently edited files whose trees are kept: newest first, within
+        KEEP_TREE_BYTES of source (the newest one whatever its size)."""
+        kept: set[str] = set()
+        total = 0
+        for rel in reversed(self._recent):
+            buffer = self.overlays.get(rel)
+            try:
+                size = len(buffer) if buffer is not None else (self.root / rel).stat().st_size
+            except OSError:
+                continue
+            total += size
+            if kept and total > KEEP_TREE_BYTES:
+                break
+            kept.add(rel)
+        return kept
 
     def _overlaid(self, canonical: str) -> bool:
         ref = self._graph.refs.get(canonical)
@@ -446,7 +470,7 @@ class LiveCheck:
     def verify(self) -> list[str]:
         """Differences between the live reports and a check from scratch (no journal, no
         parse cache, the same overlays): empty when the incremental path is right."""
-        with Session.open(self.root, use_journal=False) as session:
+        with Session.open(self.root, use_journal=False, trust=self.trust) as session:
             session.observer.overlays = dict(self.overlays)
             checker = session.checker
             # Sealed snapshots are what the bound code was, not a cache: candidates for
@@ -468,6 +492,16 @@ class LiveCheck:
             if live != scratch:
                 problems.append(f"{path}: live {_brief(live)} != from scratch {_brief(scratch)}")
         return problems
+
+
+def _without_body(loaded: LoadedMemory) -> LoadedMemory:
+    """A memory as the live check keeps it: without its body, which no trust state reads
+    and which a long-lived check would otherwise hold for every memory (~2.4 kB each in
+    moor's own memories: ~24 MB at 10,000). In place: the evaluation that loaded it reads
+    no body either."""
+    if loaded.memory is not None and loaded.memory.body:
+        loaded.memory = dataclasses.replace(loaded.memory, body="")
+    return loaded
 
 
 def in_memories_changed(changed: set[str], roots: Iterable[str]) -> bool:

@@ -133,7 +133,7 @@ def relocate(
     # `setFeature` is not now its sibling `getFeature`).
     siblings = set(outline() or ())
     pool = [d for d in pool if not (d.rel == ref.path and d.qname in siblings)]
-    return Search(candidates=_similar(observer, pool, ref, locked, bound))
+    return Search(candidates=_similar(observer, pool, ref, locked, bound, indexes.compared))
 
 
 def _views(observer: FileObserver, rels: list[str]) -> list[FileView]:
@@ -214,8 +214,11 @@ def _similar(
     ref: Reference,
     locked: LockedAnchor,
     bound: _Bound,
+    compared: dict[tuple[str, int, str], object],
 ) -> tuple[Candidate, ...]:
-    """Definitions whose normalised tokens are close to the bound code's, best first."""
+    """Definitions whose normalised tokens are close to the bound code's, best first.
+    What is read of each definition is kept in `compared` for the other gone anchors of
+    the change set: their nearest definitions are mostly the same ones."""
     text, tokens = bound.text, bound.tokens()
     if text is None or not tokens:
         return ()
@@ -232,15 +235,20 @@ def _similar(
     # Parsing and aligning every candidate costs ~5 ms each: the words of the raw text
     # (no parse) pick the few worth it.
     words = _words(text)
-    texts: list[tuple[str, str, str]] = []
+    texts: list[Compared] = []
     for _d, definition in near[:_MAX_SCORED]:
-        named = _source_of(observer, definition)
-        if named is not None:
-            texts.append((definition.rel, *named))
-    texts.sort(key=lambda item: -_overlap(words, _words(item[2])))
+        key = (definition.rel, definition.index, definition.qname)
+        if key not in compared:
+            named = _source_of(observer, definition)
+            compared[key] = None if named is None else Compared(definition.rel, *named)
+        seen = compared[key]
+        if isinstance(seen, Compared):
+            texts.append(seen)
+    texts.sort(key=lambda seen: -_overlap(words, seen.words))
     found: dict[str, Candidate] = {}
-    for rel, qname, source in texts[:_MAX_PARSED]:
-        other = snippet_tokens(bound.language, source)
+    for seen in texts[:_MAX_PARSED]:
+        rel, qname = seen.rel, seen.symbol
+        other = seen.tokens(bound.language)
         if _ratio(tokens, other, quick=True) < SIMILARITY_FLOOR:
             continue
         similarity = _ratio(tokens, other)
@@ -249,6 +257,21 @@ def _similar(
             if candidate.ref not in found or similarity > (found[candidate.ref].similarity or 0):
                 found[candidate.ref] = candidate
     return _ranked(list(found.values()))[:MAX_CANDIDATES]
+
+
+class Compared:
+    """One definition as `_similar` compares it: its file, the symbol naming it alone, its
+    source, that source's words, and its tokens when first needed."""
+
+    def __init__(self, rel: str, symbol: str, source: str) -> None:
+        self.rel, self.symbol, self.source = rel, symbol, source
+        self.words = _words(source)
+        self._tokens: list[str] | None = None
+
+    def tokens(self, language: str) -> list[str]:
+        if self._tokens is None:
+            self._tokens = snippet_tokens(language, self.source)
+        return self._tokens
 
 
 def _source_of(observer: FileObserver, definition: Definition) -> tuple[str, str] | None:

@@ -78,6 +78,8 @@ class AnchorReport:
     # where the bound code could be read here (a journal or git), so a text every clone must
     # compute alike uses `plain_detail`.
     change: str | None = None
+    # A custom anchor's probe: its kind, reproducibility (`closed`/`open`) and streak.
+    probe: dict[str, object] | None = None
 
     @property
     def plain_detail(self) -> str | None:
@@ -87,7 +89,7 @@ class AnchorReport:
         return self.detail
 
     def as_json(self) -> dict[str, object]:
-        return {
+        shown: dict[str, object] = {
             "ref": self.ref,
             "state": self.state.value,
             "axes": self.axes,
@@ -100,6 +102,9 @@ class AnchorReport:
             "suggestions": self.suggestions,
             "line": self.line,
         }
+        if self.probe is not None:
+            shown["probe"] = self.probe
+        return shown
 
 
 @dataclass

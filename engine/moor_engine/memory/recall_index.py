@@ -297,6 +297,9 @@ class KeptIndex:
         self._watch: MemoryWatch | None = None
         self._config: tuple[object, ...] | None = None
         self._declaring: list[str] = []
+        # Every memory's references as the index held them when nothing has changed since
+        # (a hook server reads them on every hook): dropped by any sync.
+        self._references: dict[str, list[str]] | None = None
         self.full_syncs = 0  # for tests and the benchmark: how often every memory was stat-ed
 
     def ready(self, session: Session) -> tuple[RecallIndex, IndexStatus]:
@@ -314,6 +317,7 @@ class KeptIndex:
                 changed = watch.changes()
                 if not changed.everything and not index.written_elsewhere():
                     if changed.paths:
+                        self._references = None
                         sync_changed(session, index, status, changed.paths)
                         self._declaring = index.declaring()
                     status.memories = index.size()
@@ -322,6 +326,7 @@ class KeptIndex:
             except (IndexBusy, IndexBroken):
                 pass  # from nothing, below
         self.close()
+        self._references = None
         from moor_engine.memory.memory_watch import MemoryWatch
 
         # The watch first: a change made while every memory is stat-ed is in its queue.
@@ -369,7 +374,11 @@ class KeptIndex:
         with self._lock:
             index, status = self.ready(session)
             try:
-                return index.references(), status.declaring
+                if index is not self._index:
+                    return index.references(), status.declaring
+                if self._references is None:
+                    self._references = index.references()
+                return self._references, status.declaring
             except (IndexBroken, IndexBusy):
                 self.close()
                 raise
@@ -383,6 +392,7 @@ class KeptIndex:
         if self._watch is not None:
             self._watch.close()
         self._index = self._watch = self._config = None
+        self._references = None
 
 
 # Set by a process that answers many requests about its workspaces (the hook server).

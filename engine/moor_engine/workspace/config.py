@@ -16,6 +16,7 @@ from pathlib import Path
 from moor_store.inside import NotInside, read_inside
 from moor_store.refusal import RefusalError
 
+from moor_engine.anchors.declarations import Declaration, DeclarationError, parse_declarations
 from moor_engine.workspace.gitignore import ignore_pattern_compiles
 
 CONFIG_FILE = "moor.toml"
@@ -57,6 +58,7 @@ class Config:
     roots_configured: bool = False  # memory_roots written out, not the default
     extra: dict[str, object] = field(default_factory=dict)
     sources: tuple[SourceConfig, ...] = ()  # `[[sources]]`: notes moor reads, never edits
+    anchors: dict[str, Declaration] = field(default_factory=dict)  # `[anchors.NAME]`
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,10 @@ def _from_table(table: dict[str, object], source: _Source) -> Config:
             "max_file_size",
             f"max_file_size must be a number of bytes from 1 to {MAX_FILE_SIZE_LIMIT}",
         )
+    try:
+        anchors = parse_declarations(table.get("anchors"))
+    except DeclarationError as error:
+        raise source.at(error.key, str(error)) from error
     return Config(
         memory_roots=tuple(r.strip("/") for r in roots),
         ignore=tuple(ignore),
@@ -190,6 +196,7 @@ def _from_table(table: dict[str, object], source: _Source) -> Config:
         roots_configured="memory_roots" in table,
         extra={k: v for k, v in table.items() if k in {"anchors", "rules"}},
         sources=_sources(table.get("sources", []), source),
+        anchors=anchors,
     )
 
 

@@ -230,9 +230,11 @@ class Workspace:
         listed = self._git_files()
         if listed is None:
             listed = self._walk_files()
-        return sorted(
-            rel for rel in listed if not self.is_ignored(rel) and not self.is_memory_path(rel)
-        )
+        return sorted(rel for rel in listed if self.is_code(rel))
+
+    def is_code(self, rel: str) -> bool:
+        """Whether a file git lists is one moved code could now live in."""
+        return not self.is_ignored(rel) and not self.is_memory_path(rel)
 
     def _git_files(self) -> list[str] | None:
         if not (self.root / ".git").exists() or git_would_block(self.root):

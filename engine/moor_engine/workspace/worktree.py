@@ -22,6 +22,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from moor_store.inside import read_inside, stat_inside
@@ -34,6 +35,10 @@ from moor_engine.workspace.gitignore import git_would_block
 # git looks at ("h": assume-unchanged, "S": skip-worktree); mode 100644/100755 a file.
 _LOOKED_AT = re.compile(r"(?:^|(?<=\0))H 100[0-7]{3} ([0-9a-f]+) 0\t([^\0]*)\0")
 _NOT_LOOKED_AT = re.compile(r"(?:^|(?<=\0))[^H\0] [0-7]+ [0-9a-f]+ [0-3]\t([^\0]*)\0")
+# One entry before its path: tag, mode, blob, stage.
+_HEAD = re.compile(r"([^ ]) ([0-7]+) ([0-9a-f]+) ([0-3])")
+# Every entry's path, as bytes.
+_PATH = re.compile(rb"(?:^|(?<=\0))[^\0 ] [0-7]+ [0-9a-f]+ [0-3]\t([^\0]*)\0")
 # Any stage but 0 (a path holding this text is also taken for unmerged: never vouched).
 _UNMERGED = re.compile(r" [1-3]\t([^\0]*)\0")
 # A file changed just now is read into the digest up to this size; a larger one is not
@@ -62,6 +67,73 @@ class Worktree:
             if path not in unsure and path not in unmerged and path.isprintable()
         }
 
+    @cached_property
+    def index_digest(self) -> str:
+        """A digest of git's index entries (paths, modes, blobs, stages, tags): equal
+        digests, equal entries, so a file git vouched for then holds the same blob now
+        unless `diff-files` names it."""
+        return hashlib.sha256(self.tracked).hexdigest()[:32]
+
+    @cached_property
+    def changed_paths(self) -> frozenset[str]:
+        """The files whose bytes may differ from git's index, and the untracked ones."""
+        return frozenset(_decoded(self.modified) + _decoded(self.untracked))
+
+    @cached_property
+    def untracked_paths(self) -> frozenset[str]:
+        return frozenset(_decoded(self.untracked))
+
+    def vouched_blob(self, rel: str) -> str | None:
+        """The blob of one file git vouches is unchanged (as `vouched_blobs` would give
+        it), found without reading every entry; None when git does not vouch for it."""
+        if rel in self.changed_paths or not rel.isprintable():
+            return None
+        entry = self.entry(rel)
+        if entry is None:
+            return None
+        tag, mode, blob, stage = entry
+        return blob if tag == "H" and mode.startswith("100") and stage == "0" else None
+
+    def entry(self, rel: str) -> tuple[str, str, str, str] | None:
+        """The tag, mode, blob and stage of git's first index entry for `rel`."""
+        name = b"\t" + rel.encode("utf-8") + b"\0"
+        at = self.tracked.find(name)
+        while at >= 0:
+            start = self.tracked.rfind(b"\0", 0, at) + 1
+            head = _HEAD.fullmatch(self.tracked[start:at].decode("ascii", "replace"))
+            if head is not None:  # else the name ended another path holding a tab
+                tag, mode, blob, stage = head.groups()
+                return tag, mode, blob, stage
+            at = self.tracked.find(name, at + 1)
+        return None
+
+    def _unlooked(self) -> set[str]:
+        """The paths of entries git does not look at or that are unmerged. Most indexes
+        have none: two scans in C tell, before two regular expressions over 50,000
+        entries would (every entry tagged "H", no stage but 0 anywhere)."""
+        tracked = self.tracked
+        looked_at = tracked.startswith(b"H ") + tracked.count(b"\0H ")
+        if looked_at == tracked.count(b"\0") and not any(
+            stage in tracked for stage in (b" 1\t", b" 2\t", b" 3\t")
+        ):
+            return set()
+        text = tracked.decode("utf-8", "surrogateescape")
+        return {*_NOT_LOOKED_AT.findall(text), *_UNMERGED.findall(text)}
+
+    def paths(self) -> list[str]:
+        """Every file git lists, tracked or untracked and not ignored (as `ls-files
+        --cached --others --exclude-standard` does), each once; a name that is not UTF-8
+        is left out, as `Workspace.code_paths` leaves it out."""
+        names = {*_PATH.findall(self.tracked), *self.untracked.split(b"\0")}
+        names.discard(b"")
+        found: list[str] = []
+        for raw in names:
+            try:
+                found.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                continue
+        return found
+
     def digest(self, also: str, ignored: Callable[[str], bool]) -> str | None:
         """A digest of the state of every file git lists — the index's blobs, and the stat
         of each file that may differ from them or is untracked (its bytes, when it changed
@@ -76,9 +148,7 @@ class Worktree:
         listed = {*self.modified.split(b"\0"), *self.untracked.split(b"\0")} - {b""}
         # Entries git does not look at (assume-unchanged, skip-worktree) or that are
         # unmerged: `diff-files` would not name their changes.
-        text = self.tracked.decode("utf-8", "surrogateescape")
-        unlooked = {*_NOT_LOOKED_AT.findall(text), *_UNMERGED.findall(text)}
-        listed |= {os.fsencode(path) for path in unlooked}
+        listed |= {os.fsencode(path) for path in self._unlooked()}
         for raw in sorted(listed):
             rel = os.fsdecode(raw)
             if ignored(rel):
@@ -117,6 +187,18 @@ def look(root: Path) -> Worktree | None:
     if _index_stat(index) != before:
         return None  # the index was rewritten meanwhile: the answers may not agree
     return Worktree(root, tracked, modified, untracked)
+
+
+def _decoded(listing: bytes) -> list[str]:
+    """The UTF-8 names of a `-z` listing (another name names no file moor counts)."""
+    found: list[str] = []
+    for raw in listing.split(b"\0"):
+        if raw:
+            try:
+                found.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                continue
+    return found
 
 
 def blob_id(data: bytes, like: str) -> str:
