@@ -29,7 +29,8 @@ from moor_engine.anchors.machine import (
 from moor_engine.grounding.bound_code import bound_code
 from moor_engine.grounding.definition_index import Indexes
 from moor_engine.grounding.dependents import Dependents
-from moor_engine.grounding.derivations import Standing, Translation, standing, translate
+from moor_engine.grounding.derivation_standing import Standing, standing
+from moor_engine.grounding.derivations import Translation, translate
 from moor_engine.grounding.links import annotate
 from moor_engine.grounding.memories import (
     LoadedMemory,
@@ -218,7 +219,7 @@ class Checker:
                 return found.text if found is not None else None
 
             def outline() -> list[str] | None:
-                return bound_outline(self.workspace, self.snapshots, key, locked.address)
+                return bound_outline(self.workspace, self.snapshots, key, locked)
 
             search = self.memo.recall(ref, locked)
             if search is None:

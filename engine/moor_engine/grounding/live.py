@@ -220,12 +220,15 @@ class LiveCheck:
 
     def _open(self) -> None:
         self._drop()
-        # Raises when the workspace cannot be checked.
+        # The lock's stat is taken before it is read: a write in between then differs from
+        # it, and the next change event reads the lock again. Raises when the workspace
+        # cannot be checked.
+        lock_stat = _stat(self.root / LOCK_FILE)
         session = Session.open(self.root, trust=self.trust)
         session.observer.overlays = self.overlays
         self.session = session
         self._checker = Checker(session.workspace, session.lock, session.journal, session.observer)
-        self._lock_stat = _stat(session.workspace.lock_path)
+        self._lock_stat = lock_stat
         self._opened = True
 
     def _full(self) -> None:
@@ -259,9 +262,10 @@ class LiveCheck:
             if LOCK_FILE in changed or in_memories_changed(changed, workspace.config.memory_roots)
             else None
         )
-        if LOCK_FILE in changed and _stat(workspace.lock_path) != self._lock_stat:
-            session.lock_bytes, lock = session.read_lock()
-            relocked = self._reload_lock(lock)
+        lock_stat = _stat(workspace.lock_path) if LOCK_FILE in changed else self._lock_stat
+        if lock_stat != self._lock_stat:
+            session.lock_bytes, lock = session.read_lock()  # stat before read, as in `_open`
+            relocked = self._reload_lock(lock, lock_stat)
             dirty |= relocked
         roots = tuple(root.rstrip("/") for root in workspace.config.memory_roots)
         in_memories = {
@@ -377,12 +381,12 @@ class LiveCheck:
             code |= {path for path in watched if path.startswith(tuple(folders))}
         return code
 
-    def _reload_lock(self, lock: Lock) -> set[str]:
+    def _reload_lock(self, lock: Lock, lock_stat: StatKey | None) -> set[str]:
         session, checker = self.session, self._checker
         assert session is not None and checker is not None
         old = session.lock
         session.lock = checker.lock = lock
-        self._lock_stat = _stat(session.workspace.lock_path)
+        self._lock_stat = lock_stat
         return {
             path
             for path in set(old.memories) | set(lock.memories)
