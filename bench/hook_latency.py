@@ -16,7 +16,14 @@ one process each, and the wall time of each is taken, in two settings:
 Beside it, in the same run, the baselines: `python -c pass` (the interpreter's own
 start-up) and `moor --version` (the CLI's). Ratios are what the README test gates.
 
-    python bench/hook_latency.py [--memories 1000] [--runs 40] [--json PATH]
+With `--tools`, the edit loop's hooks instead (`measure_tools`): N memories spread over
+N/10 files (ten functions each, one memory about each function), and R tool calls on R
+different files, each fed as Claude Code's JSON: `pre-tool-use` for an Edit (the ten
+memories about the file are shown), then — the file edited first, one function's body
+changed, not timed — `post-tool-use` (its memory is listed drifted, with its repair);
+unserved, then served by the workspace's hook server.
+
+    python bench/hook_latency.py [--memories 1000] [--runs 40] [--json PATH] [--tools]
 """
 
 from __future__ import annotations
@@ -166,13 +173,111 @@ def measure(count: int, runs: int) -> dict[str, float]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+PER_FILE = 10  # memories per file in the tool hooks' workspace
+
+
+def make_spread_workspace(root: Path, count: int) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "moor.toml").write_text('memory_roots = ["memories"]\n', encoding="utf-8")
+    (root / "memories").mkdir()
+    (root / "src").mkdir()
+    for j in range(count // PER_FILE):
+        code = "".join(
+            f"def func_{j}_{i}(value):\n    return value + {i}\n\n\n" for i in range(PER_FILE)
+        )
+        (root / "src" / f"mod_{j}.py").write_text(code, encoding="utf-8")
+        for i in range(PER_FILE):
+            (root / "memories" / f"m{j}_{i}.md").write_text(
+                f'---\nabout:\n  - "src/mod_{j}.py#func_{j}_{i}"\n---\n# Function {j}.{i}\n\n'
+                f"func_{j}_{i} adds {i} to its value.\n\n## When this changes, ask\n"
+                f"- Still {i}?\n",
+                encoding="utf-8",
+            )
+    subprocess.run(
+        [sys.executable, "-P", "-m", "moor", "bind"],
+        cwd=root,
+        check=True,
+        env=ENV,
+        capture_output=True,
+    )
+
+
+def measure_tools(count: int, runs: int) -> dict[str, float]:
+    """The edit loop's hooks at `count` memories: p50/p95 of `pre-tool-use` and
+    `post-tool-use`, unserved and served, with `python -c pass` beside them."""
+    moor = str(Path(sys.executable).with_name("moor"))
+    root = Path(tempfile.mkdtemp(prefix="moor-tool-hooks-"))
+    files = count // PER_FILE
+    try:
+        make_spread_workspace(root, count)
+        past = time.time() - 60
+        for folder, _dirs, names in os.walk(root):
+            for name in [*names, "."]:
+                os.utime(Path(folder) / name, (past, past))
+
+        def call(j: int, tool: str = "Edit") -> str:
+            path = str(root / "src" / f"mod_{j}.py")
+            return json.dumps(
+                {
+                    "session_id": "bench",
+                    "cwd": str(root),
+                    "tool_name": tool,
+                    "tool_input": {"file_path": path},
+                }
+            )
+
+        def edit(j: int) -> None:
+            path = root / "src" / f"mod_{j}.py"
+            path.write_text(
+                path.read_text(encoding="utf-8").replace("value + 0\n", "value * 2\n", 1),
+                encoding="utf-8",
+            )
+
+        pre = [moor, "hooks", "run", "pre-tool-use"]
+        post = [moor, "hooks", "run", "post-tool-use"]
+        timed(pre, root, call(0))  # warms the recall index and the caches
+        picks = [(i * 37) % files for i in range(1, 2 * runs + 1)]
+        unserved, served = picks[:runs], picks[runs:]
+        result: dict[str, float] = {"memories": count}
+        python = [timed([sys.executable, "-c", "pass"], root) for _ in range(runs)]
+        for label, chosen, env in (("unserved", unserved, UNSERVED), ("served", served, SERVED)):
+            if label == "served":
+                subprocess.run(
+                    [moor, "hooks", "run", "session-start"],
+                    cwd=root,
+                    input=json.dumps({"source": "startup", "cwd": str(root)}),
+                    env=SERVED,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                wait_for_server(moor, root)
+            before = [timed(pre, root, call(j), env) for j in chosen]
+            after = []
+            for j in chosen:
+                edit(j)
+                after.append(timed(post, root, call(j), env))
+            result[f"pre_{label}_p50_ms"] = statistics.median(before)
+            result[f"pre_{label}_p95_ms"] = p95(before)
+            result[f"post_{label}_p50_ms"] = statistics.median(after)
+            result[f"post_{label}_p95_ms"] = p95(after)
+        result["python_p50_ms"] = statistics.median(python)
+        result["post_served_over_python"] = result["post_served_p50_ms"] / result["python_p50_ms"]
+        result["load_average"] = os.getloadavg()[0]
+        return result
+    finally:
+        subprocess.run([moor, "hooks", "stop"], cwd=root, env=SERVED, capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--memories", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--tools", action="store_true", help="the edit loop's tool hooks")
     args = parser.parse_args()
-    result = measure(args.memories, args.runs)
+    result = (measure_tools if args.tools else measure)(args.memories, args.runs)
     for key, value in result.items():
         print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
     if args.json is not None:

@@ -33,3 +33,13 @@ def add_format(
     parser.add_argument(
         "--json", dest="format", action="store_const", const="json", help="--format json"
     )
+
+
+def add_trust(parser: argparse.ArgumentParser) -> None:
+    """`--trust`: the person's word that this workspace's declared commands may run (custom
+    anchors); `MOOR_TRUST=1` and `moor trust` say it too. Never read from the repository."""
+    parser.add_argument(
+        "--trust",
+        action="store_true",
+        help="run the workspace's declared anchor commands (trust it for this run)",
+    )

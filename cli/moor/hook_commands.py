@@ -1,10 +1,12 @@
-"""`moor hooks install|uninstall claude` and `moor hooks run session-start|prompt`.
+"""`moor hooks install|uninstall claude` and `moor hooks run EVENT`.
 
-A hook run is Claude Code's: it reads the hook's JSON on stdin (`cwd`, `prompt`, ...) and
-prints `hookSpecificOutput.additionalContext`. It is fail-silent: whatever goes wrong, it
-exits 0 with nothing on stdout and one line in `.moor/hooks.log`, so a broken workspace
-never blocks a prompt. The engine is imported only once the run has begun, inside that
-guard. What is shown is decided by `moor_engine.agents.agent_hooks`.
+A hook run is Claude Code's: it reads the hook's JSON on stdin (`cwd`, `prompt`,
+`tool_input`, ...) and prints `hookSpecificOutput.additionalContext` (a Stop hook with
+something to ask prints `decision: block` and the question as its `reason`). It is
+fail-silent: whatever goes wrong, it exits 0 with nothing on stdout and one line in
+`.moor/hooks.log`, so a broken workspace never blocks a prompt. The engine is imported
+only once the run has begun, inside that guard. What is shown is decided by
+`moor_engine.agents.agent_hooks` and `edit_loop`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 EXIT_OK, EXIT_USAGE = 0, 2
-_EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
+_EVENTS = {
+    "session-start": "SessionStart",
+    "prompt": "UserPromptSubmit",
+    "pre-tool-use": "PreToolUse",
+    "post-tool-use": "PostToolUse",
+    "stop": "Stop",
+}
+# The hooks the workspace's hook server answers (a session start starts it).
+_SERVED = ("prompt", "pre-tool-use", "post-tool-use", "stop")
 
 
 def add_parsers(commands: Any) -> None:
@@ -132,7 +142,7 @@ def run_hook(event: str, start: Path) -> int:
             where = Path(cwd)
         context = None
         wait = hook_client.hook_wait()
-        if event == "prompt" and hook_client.enabled():
+        if event in _SERVED and hook_client.enabled():
             context = hook_client.served(where, event, payload, wait)
         if context is None:
             unserved = True
@@ -141,9 +151,11 @@ def run_hook(event: str, start: Path) -> int:
         log_line(where, f"{event}: {type(error).__name__}: {error}")
         return EXIT_OK  # nothing to serve here, so no server is started either
     if context:
-        output = {
+        output: dict[str, object] = {
             "hookSpecificOutput": {"hookEventName": _EVENTS[event], "additionalContext": context}
         }
+        if event == "stop":  # Claude Code goes on with `reason` as what it is asked
+            output = {"decision": "block", "reason": context}
         with contextlib.suppress(OSError):  # the agent stopped reading: nothing to tell it
             sys.stdout.write(json.dumps(output) + "\n")
             sys.stdout.flush()

@@ -7,6 +7,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not `typing`: every hook imports this module first
+    from moor_engine.session import Session
+
 LOG = ".moor/hooks.log"
 _LOG_KEEP = 200  # lines: the log is for a person looking into a silent hook, not history
 
@@ -23,13 +27,37 @@ def hook_answer(event: str, where: Path, payload: dict[str, object]) -> str:
         cached, kept = lookup(where, prompt)
         if cached is not None:
             return cached[0]
+    if event == "stop" and payload.get("stop_hook_active") is True:
+        return ""  # it was asked once and went on: asking again would never let it stop
     from moor_engine.agents import agent_hooks
     from moor_engine.session import Session
 
     with Session.open(where) as session:
+        if event in TOOL_EVENTS:
+            return _edit_loop(event, session, payload)
         if event == "session-start" or not isinstance(prompt, str):
-            return agent_hooks.session_start(session).context
+            return agent_hooks.session_start(session, payload).context
         return agent_hooks.prompt(session, prompt, kept).context
+
+
+TOOL_EVENTS = ("pre-tool-use", "post-tool-use", "stop")
+
+
+def _edit_loop(event: str, session: Session, payload: dict[str, object]) -> str:
+    from moor_engine.agents import edit_loop
+
+    if event == "pre-tool-use":
+        return edit_loop.before_tool(session, payload)
+    if event == "post-tool-use":
+        return edit_loop.stale_text(
+            edit_loop.after_edit(session, payload),
+            "moor: this edit left memories about the code it changed not current:",
+        )
+    return edit_loop.stale_text(
+        edit_loop.unrepaired(session, payload),
+        "moor: before you stop: your edits this session left these memories not current, "
+        "and they are not repaired yet:",
+    )
 
 
 def log_line(where: Path, line: str) -> None:

@@ -1,4 +1,5 @@
-"""`moor hooks serve`: one process per workspace that answers Claude Code's prompt hooks.
+"""`moor hooks serve`: one process per workspace that answers Claude Code's prompt, tool and
+stop hooks.
 
 A prompt hook is a new process on every prompt, and one that has to ask the engine pays
 for importing it and reading moor.lock before anything is matched (~250 ms at 1,000
@@ -47,6 +48,7 @@ _DEFAULT_IDLE_S: Final = 30 * 60.0
 _TICK_S: Final = 2.0  # how often an idle server looks at its socket and moor's modules
 _MAX_REQUEST: Final = 4 * 1024 * 1024
 EXIT_OK, EXIT_USAGE = 0, 2
+_SERVED: Final = ("prompt", "pre-tool-use", "post-tool-use", "stop")
 
 
 class _Stop(Exception):
@@ -132,17 +134,17 @@ class Server:
     def answer(self, request: dict[str, object]) -> dict[str, object]:
         event, where_text = request.get("event"), request.get("where")
         payload = request.get("payload")
-        if event != "prompt" or not isinstance(where_text, str):
-            return {"refused": "a prompt hook is all a server answers"}
+        if event not in _SERVED or not isinstance(where_text, str):
+            return {"refused": "a hook this server does not answer"}
         where = Path(where_text)
         if not isinstance(payload, dict) or not where.is_absolute() or not where.is_dir():
             return {"refused": "no payload or place"}
         if find_root(where) != self.root:
             return {"refused": "another workspace"}
         try:
-            context = hook_answer("prompt", where, payload)
+            context = hook_answer(event, where, payload)
         except Exception as error:  # fail-silent, as an unserved hook is: one log line
-            log_line(where, f"prompt (served): {type(error).__name__}: {error}")
+            log_line(where, f"{event} (served): {type(error).__name__}: {error}")
             return {"context": ""}
         self.answered += 1
         return {"context": context}

@@ -1,10 +1,12 @@
 """The `moor` command's entry point. Two command lines are answered before `moor.main` and
 the engine are imported (their imports, the engine and argparse's whole tree of commands,
 cost ~150 ms, 5 times the interpreter's own start-up): `moor --version`, which imports only
-`distribution` of the engine, and Claude Code's prompt hook, which runs on every prompt and
-goes straight to `hook_commands` (which answers from the engine's kept answer when nothing
-moved: `moor_engine.agents.hook_answers`). `moor recall` is parsed by its own arguments
-alone (`recall_commands.plain_recall`) and run as the full command line runs it (`guard`)."""
+`distribution` of the engine, and Claude Code's hooks that run on every prompt and every
+tool call (prompt, pre-tool-use, post-tool-use, stop), which go straight to `hook_commands`
+(which asks the workspace's hook server, or answers from the engine's kept answer when
+nothing moved: `moor_engine.agents.hook_answers`). `moor recall` is parsed by its own
+arguments alone (`recall_commands.plain_recall`) and run as the full command line runs it
+(`guard`)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import sys
 
 # Exactly what `moor hooks install claude` writes (`claude_settings`): anything else,
 # `-C` or `--help` included, is parsed by the full command line.
-_PROMPT_HOOK = ["hooks", "run", "prompt"]
+_HOOKS = {("hooks", "run", event) for event in ("prompt", "pre-tool-use", "post-tool-use", "stop")}
 # Exactly `moor --version`; with anything else argparse decides (`--version` ends the
 # parse where it stands, so `moor --version check` prints it too: the full parser does).
 _VERSION = ["--version"]
@@ -27,7 +29,7 @@ def main() -> int:
 
         print(f"moor {version()}")
         return 0
-    if sys.argv[1:] == _PROMPT_HOOK:
+    if tuple(sys.argv[1:]) in _HOOKS:
         from pathlib import Path
 
         from moor.one_shot import collecting_less
@@ -35,7 +37,7 @@ def main() -> int:
         with collecting_less():  # a short process: its imports are not garbage
             from moor.hook_commands import run_hook
 
-            return run_hook("prompt", Path.cwd())
+            return run_hook(sys.argv[3], Path.cwd())
     if sys.argv[1:2] == _RECALL:
         from moor.one_shot import collecting_less
 

@@ -12,23 +12,30 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from moor_engine.usage import UsageError
 from moor_engine.workspace.distribution import version
 
 from moor import (
+    anchor_commands,
+    atlas_commands,
     checkpoint_commands,
     context_commands,
+    corpus_commands,
     hook_commands,
     mcp_command,
     recall_commands,
     rules_commands,
     source_commands,
 )
-from moor.arguments import add_format
+from moor.arguments import add_format, add_trust
 from moor.guard import run_guarded
 from moor.sessions import told_session
 from moor.writes import render_written
+
+if TYPE_CHECKING:
+    from moor_engine.grounding.trust import Report
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -60,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_format(check, ("text", "json", "sarif"))
     check.add_argument("-v", "--verbose", action="store_true", help="list current memories too")
     check.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    add_trust(check)
     check.add_argument(
         "--changed-since",
         metavar="REV",
@@ -70,15 +78,18 @@ def build_parser() -> argparse.ArgumentParser:
     status = commands.add_parser("status", help="counts per trust state, without journalling")
     status.add_argument("paths", nargs="*")
     add_format(status)
+    add_trust(status)
 
     bind = commands.add_parser("bind", help="record what the code looks like now")
     bind.add_argument("memories", nargs="*", help="memories to bind (default: every memory)")
     add_format(bind)
+    add_trust(bind)
 
     reaffirm = commands.add_parser("reaffirm", help="accept the code as it is now, with a reason")
     reaffirm.add_argument("memory")
     reaffirm.add_argument("--why", required=True, help="why the memory still holds")
     add_format(reaffirm)
+    add_trust(reaffirm)
 
     follow = commands.add_parser(
         "follow", help="re-point moved references (or one, with --to) and re-bind them"
@@ -94,9 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
     diff = commands.add_parser("diff", help="what changed in the code since the memory was bound")
     diff.add_argument("memory")
     add_format(diff)
+    add_trust(diff)
 
-    log = commands.add_parser("log", help="the journal of a memory's anchors")
-    log.add_argument("memory")
+    log = commands.add_parser("log", help="the journal of a memory's anchors, or of anchor:NAME")
+    log.add_argument("memory", help="a memory, or a custom anchor (anchor:NAME)")
     add_format(log)
 
     symbols = commands.add_parser(
@@ -112,9 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     context_commands.add_parsers(commands)
     rules_commands.add_parsers(commands)
     recall_commands.add_parsers(commands)
+    atlas_commands.add_parsers(commands)
     checkpoint_commands.add_parsers(commands)
     hook_commands.add_parsers(commands)
     source_commands.add_parsers(commands)
+    anchor_commands.add_parsers(commands)
+    corpus_commands.add_parsers(commands)
 
     mcp_command.add_parser(commands)
     commands.add_parser(
@@ -171,10 +186,29 @@ def _progress(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callabl
 
 
 def cmd_check(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine import kept_check
+
     from moor import render
     from moor.one_shot import collecting_less
 
-    with collecting_less(), told_session(start) as session:
+    whole = not args.paths and args.changed_since is None
+    with collecting_less():
+        # A check of every memory is answered from the last one while nothing it rests on
+        # moved (memory: a-warm-check-answers-from-its-kept-report).
+        report = kept_check.answer(start) if whole else None
+        if report is None:
+            report = _check(args, start, keep=whole)
+    if args.format == "json":
+        render.render_json(report)
+    elif args.format == "sarif":
+        render.render_sarif(report, version())
+    else:
+        render.render_text(report, verbose=args.verbose)
+    return EXIT_LOOK if report.needs_attention else EXIT_OK
+
+
+def _check(args: argparse.Namespace, start: Path, *, keep: bool) -> Report:
+    with told_session(start, trust=args.trust) as session:
         paths = session.select(args.paths)
         if args.changed_since is not None:
             from moor_engine.grounding.changed_since import changed_files, select_changed
@@ -189,23 +223,16 @@ def cmd_check(args: argparse.Namespace, start: Path) -> int:
             )
         update, stop = _progress(args.format == "text" and not args.no_progress)
         try:
-            report = session.check(paths, update)
+            return session.check(paths, update, keep=keep)
         finally:
             stop()
-    if args.format == "json":
-        render.render_json(report)
-    elif args.format == "sarif":
-        render.render_sarif(report, version())
-    else:
-        render.render_text(report, verbose=args.verbose)
-    return EXIT_LOOK if report.needs_attention else EXIT_OK
 
 
 def cmd_status(args: argparse.Namespace, start: Path) -> int:
     from moor import render
     from moor.one_shot import collecting_less
 
-    with collecting_less(), told_session(start) as session:
+    with collecting_less(), told_session(start, trust=args.trust) as session:
         report = session.check(session.select(args.paths), record=False)
     if args.format == "json":
         render.render_json(report)
@@ -219,7 +246,7 @@ def cmd_bind(args: argparse.Namespace, start: Path) -> int:
 
     from moor.one_shot import collecting_less
 
-    with collecting_less(), told_session(start) as session:
+    with collecting_less(), told_session(start, trust=args.trust) as session:
         written = bind(session, args.memories)
     if args.format == "text" and not written.done and not written.refused:
         print("nothing to bind: every memory's references are in moor.lock")
@@ -229,7 +256,7 @@ def cmd_bind(args: argparse.Namespace, start: Path) -> int:
 def cmd_reaffirm(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.grounding.actions import reaffirm
 
-    with told_session(start) as session:
+    with told_session(start, trust=args.trust) as session:
         written = reaffirm(session, args.memory, args.why)
     return render_written(written, args.format)
 
@@ -247,7 +274,7 @@ def cmd_follow(args: argparse.Namespace, start: Path) -> int:
 def cmd_diff(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.history import memory_diff
 
-    with told_session(start) as session:
+    with told_session(start, trust=args.trust) as session:
         path, diffs = memory_diff(session, args.memory)
     changed = any(item.changed for item in diffs)
     if args.format == "json":
@@ -273,10 +300,14 @@ def cmd_diff(args: argparse.Namespace, start: Path) -> int:
 
 
 def cmd_log(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.anchors.history import anchor_log
     from moor_engine.memory.history import memory_log
 
     with told_session(start) as session:
-        path, entries = memory_log(session, args.memory)
+        if args.memory.startswith("anchor:"):  # a custom anchor's own history
+            path, entries = anchor_log(session, args.memory)
+        else:
+            path, entries = memory_log(session, args.memory)
     if args.format == "json":
         rows = [
             {
@@ -349,9 +380,12 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "mcp": mcp_command.cmd_mcp,
     "recall": recall_commands.cmd_recall,
     "about": recall_commands.cmd_about,
+    "atlas": atlas_commands.cmd_atlas,
     "checkpoint": checkpoint_commands.cmd_checkpoint,
     "hooks": hook_commands.cmd_hooks,
     "source": source_commands.cmd_source,
+    **anchor_commands.COMMANDS,
+    **corpus_commands.COMMANDS,
 }
 
 

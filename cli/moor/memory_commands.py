@@ -1,4 +1,5 @@
-"""`moor add`, `edit`, `supersede`, `forget`, `restore`: the memory layer's writes.
+"""`moor add`, `edit`, `supersede`, `forget`, `restore`, `pin`, `unpin`: the memory layer's
+writes.
 
 Parsing and rendering only; what each does is `moor_engine.memory.memory_writes`. Exit status: 0
 written, 1 refused (a structured refusal: with `--format json`, on stdout), 2 usage.
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from moor.arguments import add_format
+from moor.arguments import add_format, add_trust
 from moor.sessions import told_session
 from moor.writes import render_written
 
@@ -43,6 +44,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--supersedes", action="append", default=[], metavar="MEMORY", help="memories it retires"
     )
     add_format(add)
+    add_trust(add)
 
     edit = commands.add_parser(
         "edit", help="replace one section of a memory, if it is still what you read"
@@ -57,9 +59,10 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_format(edit)
 
     supersede = commands.add_parser(
-        "supersede", help="retire a memory: another says it better (a latch)"
+        "supersede",
+        help="retire a memory: another says it better (a latch); or anchor:NAME by another",
     )
-    supersede.add_argument("memory")
+    supersede.add_argument("memory", help="a memory, or a custom anchor (anchor:NAME)")
     supersede.add_argument("--by", required=True, metavar="MEMORY", help="the memory replacing it")
     supersede.add_argument("--why", required=True)
     add_format(supersede)
@@ -78,6 +81,15 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     restore.add_argument("--why", required=True)
     add_format(restore)
 
+    for name, text in (
+        ("pin", "pin a memory: always in `moor context`, ranked up in recall"),
+        ("unpin", "unpin a memory"),
+    ):
+        pinning = commands.add_parser(name, help=text)
+        pinning.add_argument("memory")
+        pinning.add_argument("--why", required=True)
+        add_format(pinning)
+
 
 def cmd_add(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.memory_writes import Draft, add
@@ -92,7 +104,7 @@ def cmd_add(args: argparse.Namespace, start: Path) -> int:
         questions=args.ask,
         supersedes=args.supersedes,
     )
-    with told_session(start) as session:
+    with told_session(start, trust=args.trust) as session:
         return render_written(add(session, draft), args.format)
 
 
@@ -124,6 +136,10 @@ def cmd_supersede(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.memory.latch_actions import supersede
 
     with told_session(start) as session:
+        if args.memory.startswith("anchor:"):  # a custom anchor, superseded by another
+            from moor_engine.anchors.lifecycle import close
+
+            return render_written(close(session, args.memory, args.why, args.by), args.format)
         return render_written(supersede(session, args.memory, args.by, args.why), args.format)
 
 
@@ -141,7 +157,17 @@ def cmd_restore(args: argparse.Namespace, start: Path) -> int:
         return render_written(restore(session, args.memory, args.why), args.format)
 
 
+def cmd_pin(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.memory.pins import pin
+
+    with told_session(start) as session:
+        pinned = args.command == "pin"
+        return render_written(pin(session, args.memory, pinned, args.why), args.format)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
+    "pin": cmd_pin,
+    "unpin": cmd_pin,
     "add": cmd_add,
     "edit": cmd_edit,
     "supersede": cmd_supersede,

@@ -13,9 +13,11 @@ from moor_engine.session import Session
 
 
 @contextlib.contextmanager
-def told_session(start: Path, *, use_journal: bool = True) -> Iterator[Session]:
+def told_session(
+    start: Path, *, use_journal: bool = True, trust: bool = False
+) -> Iterator[Session]:
     """A session whose waits and warnings are told on stderr."""
-    with Session.open(start, use_journal=use_journal) as session:
+    with Session.open(start, use_journal=use_journal, trust=True if trust else None) as session:
         session.on_wait = lambda message: print(f"moor: {message}…", file=sys.stderr)
         try:
             yield session

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +31,7 @@ from moor_store.journal import (
 from moor_store.lockfile import Lock, LockedMemory, LockError, format_lock, parse_lock
 from moor_store.writelock import WriteBusy, holding, write_lock
 
+from moor_engine.anchors.observer import CommandObserver
 from moor_engine.grounding.check import (
     Checker,
     Evaluation,
@@ -68,6 +70,11 @@ class Session:
     # Under `writing`: moor.lock as read had lost latches this clone holds (an older lock
     # came back); `self.lock` records them again.
     mended: bool = False
+    # Custom anchors' commands (moor_engine.anchors), run only when trusted from outside.
+    commands: CommandObserver | None = None
+    # When this session began reading the workspace (0: unknown): what a kept report's
+    # keys are judged racy against (`kept_check.keep`).
+    opened_ns: int = 0
 
     def told(self) -> list[str]:
         """What every surface tells the person after this session's work, each once: the
@@ -75,11 +82,26 @@ class Session:
         return list(dict.fromkeys([*self.workspace.warnings, *self.warnings]))
 
     @classmethod
-    def open(cls, start: Path, *, use_journal: bool = True) -> Session:
+    def open(
+        cls,
+        start: Path,
+        *,
+        use_journal: bool = True,
+        trust: bool | None = None,
+        tend: bool = True,
+    ) -> Session:
+        """`trust`: the person's own word on this workspace's declared commands — True
+        (`--trust`, the editor's workspace trust), False (the editor's distrust), None (not
+        said); `moor_engine.anchors.trust.decide` decides with it. `tend=False`: a look that
+        changes nothing (`moor doctor`): an interrupted action is left for the next command
+        to complete, and stray temporary files stay."""
+        opened_ns = time.time_ns()
         workspace = Workspace.open(start)
         warnings: list[str] = []
         journal = open_journal(workspace, warnings) if use_journal else None
-        if journal is not None and intent.pending(workspace.root):
+        if not tend:
+            pass
+        elif journal is not None and intent.pending(workspace.root):
             # A crash interrupted an action: complete it before reading what it wrote.
             # Busy: its writer is alive, so the action is not interrupted; that writer ends it.
             try:
@@ -106,7 +128,14 @@ class Session:
         lock_bytes = read_lock_bytes(workspace)
         lock = _parse_lock(workspace, lock_bytes)
         observer = FileObserver(workspace.root, workspace.config.max_file_size, journal)
-        return cls(workspace, lock, journal, observer, warnings, start.resolve(), None, lock_bytes)
+        session = cls(
+            workspace, lock, journal, observer, warnings, start.resolve(), None, lock_bytes
+        )
+        session.commands = CommandObserver(workspace.root, workspace.config.anchors, trust)
+        session.commands.max_input_size = workspace.config.max_file_size
+        observer.commands = session.commands.observe
+        session.opened_ns = opened_ns
+        return session
 
     def close(self) -> None:
         if self.journal is not None:
@@ -193,13 +222,24 @@ class Session:
         return self.checker.evaluate(paths, progress)
 
     def check(
-        self, paths: list[str], progress: Progress | None = None, *, record: bool = True
+        self,
+        paths: list[str],
+        progress: Progress | None = None,
+        *,
+        record: bool = True,
+        keep: bool = False,
     ) -> Report:
+        """Check `paths`; with `keep` (a check of every memory), its report is kept for the
+        next one (`kept_check`: answered from it while nothing it rests on moved)."""
         evaluation = self.evaluate(paths, progress)
         self.last_evaluation = evaluation  # observations and sites, for editors
         if record:
             self.record(evaluation, self.observer.changed)
         self.observer.flush()
+        if keep and record:
+            from moor_engine import kept_check
+
+            kept_check.keep(self, evaluation, paths, self.opened_ns)
         return evaluation.report
 
     def record(self, evaluation: Evaluation, changed: set[str]) -> int:
@@ -216,7 +256,13 @@ class Session:
     def _record(self, evaluation: Evaluation, changed: set[str]) -> int:
         new_lock, count = rebaseline(self.lock, evaluation)
         entries = (
-            observation_entries(self.journal, evaluation, self.lock, changed)
+            observation_entries(
+                self.journal,
+                evaluation,
+                self.lock,
+                changed,
+                self.commands.take_fresh() if self.commands is not None else None,
+            )
             if self.journal is not None
             else []
         )
@@ -294,7 +340,7 @@ class Session:
 # those goes only when its writer's pid is gone.
 _UNRECORDED: tuple[tuple[str, tuple[str, ...] | None, bool | tuple[str, ...]], ...] = (
     (".", (LOCK_FILE, CONFIG_FILE, ".gitignore"), (CONFIG_FILE, ".gitignore")),
-    (STATE_DIR, None, ("hook-answers.json", "hooks.log")),
+    (STATE_DIR, None, ("hook-answers.json", "hooks.log", "kept-check.json")),
     (f"{STATE_DIR}/diffs", None, True),
     (".claude", ("settings.json",), True),
 )

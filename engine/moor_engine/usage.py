@@ -23,8 +23,10 @@ class UsageError(RefusalError):
         code: str = "usage",
         path: str | None = None,
         line: int | None = None,
+        suggestions: tuple[str, ...] = (),
     ) -> None:
         super().__init__(message)
         self.code = code
         self.path = path
         self.line = line
+        self.suggestions = suggestions  # did you mean: what exists close to what was named

@@ -148,6 +148,7 @@ class Folder:
             self.evaluator = engine.Evaluator(self.root, paranoid=self.server.paranoid)
         # An untrusted workspace is only read: checks are not recorded.
         self.evaluator.live.record = self.settings.trusted
+        self.evaluator.live.trust = self.settings.said_trusted  # declared anchor commands
         return self.evaluator
 
     def schedule(self, reason: str, paths: Iterable[str] | None) -> None:

@@ -10,7 +10,9 @@
 * `trusted` (default true): false makes the server read-only (no reaffirm, follow, bind;
   checks are not recorded). Taken only from `initializationOptions`: workspace settings
   could be written by the untrusted workspace itself. A value that is not a boolean reads
-  as false.
+  as false. Said explicitly, it is also the editor's word on running the workspace's
+  declared anchor commands (`said_trusted`): true runs them, false never; left out, moor
+  decides as the CLI does (`MOOR_TRUST=1`, `moor trust`), never from the workspace.
 
 Settings come in layers, later wins: the defaults < `workspace/configuration` <
 `initializationOptions`. A layer is read leniently: a bad value is reported (by its key
@@ -51,6 +53,8 @@ class Settings:
 
     severity: Mapping[str, str] = field(default_factory=lambda: DEFAULT_SEVERITY)
     trusted: bool = True
+    # `trusted` as the client said it (None: not said): the word on declared commands.
+    said_trusted: bool | None = None
 
     def level(self, state: str) -> str | None:
         """`error` … `off` for a configurable state, None for any other (e.g. `retired`)."""
@@ -59,12 +63,12 @@ class Settings:
     @classmethod
     def merge(cls, *layers: Layer) -> Settings:
         severity = dict(DEFAULT_SEVERITY)
-        trusted = True
+        said: bool | None = None
         for layer in layers:
             severity.update(layer.severity)
             if layer.trusted is not None:
-                trusted = layer.trusted
-        return cls(MappingProxyType(severity), trusted)
+                said = layer.trusted
+        return cls(MappingProxyType(severity), True if said is None else said, said)
 
 
 TRUST_SOURCE = "initializationOptions"

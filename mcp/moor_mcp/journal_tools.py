@@ -33,9 +33,10 @@ def register(server: MCPServer, root: Path) -> None:
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     def memory_history(path: str, agent: str | None = None) -> HistoryResult:
-        """Return one memory's journal, oldest first: its anchors' observations and what was
-        done to it (written, edited, reaffirmed, retired, forgotten, restored) with the
-        reasons given — also for a forgotten memory; changes_since reads every memory's.
+        """Return one memory's journal, oldest first: what was observed of each anchor it
+        is bound to and what was done to it (written, edited, reaffirmed, retired,
+        forgotten, restored) with the reasons given — also for a forgotten memory;
+        changes_since reads every memory's.
         Another agent's memory is not found; with `agent`, that agent's own are."""
         from moor_engine.memory.history import reader_log
 

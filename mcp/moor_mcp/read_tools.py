@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver import MCPServer
+from moor_engine.agents.framing import RESULT_NOTICE
+from moor_engine.kept_session import KeptSession
 from moor_engine.session import Session
 
 from moor_mcp.annotations import READ_ONLY
@@ -17,15 +19,20 @@ from moor_mcp.results import (
     AboutResult,
     Anchor,
     DriftReport,
+    Explanation,
     Flagged,
     Hit,
     KnownHere,
+    Linked,
     SearchManyResult,
     SearchResult,
+    Signal,
 )
 from moor_mcp.shown import shown
 
 if TYPE_CHECKING:
+    from moor_engine.grounding.links import Related
+    from moor_engine.memory.recall import Hit as Recalled
     from moor_engine.memory.recall_index import KeptIndex
 
 MAX_HITS = 50
@@ -33,17 +40,22 @@ MAX_QUERIES = 20
 
 
 def register(server: MCPServer, root: Path) -> None:
-    # The recall index stays open between calls, synced by what its watch saw change.
-    kept = _Kept()
+    # The session and the memories' trust states are kept while nothing they rest on moved;
+    # the recall index stays open between calls, synced by what its watch saw change.
+    answers = KeptSession(root)
+    kept = _Kept(answers)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
-    def memory_search(query: str, limit: int = 10, agent: str | None = None) -> SearchResult:
+    def memory_search(
+        query: str, limit: int = 10, agent: str | None = None, explain: bool = False
+    ) -> SearchResult:
         """Search the project's memories; best first, stale ones flagged with why, retired
         ones absent. Call memories_about for the memories bound to a given piece of code,
         memory_search_many to ask several questions at once. With `agent`, that agent's own
-        memories are searched too (without it, only the shared ones)."""
-        with engine_refusals(root), Session.open(root) as session:
-            return _search(session, query, limit, agent, kept)
+        memories are searched too (without it, only the shared ones). With `explain`, each
+        hit says why it scored as it did (relevance, trust, confidence, pin, recency)."""
+        with engine_refusals(root), answers.session() as session:
+            return _search(session, query, limit, agent, kept, explain)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     def memory_search_many(
@@ -53,7 +65,7 @@ def register(server: MCPServer, root: Path) -> None:
         order asked, each as memory_search gives it."""
         if not queries or len(queries) > MAX_QUERIES:
             raise refuse("usage", f"queries: 1 to {MAX_QUERIES} questions, got {len(queries)}")
-        with engine_refusals(root), Session.open(root) as session:
+        with engine_refusals(root), answers.session() as session:
             return SearchManyResult(
                 results=[_search(session, q, limit, agent, kept) for q in queries]
             )
@@ -80,6 +92,8 @@ def register(server: MCPServer, root: Path) -> None:
                     why=list(item.why),
                     questions=list(item.questions),
                     since=item.since,
+                    links=_linked(item.related),
+                    cobound=list(item.related.cobound),
                 )
                 for item in found.items
             ],
@@ -117,11 +131,19 @@ def register(server: MCPServer, root: Path) -> None:
         return DriftReport(memories=found.memories, needing_a_look=flagged)
 
 
+def _linked(related: Related) -> list[Linked]:
+    return [
+        Linked(relation=link.relation, path=link.path, direction=link.direction, exists=link.exists)
+        for link in related.links
+    ]
+
+
 class _Kept:
     """The server's `KeptIndex`, made at the first search (its module is imported then)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers: KeptSession) -> None:
         self._index: KeptIndex | None = None
+        self._answers = answers
         self._lock = threading.Lock()
 
     def get(self) -> KeptIndex:
@@ -129,12 +151,17 @@ class _Kept:
             if self._index is None:
                 from moor_engine.memory.recall_index import KeptIndex
 
-                self._index = KeptIndex()
+                self._index = KeptIndex(self._answers)
             return self._index
 
 
 def _search(
-    session: Session, query: str, limit: int, agent: str | None, kept: _Kept
+    session: Session,
+    query: str,
+    limit: int,
+    agent: str | None,
+    kept: _Kept,
+    explain: bool = False,
 ) -> SearchResult:
     result, _status = kept.get().recall(
         session, query, limit=max(1, min(limit, MAX_HITS)), agent=agent
@@ -143,6 +170,13 @@ def _search(
 
     beside = retired_beside(session, [hit.report for hit in result.hits], agent)
     hits = []
+    related: dict[str, Related] = {}
+    if result.hits:
+        from moor_engine.grounding.links import hits_relations
+
+        references, _declaring = kept.get().references(session)
+        paths = [hit.path for hit in result.hits]
+        related = hits_relations(session.workspace, session.journal, paths, references, agent)
     for hit in result.hits:
         memory = shown(session, hit.report)
         hits.append(
@@ -157,6 +191,10 @@ def _search(
                 content_hash=memory.content_hash,
                 sections=memory.sections,
                 text=memory.text,
+                notice=RESULT_NOTICE,
+                explain=_explained(hit) if explain else None,
+                links=_linked(related[hit.path]),
+                cobound=list(related[hit.path].cobound),
                 retired_here=[
                     KnownHere(
                         path=k.path,
@@ -170,3 +208,14 @@ def _search(
             )
         )
     return SearchResult(query=query, hits=hits)
+
+
+def _explained(hit: Recalled) -> Explanation:
+    return Explanation(
+        score=hit.score,
+        matched=list(hit.matched),
+        signals=[
+            Signal(signal=s.name, factor=s.factor, contribution=s.contribution, why=s.why)
+            for s in hit.signals
+        ],
+    )

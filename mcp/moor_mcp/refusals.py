@@ -92,7 +92,11 @@ def engine_refusals(root: Path) -> Iterator[None]:
 
 
 def engine_refusal(root: Path, error: RefusalError) -> Refused:
-    return refusal(error.code, str(error), path=_workspace_path(root, error.path), line=error.line)
+    refused = refusal(
+        error.code, str(error), path=_workspace_path(root, error.path), line=error.line
+    )
+    close = getattr(error, "suggestions", ())  # the engine's did-you-mean (`UsageError`)
+    return refused.model_copy(update={"suggestions": list(close)}) if close else refused
 
 
 def written_result(tool: str, written: Written) -> CallToolResult:

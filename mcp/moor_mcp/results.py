@@ -19,6 +19,31 @@ ENGINE_ANSWER = ConfigDict(from_attributes=True)
 Untrusted = Annotated[str, AfterValidator(neutralise)]
 
 
+class Linked(BaseModel):
+    """One link of a memory (its own `links:`, direction "to", or another's naming it,
+    "from"): the relation and the path are a writer's words."""
+
+    relation: Untrusted
+    path: Untrusted
+    direction: str
+    exists: bool
+
+
+class Signal(BaseModel):
+    signal: str  # bm25 | trust | confidence | pinned | recency
+    factor: float  # what the score was multiplied by (bm25: the relevance itself)
+    contribution: float  # how much the score moved by it
+    why: str
+
+
+class Explanation(BaseModel):
+    """Why a hit scored as it did (as `moor recall --explain`)."""
+
+    score: float
+    matched: list[Untrusted]  # the query's terms this memory holds
+    signals: list[Signal]
+
+
 class Hit(BaseModel):
     path: str
     title: Untrusted
@@ -30,6 +55,11 @@ class Hit(BaseModel):
     content_hash: str | None  # what memory_edit's based_on names
     sections: list[Untrusted]  # the headings memory_edit can replace, as shown
     text: str  # the memory, framed as untrusted data
+    # Said in every hit, as results are handed on without the server's instructions.
+    notice: str
+    explain: Explanation | None = None  # only when asked for
+    links: list[Linked] = []  # its own `links:` (memories_about also lists links to it)
+    cobound: list[str] = []  # memories bound to one of the same anchors
     # Retired memories on the same code, each with why (not current: never rely on them).
     retired_here: list[KnownHere] = []
 
@@ -52,6 +82,8 @@ class AboutMemory(BaseModel):
     why: list[Untrusted]
     questions: list[Untrusted]
     since: str | None = None  # journal time (UTC) its anchor has been as it is now since
+    links: list[Linked] = []  # one hop; links never make a memory more or less trusted
+    cobound: list[str] = []  # memories bound to one of the same anchors
 
 
 class AboutResult(BaseModel):
@@ -164,3 +196,25 @@ class ResumeResult(BaseModel):
     checkpoints: list[Checkpoint]  # newest first
     total: int
     unreadable: list[str]
+
+
+class AnchorRow(BaseModel):
+    """One anchor, as `moor anchors` lists it (`moor_engine.anchors.listing.AnchorRow`)."""
+
+    model_config = ENGINE_ANSWER
+
+    anchor: Untrusted
+    kind: str  # command, symbol, section or file
+    memories: list[str]
+    bound: bool
+    reproducibility: str | None  # command anchors: closed or open
+    streak: int | None
+    command: list[Untrusted] | None
+    last_observed: str | None
+    last_state: str | None
+    next_due: str | None
+    closed: dict[str, Untrusted] | None  # {by, reason, at} once closed
+
+
+class AnchorsResult(BaseModel):
+    anchors: list[AnchorRow]

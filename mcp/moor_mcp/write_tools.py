@@ -6,12 +6,14 @@ refusal raised before the engine wrote: the engine's, the arguments')."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
 from moor_engine.session import Session
+from pydantic import Field
 
 from moor_mcp.annotations import ADDITIVE, ADDITIVE_ONCE, REMOVES, REWRITES
 from moor_mcp.refusals import engine_refusals, written_result
@@ -28,6 +30,9 @@ ACTIONS = {
     "memory_forget": "forget",
     "memory_restore": "restore",
     "memory_reaffirm": "reaffirm",
+    "memory_follow": "follow",
+    "memory_pin": "pin",
+    "memory_unpin": "unpin",
 }
 
 
@@ -116,6 +121,59 @@ def register(server: MCPServer, root: Path) -> None:
 
         with engine_refusals(root), Session.open(root) as session:
             return written_result("memory_reaffirm", reaffirm(session, path, why))
+
+    def memory_follow(**arguments: Any) -> Answer:
+        """Follow a memory's moved references: re-point them to where the code is now and
+        re-bind them (what memory_reaffirm asks for first when an anchor moved). For a gone
+        reference, name its new place: `from` the reference as written, `to` PATH#SYMBOL
+        (drift_report and the edit hook list the candidates). Whatever changed on the way
+        shows as drifted until memory_reaffirm accepts it."""
+        from moor_engine.grounding.actions import follow
+
+        path, to, source = arguments["path"], arguments.get("to"), arguments.get("from")
+        why = arguments.get("why")
+        with engine_refusals(root), Session.open(root) as session:
+            return written_result("memory_follow", follow(session, path, to, source, why))
+
+    # `from` is the argument's name on the wire, and no Python parameter can have it: the
+    # signature the SDK reads names it `source`, aliased, and the call passes it by alias.
+    memory_follow.__signature__ = _FOLLOW  # type: ignore[attr-defined]
+    server.tool(annotations=REWRITES, structured_output=True)(memory_follow)
+
+    @server.tool(annotations=ADDITIVE_ONCE, structured_output=True)
+    def memory_pin(path: str, why: str) -> Answer:
+        """Pin a memory: always in `moor context` and ranked up in memory_search. Changes
+        only its `pinned:`, so a memory that was current stays current; memory_unpin undoes
+        it."""
+        from moor_engine.memory.pins import pin
+
+        with engine_refusals(root), Session.open(root) as session:
+            return written_result("memory_pin", pin(session, path, True, why))
+
+    @server.tool(annotations=ADDITIVE_ONCE, structured_output=True)
+    def memory_unpin(path: str, why: str) -> Answer:
+        """Unpin a memory pinned by memory_pin (or by hand, `pinned: true`)."""
+        from moor_engine.memory.pins import pin
+
+        with engine_refusals(root), Session.open(root) as session:
+            return written_result("memory_unpin", pin(session, path, False, why))
+
+
+def _optional(name: str, annotation: object) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation
+    )
+
+
+_FOLLOW = inspect.Signature(
+    [
+        inspect.Parameter("path", inspect.Parameter.KEYWORD_ONLY, annotation=str),
+        _optional("to", str | None),
+        _optional("source", Annotated[str | None, Field(alias="from")]),
+        _optional("why", str | None),
+    ],
+    return_annotation=Answer,
+)
 
 
 def _client_name(ctx: Context) -> str | None:

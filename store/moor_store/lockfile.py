@@ -36,6 +36,13 @@ and merge cleanly::
     reason = "…"
     at = "2026-01-01T00:00:00.000Z"
 
+    [closed."anchor:test-roster"]
+    by = "anchor:test-roster-v2"
+    reason = "…"
+    at = "2026-01-03T00:00:00.000Z"
+
+`closed` holds the custom anchors closed (`by` empty) or superseded (`by` the successor),
+irreversibly (`moor_engine.anchors.lifecycle`); a lock without any has no such table.
 `retired`, `restored` and `tombstone` are the memory layer's latches (docs/decisions.md): which
 memory was retired (by which, why, when), the latest explicit restore of each key (a
 memory path, or a tombstone's content key), and the forgotten values. What they mean
@@ -45,6 +52,7 @@ together is decided in `moor_engine.memory.latch`; this module only keeps them.
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field, replace
@@ -58,6 +66,7 @@ from .refusal import RefusalError
 __all__ = [
     "AXIS_ORDER",
     "LOCK_VERSION",
+    "Closure",
     "Lock",
     "LockError",
     "LockedAnchor",
@@ -151,6 +160,14 @@ class Restoration:
     at: str
 
 
+@dataclass(frozen=True)
+class Closure:
+    anchor: str  # the closed custom anchor, `anchor:NAME`
+    by: str  # the anchor that superseded it ("" when it was closed without one)
+    reason: str
+    at: str
+
+
 def _tombstone_key(t: Tombstone) -> tuple[str, str, str, str]:
     return (t.content, t.path, t.at, t.reason)
 
@@ -163,6 +180,7 @@ class Lock:
     tombstones: tuple[Tombstone, ...] = ()
     retired: Mapping[str, Retirement] = field(default_factory=dict)  # by retired path
     restored: Mapping[str, Restoration] = field(default_factory=dict)  # by key
+    closed: Mapping[str, Closure] = field(default_factory=dict)  # by anchor
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.tombstones, key=_tombstone_key))
@@ -277,6 +295,14 @@ def format_lock(lock: Lock) -> str:
             f"path = {toml_string(tombstone.path)}\n"
             f"reason = {toml_string(tombstone.reason)}\n"
             f"at = {toml_string(tombstone.at)}\n"
+        )
+    for name in sorted(lock.closed):
+        closure = lock.closed[name]
+        out.append(
+            f"\n[closed.{toml_string(name)}]\n"
+            f"by = {toml_string(closure.by)}\n"
+            f"reason = {toml_string(closure.reason)}\n"
+            f"at = {toml_string(closure.at)}\n"
         )
     return "".join(out)
 
@@ -455,10 +481,12 @@ def _read_canonical(text: str) -> dict[str, object]:
                 anchors = last_memory[1]
                 if ref in anchors:
                     raise _NotCanonical
+                # A derivation, a kind and an axis name are one of a few values: one string
+                # each, not one per anchor (~5 MB of a 10,000-memory lock kept by an editor).
                 anchors[ref] = {
                     "address": u(m.group(3)),
-                    "derivation": u(m.group(4)),
-                    "kind": u(m.group(5)),
+                    "derivation": sys.intern(u(m.group(4))),
+                    "kind": sys.intern(u(m.group(5))),
                     "axes": _axes(m.group(6)),
                 }
             else:
@@ -516,7 +544,7 @@ def _axes(inner: str) -> dict[str, object]:
         raise _NotCanonical
     axes: dict[str, object] = {}
     for bare, quoted, value in _AXIS_ITEMS.findall(inner):
-        key = bare or _unescape(quoted)
+        key = sys.intern(bare or _unescape(quoted))
         if key in axes:
             raise _NotCanonical
         axes[key] = _unescape(value)
@@ -550,7 +578,9 @@ class _Reader:
         if not document:
             return Lock()
         self.only(
-            document, {"version", "memory", "tombstone", "retired", "restored"}, "the top level"
+            document,
+            {"version", "memory", "tombstone", "retired", "restored", "closed"},
+            "the top level",
         )
         version = document.get("version")
         if version is None:
@@ -582,11 +612,18 @@ class _Reader:
             )
             for key, value in self.table(document.get("restored", {}), "restored").items()
         }
+        closed = {
+            anchor: Closure(
+                anchor, *self.fields(value, ("by", "reason", "at"), f"closed {anchor!r}")
+            )
+            for anchor, value in self.table(document.get("closed", {}), "closed").items()
+        }
         return Lock(
             memories,
             tuple(self.tombstone(t, i) for i, t in enumerate(tombstones)),
             retired,
             restored,
+            closed,
         )
 
     def fields(self, value: object, keys: tuple[str, ...], where: str) -> list[str]:

@@ -201,3 +201,10 @@ def test_the_prompt_hook_shows_shared_memories_but_no_agents_own(ws: Workspace) 
     text = context(out, "UserPromptSubmit")
     assert "memories/helper.md" in text  # control: a shared memory about the file is shown
     assert "memories/mine.md" not in text and "planner" not in text
+
+
+def test_a_prompt_naming_a_class_gets_the_memories_about_its_methods(ws: Workspace) -> None:
+    repository(ws)
+    assert 'path="memories/send.md"' in ws.prompt_hook("why does Client behave like this?")
+    # Only a whole name of the dotted path: a word that merely begins it matches nothing.
+    assert ws.prompt_hook("why does Clie behave like this?") == ""

@@ -97,9 +97,22 @@ def test_every_command_in_moors_help_answers_one_json_object(bound: Workspace) -
     answers["rules"] = run_json(ws, "rules", codes=(0, 1))
     answers["recall"] = run_json(ws, "recall", "payload")
     answers["about"] = run_json(ws, "about", "src/net.py#send")
+    answers["atlas"] = run_json(ws, "atlas")
     answers["checkpoint"] = run_json(ws, "checkpoint", "list")
     answers["hooks"] = run_json(ws, "hooks", "status")
+    answers["doctor"] = run_json(ws, "doctor", codes=(0, 1))
+    answers["export"] = run_json(ws, "export", "--output", "history.jsonl")
+    for journal_file in (ws.root / ".moor").glob("journal.sqlite*"):
+        journal_file.unlink()  # an import goes only into an empty journal
+    answers["import"] = run_json(ws, "import", "history.jsonl")
     answers["source"] = run_json(ws, "source", "list")
+    answers["anchors"] = run_json(ws, "anchors")
+    answers["close"] = run_json(ws, "close", "anchor:none", "--why", "gone", codes=(1,))
+    outside = {"XDG_STATE_HOME": str(ws.root.parent / "state")}  # never the user's own list
+    for command in ("trust", "untrust"):
+        run = ws.moor(command, "--format", "json", env=outside)
+        assert run.code == 0, run.err
+        answers[command] = json.loads(run.out)
     answers["add"] = run_json(
         ws, "add", "Receive returns nothing yet.", "--about", "src/net.py#receive"
     )
@@ -109,6 +122,8 @@ def test_every_command_in_moors_help_answers_one_json_object(bound: Workspace) -
         ws, "supersede", added, "--by", memory, "--why", "one is enough"
     )
     answers["restore"] = run_json(ws, "restore", added, "--why", "both hold")
+    answers["pin"] = run_json(ws, "pin", added, "--why", "always read it")
+    answers["unpin"] = run_json(ws, "unpin", added, "--why", "not any more")
     answers["forget"] = run_json(ws, "forget", added, "--why", "it never held")
 
     help_run = ws.moor("--help")
@@ -117,7 +132,8 @@ def test_every_command_in_moors_help_answers_one_json_object(bound: Workspace) -
     assert set(listed) - {words[0] for words in SERVERS if len(words) == 1} == set(answers)
 
     # Writes answer their write result; listings their rows.
-    for write in ("init", "bind", "reaffirm", "follow", "add", "supersede", "restore", "forget"):
+    writes = ("init", "bind", "reaffirm", "follow", "add", "supersede", "restore", "forget")
+    for write in (*writes, "pin", "unpin"):
         assert {"action", "ok", "done", "refused"} <= set(answers[write]), write
         assert answers[write]["ok"] is True, answers[write]
     assert answers["reaffirm"]["path"] == memory
@@ -129,6 +145,7 @@ def test_every_command_in_moors_help_answers_one_json_object(bound: Workspace) -
     assert [e["code"] for e in answers["log"]["entries"]][:1] == ["bind"]
     assert answers["context"]["included"] == [memory]
     assert answers["hooks"]["running"] is False
+    assert answers["atlas"]["path"] == ".moor/atlas.html" and answers["atlas"]["memories"] == 1
     assert answers["edit"]["path"] == added and answers["edit"]["sections"]
 
 

@@ -33,6 +33,7 @@ WRITES = {
     "forget": ["forget", "memories/f.md", "--why", "no longer true"],
     "supersede": ["supersede", "memories/f.md", "--by", "memories/g.md", "--why", "g says it"],
     "restore": ["restore", "memories/wrong.md", "--why", "it did hold"],
+    "pin": ["pin", "memories/g.md", "--why", "always read it"],
     "checkpoint save": ["checkpoint", "save", "--agent", "a", "where it stands"],
     "context --write": ["context", "--write", "CLAUDE.md"],
     "rules --write": ["rules", "--write"],

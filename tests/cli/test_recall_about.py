@@ -128,3 +128,14 @@ def test_bad_targets_are_refused_with_a_message(ws: Workspace) -> None:
     outside = ws.moor("about", "../elsewhere.py")
     assert outside.code == 2 and "outside the workspace" in outside.err
     assert "Traceback" not in missing.err + beyond.err + empty.err + outside.err
+
+
+def test_a_symbol_that_is_not_there_and_that_no_memory_names_is_refused_with_did_you_mean(
+    ws: Workspace,
+) -> None:
+    setup(ws)
+    assert ws.moor("about", "src/client.py#Client.send").code in (0, 1)  # control: it exists
+    run = ws.moor("about", "src/client.py#Client.sned")
+    assert run.code == 2 and "Traceback" not in run.err
+    assert "no such definition in src/client.py now" in run.err
+    assert "did you mean" in run.err and "src/client.py#Client.send" in run.err

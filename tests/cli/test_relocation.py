@@ -497,3 +497,24 @@ def test_the_outline_of_a_file_is_sealed_once_for_all_the_anchors_bound_in_it(
     ws.memory("nan", "pkg/other.py#_or_nan")
     ws.moor("bind", check=True)
     assert outlines() == 2
+
+
+def test_follow_to_a_whole_overload_group_is_refused_listing_its_overloads(
+    ws: Workspace,
+) -> None:
+    ws.write("src/Entities.java", ENTITIES)
+    ws.memory("esc", "src/Entities.java#Entities.escape(Appendable, String, boolean)")
+    ws.moor("bind", check=True)
+    ws.write("src/Entities.java", ENTITIES.replace("(Appendable accum", "(QuietAppendable accum"))
+    lock = ws.read("moor.lock")
+    run = ws.moor("follow", "memories/esc.md", "--to", "src/Entities.java#Entities.escape")
+    assert run.code == 1, run.out + run.err
+    said = run.out + run.err
+    assert "Entities.escape names 2 overloads" in said, said
+    assert "Entities.escape(QuietAppendable, String, boolean)" in said
+    assert "Entities.escape(String)" in said
+    assert ws.read("moor.lock") == lock  # nothing was written
+    # Control: naming one overload is followed.
+    one = "src/Entities.java#Entities.escape(QuietAppendable, String, boolean)"
+    ws.moor("follow", "memories/esc.md", "--to", one, check=True)
+    assert ws.anchor("memories/esc.md")["ref"] == one

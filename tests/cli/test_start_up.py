@@ -132,3 +132,21 @@ def test_a_one_shot_recall_imports_neither_the_full_command_line_nor_what_it_doe
     again, modules = _imported(ws.root, "recall", "idempotent", "send")
     assert again == out
     assert "pathspec" in modules
+
+
+def test_a_check_without_command_anchors_never_imports_the_probe_runner(ws: Workspace) -> None:
+    """The probe runner (subprocess, selectors, shutil) costs a workspace without custom
+    anchors nothing; the control: one with a command anchor imports it."""
+    ws.write("app.py", "def f():\n    return 1\n")
+    ws.memory("code", "app.py#f")
+    ws.moor("bind", check=True)
+    _, modules = _imported(ws.root, "check")
+    assert "moor_engine.session" in modules  # the check did run
+    assert "moor_engine.anchors.probe" not in modules
+    command = json.dumps([sys.executable, "-c", "print('x')"])
+    config = ws.read("moor.toml") + f"\n[anchors.x]\ncommand = {command}\n"
+    ws.write("moor.toml", config)
+    ws.memory("probed", "anchor:x")
+    ws.moor("bind", "--trust", check=True)
+    _, modules = _imported(ws.root, "check", "--trust")
+    assert "moor_engine.anchors.probe" in modules

@@ -31,8 +31,11 @@ def test_remember_is_read_only_at_the_start_of_a_prompt() -> None:
 
 def test_settings_merge_keeps_other_keys_and_is_idempotent() -> None:
     text, added = installed(json.dumps({"env": {"A": "1"}}))
-    assert added == ("SessionStart", "UserPromptSubmit")
+    assert added == ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
     assert json.loads(text)["env"] == {"A": "1"}
+    # An install from before the edit loop gets only the hooks it lacks.
+    older = {"hooks": {event: json.loads(text)["hooks"][event] for event in added[:2]}}
+    assert installed(json.dumps(older))[1] == ("PreToolUse", "PostToolUse", "Stop")
     assert installed(text) == (text, ())
     back, removed = uninstalled(text)
     assert removed == added and json.loads(back or "") == {"env": {"A": "1"}}

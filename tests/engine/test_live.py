@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 from collections.abc import Callable, Iterator
@@ -268,3 +269,90 @@ def test_random_edits_keep_the_live_check_equal_to_a_full_one(
                 changed.add(rel)
         live.refresh(changed)
         assert live.verify() == []
+
+
+def kept_trees(live: LiveCheck, *paths: str) -> set[str]:
+    assert live.session is not None
+    views = {rel: live.session.observer.view(rel) for rel in paths}
+    return {rel for rel, v in views.items() if isinstance(v, FileView) and v.latest_parse()}
+
+
+@pytest.mark.parametrize("budget", [1, 1 << 20])
+def test_the_trees_kept_between_edits_fit_a_byte_budget_the_newest_file_always(
+    ws: Workspace, live: LiveCheck, monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    monkeypatch.setattr("moor_engine.grounding.live.KEEP_TREE_BYTES", budget)
+    ws.write("src/a.py", CODE.replace("return 2", "return 20"))
+    states(live, {"src/a.py"})
+    ws.write("src/b.py", "def k():\n    return 40\n")
+    states(live, {"src/b.py"})
+    live.commit()
+    # The newest file's tree is kept whatever its size; the one before it only within the
+    # budget (the control: a budget both fit in keeps both).
+    expected = {"src/b.py"} if budget == 1 else {"src/a.py", "src/b.py"}
+    assert kept_trees(live, "src/a.py", "src/b.py") == expected
+
+
+def strings_holding(marker: str) -> int:
+    """How many strings reachable from a tracked object hold `marker` (beside the marker
+    itself, which the caller holds)."""
+    gc.collect()
+    return sum(
+        1
+        for holder in gc.get_objects()
+        for item in gc.get_referents(holder)
+        if isinstance(item, str) and marker in item and item != marker
+    )
+
+
+def test_a_long_lived_check_keeps_no_memory_body(ws: Workspace) -> None:
+    marker = "zebra-quartz-body-marker"
+    ws.write("src/a.py", CODE)
+    ws.memory("f", "src/a.py#f")
+    ws.write("memories/f.md", ws.read("memories/f.md") + f"\n{marker} " * 50 + "\n")
+    with Session.open(ws.root) as session:
+        assert not bind(session, []).refused
+    with Session.open(ws.root) as session:
+        evaluation = session.checker.evaluate(session.select([]))
+        # Control: what a check loads holds the body, where the search can see it.
+        assert strings_holding(marker) > 0
+        del evaluation
+    live = LiveCheck(ws.root)
+    assert states(live, None)["memories/f.md"] == "current"
+    live.commit()
+    ws.write("memories/f.md", ws.read("memories/f.md").replace(marker, marker + "!"))
+    states(live, {"memories/f.md"})
+    live.commit()
+    assert strings_holding(marker) == 0
+    assert live.verify() == []
+    live.close()
+
+
+def test_a_lock_written_again_while_it_is_being_read_is_read_once_more(
+    ws: Workspace, live: LiveCheck, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lock's stat must be the one from before the read: a stat taken after would
+    vouch for bytes this check never read, and the next change event would be ignored."""
+    ws.write("src/a.py", CODE.replace("return 2", "return 20"))
+    ws.write("src/b.py", "def k():\n    return 40\n")
+    now = states(live, {"src/a.py", "src/b.py"})
+    assert now["memories/g.md"] == now["memories/k.md"] == "drifted"
+    with Session.open(ws.root) as session:  # `moor reaffirm k` in a terminal
+        assert not reaffirm(session, str(ws.root / "memories/k.md"), "fine").refused
+    assert live.session is not None
+    read_lock = live.session.read_lock
+
+    def read_then_another_write() -> Any:
+        read = read_lock()
+        monkeypatch.setattr(live.session, "read_lock", read_lock)
+        with Session.open(ws.root) as other:  # `moor reaffirm g`, just after the read
+            assert not reaffirm(other, str(ws.root / "memories/g.md"), "fine too").refused
+        return read
+
+    monkeypatch.setattr(live.session, "read_lock", read_then_another_write)
+    now = states(live, {"moor.lock"})
+    # Control: the first write was read (the lock was reloaded), the second not yet.
+    assert now["memories/k.md"] == "current" and now["memories/g.md"] == "drifted"
+    # The watcher's event for the second write: the lock is read again.
+    assert states(live, {"moor.lock"})["memories/g.md"] == "current"
+    assert live.verify() == []

@@ -19,7 +19,7 @@ from tests.mcp.conftest import REFUSAL_FIELDS, refusal, refusals, run, structure
 
 # A description starts with the verb of what the tool does, from this list.
 VERBS = {"Search", "List", "Report", "Return", "Write", "Edit", "Retire", "Forget", "Restore"}
-VERBS |= {"Reaffirm", "Save", "Resume"}
+VERBS |= {"Reaffirm", "Save", "Resume", "Follow", "Pin", "Unpin"}
 
 # Annotations as (read_only, destructive, idempotent, open_world).
 READ = (True, None, True, False)
@@ -31,8 +31,9 @@ REMOVES = (False, True, True, False)
 
 # name: (parameters, required, annotations, tools its description names, result fields)
 CONTRACT: dict[str, tuple[set[str], set[str], tuple[Any, ...], set[str], set[str]]] = {
+    "anchors": ({"kind"}, set(), READ, set(), {"anchors"}),
     "memory_search": (
-        {"query", "limit", "agent"},
+        {"query", "limit", "agent", "explain"},
         {"query"},
         READ,
         {"memories_about", "memory_search_many"},
@@ -101,6 +102,27 @@ CONTRACT: dict[str, tuple[set[str], set[str], tuple[Any, ...], set[str], set[str
         {"drift_report"},
         {"action", "ok", "path", "content_hash", "done", "known_here", "refused"},
     ),
+    "memory_follow": (
+        {"path", "to", "from", "why"},
+        {"path"},
+        REWRITES,
+        {"memory_reaffirm", "drift_report"},
+        {"action", "ok", "path", "content_hash", "done", "known_here", "refused"},
+    ),
+    "memory_pin": (
+        {"path", "why"},
+        {"path", "why"},
+        ONCE,
+        {"memory_search", "memory_unpin"},
+        {"action", "ok", "path", "content_hash", "done", "known_here", "refused"},
+    ),
+    "memory_unpin": (
+        {"path", "why"},
+        {"path", "why"},
+        ONCE,
+        {"memory_pin"},
+        {"action", "ok", "path", "content_hash", "done", "known_here", "refused"},
+    ),
     "changes_since": (
         {"cursor", "limit", "agent"},
         set(),
@@ -133,7 +155,8 @@ CONTRACT: dict[str, tuple[set[str], set[str], tuple[Any, ...], set[str], set[str
 
 # The default of every optional parameter.
 DEFAULTS: dict[str, dict[str, object]] = {
-    "memory_search": {"limit": 10, "agent": None},
+    "memory_search": {"limit": 10, "agent": None, "explain": False},
+    "memory_follow": {"to": None, "from": None, "why": None},
     "memory_search_many": {"limit": 5, "agent": None},
     "memories_about": {"agent": None},
     "memory_write": {
@@ -145,6 +168,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
     },
     "changes_since": {"cursor": 0, "limit": 200, "agent": None},
     "drift_report": {"agent": None},
+    "anchors": {"kind": None},
     "memory_history": {"agent": None},
     "checkpoint_save": {"next_steps": [], "files": []},
     "checkpoint_resume": {"limit": 1},
@@ -160,6 +184,7 @@ INSTRUCTED = {
     "memory_forget",
     "drift_report",
     "memory_reaffirm",
+    "memory_follow",
     "changes_since",
     "checkpoint_save",
     "checkpoint_resume",
@@ -168,12 +193,13 @@ INSTRUCTED = {
 
 # The tools whose result is a write's: their refusals carry it as structured content too.
 WRITES = {"memory_write", "memory_edit", "memory_supersede", "memory_forget", "memory_restore"}
-WRITES |= {"memory_reaffirm"}
+WRITES |= {"memory_reaffirm", "memory_follow", "memory_pin", "memory_unpin"}
 
 # name: (arguments the tool refuses, the code it refuses them with)
 REFUSED: dict[str, tuple[dict[str, Any], str]] = {
     "memory_search": ({"query": "q", "agent": "Not A Name"}, "agent_invalid"),
     "memory_search_many": ({"queries": []}, "usage"),
+    "anchors": ({"kind": "gizmo"}, "usage"),
     "memories_about": ({"target": "../outside.py"}, "outside_workspace"),
     "drift_report": ({"agent": "Not A Name"}, "agent_invalid"),
     "memory_write": ({"text": " ", "about": ["lib.py"]}, "usage"),
@@ -185,6 +211,9 @@ REFUSED: dict[str, tuple[dict[str, Any], str]] = {
     "memory_forget": ({"path": "memories/none.md", "why": " "}, "usage"),
     "memory_restore": ({"path": "memories/none.md", "why": " "}, "usage"),
     "memory_reaffirm": ({"path": "memories/none.md", "why": "checked"}, "not_found"),
+    "memory_follow": ({"path": "memories/none.md"}, "not_found"),
+    "memory_pin": ({"path": "memories/none.md", "why": " "}, "no_reason"),
+    "memory_unpin": ({"path": "memories/none.md", "why": " "}, "no_reason"),
     "changes_since": ({"cursor": -1}, "invalid_argument"),
     "memory_history": ({"path": "memories/none.md"}, "not_found"),
     "checkpoint_save": ({"agent": "../up", "summary": "s"}, "agent_invalid"),
@@ -197,6 +226,7 @@ ANSWERED: dict[str, dict[str, Any]] = {
     "memory_search_many": {"queries": ["lib"]},
     "memories_about": {"target": "lib.py"},
     "drift_report": {},
+    "anchors": {},
     "changes_since": {},
     "memory_history": {"path": "memories/lib.md"},
     "checkpoint_save": {"agent": "a", "summary": "s"},
@@ -206,6 +236,7 @@ ANSWERED: dict[str, dict[str, Any]] = {
 # Arguments outside each schema: the required ones left out, or a value of the wrong type.
 WRONG_TYPES: dict[str, dict[str, Any]] = {
     "drift_report": {"agent": 7},
+    "anchors": {"kind": 7},
     "changes_since": {"cursor": "first"},
 }
 

@@ -53,6 +53,10 @@ ALLOWED = {
     # `open_inside_dir`) or a `--token-file` the user names, which may be anywhere. Opened
     # by descriptor, O_NOFOLLOW, and refused unless a regular file (tests/mcp).
     ("mcp/moor_mcp/bearer.py", "*"): "the token file, a user-named path",
+    # The user's list of trusted workspaces, kept in their state folder outside every
+    # workspace (one inside is refused before it is read or written), O_NOFOLLOW, regular
+    # files only, replaced atomically (tests/cli/test_anchor_trust.py).
+    ("engine/moor_engine/anchors/trust.py", "*"): "the user's trust list, outside workspaces",
     # Descriptors of folders (the workspace root, `.moor/`) opened O_DIRECTORY|O_NOFOLLOW
     # to reach the hook server's socket; nothing is read. The hook client answers before
     # moor_store is imported, to start fast.
@@ -63,7 +67,7 @@ ALLOWED = {
     ("cli/moor/hook_server.py", "serve"): "the guard lock, never read",
     ("cli/moor/hook_server.py", "_listen"): "the current folder, to come back to",
     # /dev/null as stdout once the reader went away (`moor log | head`).
-    ("cli/moor/main.py", "main"): "/dev/null",
+    ("cli/moor/guard.py", "run_guarded"): "/dev/null",
     # The MCP stdio server's own stdin, taken as a file (a descriptor moor was given) with
     # /dev/null put in its place, so no other code reads the wire.
     ("mcp/moor_mcp/stdio.py", "_claimed_stdin"): "stdin and /dev/null, not files",

@@ -72,7 +72,9 @@ def changed_files(session: Session) -> set[str]:
     return found
 
 
-def _references(session: Session) -> tuple[dict[str, list[str]], list[str]]:
+def references_of(session: Session) -> tuple[dict[str, list[str]], list[str]]:
+    """Every memory's stored references (by memory path) and the memories that declare
+    `supersedes:`, from the recall index: no memory file is parsed to know them."""
     from moor_engine.memory.recall_index import kept_index, ready_index
 
     kept = kept_index(session.workspace.root)
@@ -146,9 +148,19 @@ def _resting_on(report: MemoryReport, dates: Mapping[str, str]) -> tuple[str, ..
     return tuple(sorted(files))
 
 
-def session_start(session: Session) -> HookAnswer:
-    references, declaring = _references(session)
-    return framed_memories(session, about_files(references, changed_files(session)), declaring)
+def session_start(session: Session, payload: Mapping[str, object] | None = None) -> HookAnswer:
+    """The memories about the files changed lately; after a compaction (`source` is
+    `compact`), with the memories this session's tool hooks touched before it, so the new
+    context keeps them (Claude Code's PreCompact hook can add nothing to a context)."""
+    references, declaring = references_of(session)
+    paths = about_files(references, changed_files(session))
+    if payload is not None and payload.get("source") == "compact":
+        from moor_engine.agents import hook_sessions
+
+        noted = hook_sessions.touched(session.workspace.root, payload.get("session_id"))
+        on_disk = set(session.workspace.memory_paths())
+        paths = sorted({*paths, *(path for path in noted if path in on_disk)})
+    return framed_memories(session, paths, declaring)
 
 
 def prompt(session: Session, text: str, kept: hook_answers.Kept | None = None) -> HookAnswer:
@@ -173,7 +185,7 @@ def prompt(session: Session, text: str, kept: hook_answers.Kept | None = None) -
         workspace = hook_answers.workspace_keys(
             root, session.workspace.config.memory_roots, session.workspace.memory_paths(), now
         )
-        references, declaring = _references(session)
+        references, declaring = references_of(session)
     answer, verdicts = _framed(session, matching(references, prompt_names(text)), declaring)
     if workspace is not None:
         keeping: dict[str, tuple[Framed | None, hook_answers.Keys]] = {}

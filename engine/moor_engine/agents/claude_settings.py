@@ -22,6 +22,15 @@ SETTINGS = ".claude/settings.json"
 HOOKS = {
     "SessionStart": "moor hooks run session-start",
     "UserPromptSubmit": "moor hooks run prompt",
+    "PreToolUse": "moor hooks run pre-tool-use",
+    "PostToolUse": "moor hooks run post-tool-use",
+    "Stop": "moor hooks run stop",
+}
+# The tools whose calls a tool hook is run for (Claude Code's `matcher`, a pattern of tool
+# names): the file tools, whose `tool_input.file_path` names the file (`edit_loop`).
+MATCHERS = {
+    "PreToolUse": "Edit|Write|MultiEdit|NotebookEdit|Read",
+    "PostToolUse": "Edit|Write|MultiEdit|NotebookEdit",
 }
 _OURS = "moor hooks run "
 
@@ -87,7 +96,12 @@ def installed(text: str | None) -> tuple[str, tuple[str, ...]]:
         groups = hooks.setdefault(event, [])
         if _has_ours(groups):
             continue
-        groups.append({"hooks": [{"type": "command", "command": command, "timeout": 10}]})
+        group: dict[str, object] = {
+            "hooks": [{"type": "command", "command": command, "timeout": 10}]
+        }
+        if event in MATCHERS:
+            group = {"matcher": MATCHERS[event], **group}
+        groups.append(group)
         added.append(event)
     return json.dumps(value, indent=2) + "\n", tuple(added)
 

@@ -64,14 +64,20 @@ def split_ref(ref: str) -> tuple[str, str | None]:
 
 
 def ref_matches(ref: str, names: Names) -> bool:
-    """Whether a memory's reference names code the prompt names."""
+    """Whether a memory's reference names code the prompt names: its file, the reference
+    itself, its symbol's full or last name, or a definition that holds it (`Client` for
+    `Client.send`)."""
     path, symbol = split_ref(ref)
     if path in names.paths or ref in names.refs:
         return True
     if symbol is None:
         return False
     last = symbol.rsplit(".", 1)[-1]
-    return symbol in names.identifiers or last in names.identifiers
+    if symbol in names.identifiers or last in names.identifiers:
+        return True
+    # A class (or any definition that holds others) named: the memories about its members.
+    parts = symbol.split(".")
+    return any(".".join(parts[:end]) in names.identifiers for end in range(1, len(parts)))
 
 
 def matching(references: dict[str, list[str]], names: Names) -> list[str]:

@@ -12,15 +12,17 @@ matched only by its exact reference.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from moor_extractors.model import DefinitionSite, Failure
 from moor_extractors.reference import parse_reference
 from moor_extractors.resolve import reference_symbol
 
 from moor_engine.agents.since import since
+from moor_engine.grounding.links import Related, visible_relations
 from moor_engine.grounding.memories import LoadedMemory, load_memories
 from moor_engine.grounding.observe import Found, NotFound
+from moor_engine.grounding.suggest import suggestions
 from moor_engine.grounding.trust import QUIET_STATES, AnchorReport, MemoryReport, State
 from moor_engine.memory import namespaces
 from moor_engine.memory.recall import state_reasons
@@ -40,6 +42,7 @@ class Target:
     start_line: int = 0  # the definition's lines (0: the whole file)
     end_line: int = 0
     note: str | None = None  # e.g. the symbol does not exist now
+    missing: bool = False  # the symbol asked about is not in the file now
 
     def describe(self) -> str:
         if self.symbol is None:
@@ -74,6 +77,8 @@ class AboutItem:
     questions: tuple[str, ...]
     agent: str | None = None  # its namespace (None: shared)
     since: str | None = None  # the journal's time the anchor has been as it is now since
+    # Its links both ways and its cobound memories (one hop).
+    related: Related = field(default_factory=Related)
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -88,6 +93,7 @@ class AboutItem:
             "why": list(self.why),
             "questions": list(self.questions),
             "since": self.since,
+            **self.related.as_json(),
         }
 
 
@@ -130,7 +136,10 @@ def about(
         for path, memory in loaded.items()
         if memory.memory is not None
         and (everyone or namespaces.visible(memory.memory.agent, agent))
-        and any(item.ref is not None and item.ref.path == rel for item in memory.entries)
+        and any(
+            item.ref is not None and _may_be_here(session, rel, item.ref.path, span)
+            for item in memory.entries
+        )
     ]
     # With the memories that declare `supersedes:`, so the verdict sees every retirement.
     declaring = [p for p, m in loaded.items() if m.memory is not None and m.memory.supersedes]
@@ -140,6 +149,8 @@ def about(
     observations = evaluation.observations if evaluation is not None else {}
     result = AboutResult(target)
     dates = since(session.journal, (m for m in report.memories if m.path in wanted))
+    relations = visible_relations(loaded, agent, everyone=everyone)
+    retired = {m.path for m in report.memories if m.state == State.RETIRED}
     for memory_report in report.memories:
         if memory_report.path not in wanted:
             continue
@@ -155,9 +166,40 @@ def about(
             continue
         anchor = best[1]
         dated = dates.get(anchor.canonical) if anchor.canonical is not None else None
-        result.items.append(_item(memory_report, RELATIONS[best[0]], anchor, loaded, dated))
+        item = _item(memory_report, RELATIONS[best[0]], anchor, loaded, dated)
+        result.items.append(replace(item, related=relations.of(item.path).without(retired)))
     result.items.sort(key=lambda item: (RELATIONS.index(item.relation), item.path))
+    if target.missing and not any(item.relation == "exact" for item in result.items):
+        raise _not_found(session, target)
     return result
+
+
+def _may_be_here(session: Session, rel: str, path: str | None, span: _Span | None) -> bool:
+    """Whether a memory referring to `path` may be about the target in `rel`: it names that
+    file, or (a definition asked about) a file that is not there now, whose code the
+    relocation may have found here (a rename)."""
+    if path == rel:
+        return True
+    return span is not None and path is not None and not (session.workspace.root / path).is_file()
+
+
+def _not_found(session: Session, target: Target) -> UsageError:
+    """A symbol that is not in its file now and that no memory names: refused, with the
+    closest definitions that are (did you mean)."""
+    ref = parse_reference(f"{target.path}#{target.symbol}")
+    close = (
+        suggestions(session.workspace, session.observer, ref)
+        if not isinstance(ref, Failure)
+        else []
+    )
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return UsageError(
+        f"{target.path}#{target.symbol}: no such definition in {target.path} now, and no "
+        f"memory names it{hint}",
+        code="not_found",
+        path=target.path,
+        suggestions=tuple(close),
+    )
 
 
 def _split(session: Session, arg: str) -> tuple[str, str | None, int | None]:
@@ -199,7 +241,8 @@ def _target(
             if isinstance(observation, Failure)
             else None
         )
-        return Target(rel, ref.symbol, None, note=note), None
+        missing = isinstance(observation, NotFound)
+        return Target(rel, ref.symbol, None, note=note, missing=missing), None
     if line is None:
         return Target(rel, None, None), None
     view = session.observer.view(rel)
@@ -230,6 +273,14 @@ def _relation(
 ) -> str | None:
     if anchor.canonical is None:
         return None
+    if anchor.moved_to is not None and target.symbol is not None:
+        # Moved (renamed) to the code asked about: the relocation knows it is this.
+        moved = parse_reference(anchor.moved_to)
+        if not isinstance(moved, Failure) and (moved.path, moved.symbol) == (
+            target.path,
+            target.symbol,
+        ):
+            return "exact"
     ref = parse_reference(anchor.canonical)
     if isinstance(ref, Failure) or ref.path != target.path:
         return None

@@ -13,6 +13,7 @@ from moor_store.intent import Change
 from moor_store.journal import NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory, format_lock
 
+from moor_engine.anchors.machine import is_custom
 from moor_engine.grounding.check import locked_anchor_from, translated_anchor
 from moor_engine.grounding.definition_index import bound_languages
 from moor_engine.grounding.memories import LoadedMemory, loaded_lock_content, lock_content
@@ -75,6 +76,9 @@ def _unusable(session: Session, path: str, loaded: LoadedMemory, action: str) ->
 def _seal(session: Session, found: Found, change: Change, canonical: str) -> None:
     """Keep the code as it is now, so `diff` can show what changed since (with the change),
     and its place in the file, for a rename in place (`places.py`)."""
+    if is_custom(canonical):  # a command anchor: its facts, not a file
+        change.seals.extend(session.commands.seals(found.address) if session.commands else [])
+        return
     view = session.observer.view(found.path)
     if view is None or isinstance(view, Failure):
         return
@@ -407,6 +411,23 @@ def _follow(
                     f"({why_not}); nothing was changed",
                     path=path,
                     ref=move.target,
+                )
+            )
+            return written
+        assert not isinstance(ref, Failure)
+        overloads = session.observer.overloads(ref) if move.how == "chosen" else []
+        if overloads:
+            # One piece of code was bound; a group's facts are all of its overloads at once,
+            # which the bound code never matches: the person names the one it became.
+            written.refused.append(
+                Refusal(
+                    "overload_group",
+                    f"--to {move.target}: {ref.symbol} names {len(overloads)} overloads "
+                    f"watched together ({', '.join(overloads)}): name the one "
+                    f"{move.raw} became, e.g. `moor follow {path} --to {overloads[0]}`",
+                    path=path,
+                    ref=move.target,
+                    suggestions=tuple(overloads),
                 )
             )
             return written

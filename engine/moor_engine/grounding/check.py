@@ -7,6 +7,7 @@ trust states are derived from the lock — so a fresh clone with no journal gets
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
@@ -15,13 +16,22 @@ from moor_extractors.languages import language_for_path
 from moor_extractors.memory import Memory, effective_watch
 from moor_extractors.model import Failure, Reason
 from moor_extractors.reference import Reference
+from moor_store.inside import stat_many_inside
 from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
 
+from moor_engine.anchors.machine import (
+    closure_report,
+    command_entries,
+    command_report,
+    is_custom,
+)
 from moor_engine.grounding.bound_code import bound_code
 from moor_engine.grounding.definition_index import Indexes
 from moor_engine.grounding.dependents import Dependents
-from moor_engine.grounding.derivations import Standing, Translation, standing, translate
+from moor_engine.grounding.derivation_standing import Standing, standing
+from moor_engine.grounding.derivations import Translation, translate
+from moor_engine.grounding.links import annotate
 from moor_engine.grounding.memories import (
     LoadedMemory,
     ResolvedEntry,
@@ -166,17 +176,26 @@ class Checker:
             if progress is not None and index % 64 == 0:
                 progress(len(paths) + index * len(paths) // max(len(refs), 1), 2 * len(paths))
         reports = [self.memory_report(loaded[path], observations) for path in paths]
+        by_path = {report.path: report for report in reports}
+        annotated = annotate(by_path, loaded, self.is_memory, self.workspace.memory_paths)
+        reports = [annotated.get(report.path, report) for report in reports]
         translations = {k: t for k, t in self._translations.items() if t is not None}
         return Evaluation(Report(reports), loaded, observations, self._relocations, translations)
 
+    def is_memory(self, path: str) -> bool:
+        """Whether `path` is a memory file of the workspace (a link's target not evaluated
+        with the rest: a stat of it alone, never a walk of every memory)."""
+        if not path or "\0" in path or not self.workspace.is_memory_path(path):
+            return False  # a NUL names no file (and the OS refuses it with ValueError)
+        found = stat_many_inside(self.workspace.root, [path])[path]
+        return not isinstance(found, OSError) and stat.S_ISREG(found.st_mode)
+
     def observe(self, ref: Reference) -> Observation:
         if ref.path is None:
-            return Failure(
-                Reason.UNEVALUABLE,
-                "command_probes_unavailable",
-                f"{ref.canonical()}: custom anchors (command probes) are not supported by this "
-                "version of moor yet",
-            )
+            closure = self.lock.closed.get(ref.canonical())
+            if closure is not None:  # closed for good: its command runs no more
+                return Failure(Reason.UNEVALUABLE, *closure_report(closure))
+            return self.observer.observe(ref)  # a custom anchor (moor_engine.anchors)
         return self.observer.observe(ref, self._bound_addresses().get(ref.canonical(), ()))
 
     def _bound_addresses(self) -> dict[str, set[str]]:
@@ -200,7 +219,7 @@ class Checker:
                 return found.text if found is not None else None
 
             def outline() -> list[str] | None:
-                return bound_outline(self.workspace, self.snapshots, key, locked.address)
+                return bound_outline(self.workspace, self.snapshots, key, locked)
 
             search = self.memo.recall(ref, locked)
             if search is None:
@@ -323,12 +342,20 @@ class Checker:
         observation = observations[canonical]
         locked = locked_memory.anchors.get(canonical) if locked_memory is not None else None
         report.bound_address = locked.address if locked else None
+        closure = self.lock.closed.get(canonical) if item.ref.anchor is not None else None
+        if closure is not None:
+            report.state = State.RETIRED
+            report.code, report.detail = closure_report(closure)
+            return report
         if isinstance(observation, Failure):
             report.state = State.UNVERIFIED
             report.reason = observation.reason.value
             report.code = observation.code
             report.detail = observation.detail
             return report
+        if item.ref.anchor is not None:
+            declaration = self.workspace.config.anchors.get(item.ref.anchor)
+            return command_report(report, declaration, observation, locked, self.journal)
         report.address = observation.address
         if isinstance(observation, NotFound):
             search = self.relocation(item.ref, locked) if locked is not None else Search()
@@ -527,8 +554,10 @@ def observation_entries(
     evaluation: Evaluation,
     lock: Lock,
     changed: set[str],
+    fresh_commands: set[str] | None = None,
 ) -> list[NewEntry]:
-    """What this check saw, as journal entries (not yet appended)."""
+    """What this check saw, as journal entries (not yet appended); `fresh_commands`: the
+    command anchors looked at anew (None: every one observed)."""
     bound: dict[str, LockedAnchor] = {}
     for memory in canonical_lock(lock).memories.values():
         for canonical, locked in memory.anchors.items():
@@ -538,9 +567,15 @@ def observation_entries(
         for anchor in memory_report.anchors:
             if anchor.canonical is not None:
                 states.setdefault(anchor.canonical, anchor)
-    keys = [key for key in evaluation.observations if key in bound]
+    keys = [key for key in evaluation.observations if key in bound and not is_custom(key)]
     looks = journal.last_looks(keys)
-    entries: list[NewEntry] = []
+    # A closed anchor is not looked at any more: nothing of it to journal.
+    looked = {
+        k: v
+        for k, v in evaluation.observations.items()
+        if k not in lock.closed and (fresh_commands is None or k in fresh_commands)
+    }
+    entries = command_entries(journal, looked, bound, states)
     for key in keys:
         observation = evaluation.observations[key]
         previous = looks.get(key)

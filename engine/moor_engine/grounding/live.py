@@ -18,6 +18,7 @@ it has shown the result; the next `refresh` commits first, so nothing is lost or
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import time
@@ -30,6 +31,7 @@ from moor_store.lockfile import Lock
 
 from moor_engine.grounding.check import Checker, Evaluation
 from moor_engine.grounding.dependents import Dependents
+from moor_engine.grounding.links import annotate
 from moor_engine.grounding.memories import LoadedMemory, load_memories
 from moor_engine.grounding.observe import Found, NotFound, Observation
 from moor_engine.grounding.trust import MemoryReport, Report, State
@@ -44,6 +46,9 @@ RESCAN_FILES = frozenset({"moor.toml", "pyproject.toml", ".git/HEAD"})
 # Syntax trees kept between checks: those of the files edited last, which are the likeliest
 # to be edited again (and then re-parse incrementally). Others are let go after a check.
 KEEP_TREES = 8
+# ... within this many bytes of source, the newest file's always: a tree costs ~18 times its
+# file's bytes (8 standard-library files' trees held ~35 MiB of an editor's heap, issue 22).
+KEEP_TREE_BYTES = 256 * 1024
 # When an editor looks again at a file it saw being written, if nothing else made it: past
 # the racy window, when even an emptied file counts as settled (`FileObserver._settle`).
 RECHECK_CHANGING_S = RACY_WINDOW_NS / 1e9 + 0.1
@@ -103,6 +108,8 @@ class LiveCheck:
     def __init__(self, root: Path, *, record: bool = True) -> None:
         self.root = root
         self.record = record  # journal checks and adopt re-derived addresses (moor check)
+        # The editor's word on running the workspace's declared commands (Session.open).
+        self.trust: bool | None = None
         self.overlays: dict[str, bytes] = {}
         self.session: Session | None = None
         self._checker: Checker | None = None
@@ -213,11 +220,15 @@ class LiveCheck:
 
     def _open(self) -> None:
         self._drop()
-        session = Session.open(self.root)  # raises when the workspace cannot be checked
+        # The lock's stat is taken before it is read: a write in between then differs from
+        # it, and the next change event reads the lock again. Raises when the workspace
+        # cannot be checked.
+        lock_stat = _stat(self.root / LOCK_FILE)
+        session = Session.open(self.root, trust=self.trust)
         session.observer.overlays = self.overlays
         self.session = session
         self._checker = Checker(session.workspace, session.lock, session.journal, session.observer)
-        self._lock_stat = _stat(session.workspace.lock_path)
+        self._lock_stat = lock_stat
         self._opened = True
 
     def _full(self) -> None:
@@ -227,7 +238,7 @@ class LiveCheck:
         session, checker = self.session, self._checker
         assert session is not None and checker is not None
         evaluation = checker.evaluate(session.select([]))
-        self._loaded = dict(evaluation.loaded)
+        self._loaded = {path: _without_body(loaded) for path, loaded in evaluation.loaded.items()}
         self._observations = dict(evaluation.observations)
         self._missing = {c for c, o in self._observations.items() if isinstance(o, NotFound)}
         self._changing = {c for c, o in self._observations.items() if _changing(o)}
@@ -251,9 +262,10 @@ class LiveCheck:
             if LOCK_FILE in changed or in_memories_changed(changed, workspace.config.memory_roots)
             else None
         )
-        if LOCK_FILE in changed and _stat(workspace.lock_path) != self._lock_stat:
-            session.lock_bytes, lock = session.read_lock()
-            relocked = self._reload_lock(lock)
+        lock_stat = _stat(workspace.lock_path) if LOCK_FILE in changed else self._lock_stat
+        if lock_stat != self._lock_stat:
+            session.lock_bytes, lock = session.read_lock()  # stat before read, as in `_open`
+            relocked = self._reload_lock(lock, lock_stat)
             dirty |= relocked
         roots = tuple(root.rstrip("/") for root in workspace.config.memory_roots)
         in_memories = {
@@ -303,11 +315,11 @@ class LiveCheck:
                 self._changing.discard(canonical)
             if isinstance(new, NotFound):
                 self._missing.add(canonical)
-                dirty |= self._graph.users.get(canonical, set())
+                dirty.update(self._graph.users.get(canonical, ()))
             else:
                 self._missing.discard(canonical)
                 if not _same(old, new):
-                    dirty |= self._graph.users.get(canonical, set())
+                    dirty.update(self._graph.users.get(canonical, ()))
         # Memories that show where their code is now: the code moved within its file.
         for path in self._unsettled - dirty:
             if _touches(self._reports[path], code):
@@ -323,6 +335,12 @@ class LiveCheck:
                 self._unsettled.discard(path)
             else:
                 self._unsettled.add(path)
+        # A link's finding follows the other memory's state: a memory whose target turned
+        # current (or stopped being) is dirty though nothing of its own changed.
+        every = self._loaded
+        annotated = annotate(self._reports, every, every.__contains__, every.keys)
+        self._reports.update(annotated)
+        dirty |= annotated.keys()
         self.last_reobserved = len(again)
         keys = again | {c for path in dirty for c in self._graph.uses.get(path, ())}
         evaluation = Evaluation(
@@ -332,6 +350,11 @@ class LiveCheck:
         )
         self._pending = _Pending(evaluation, set(observer.changed))
         return dirty
+
+    def evaluated(self) -> tuple[list[MemoryReport], dict[str, LoadedMemory]]:
+        """Every memory's report and loaded memory as the last refresh left them (for a
+        view of the whole corpus, the atlas, without another check)."""
+        return list(self._reports.values()), dict(self._loaded)
 
     def _latched(self) -> dict[str, tuple[object, object]]:
         checker = self._checker
@@ -358,12 +381,12 @@ class LiveCheck:
             code |= {path for path in watched if path.startswith(tuple(folders))}
         return code
 
-    def _reload_lock(self, lock: Lock) -> set[str]:
+    def _reload_lock(self, lock: Lock, lock_stat: StatKey | None) -> set[str]:
         session, checker = self.session, self._checker
         assert session is not None and checker is not None
         old = session.lock
         session.lock = checker.lock = lock
-        self._lock_stat = _stat(session.workspace.lock_path)
+        self._lock_stat = lock_stat
         return {
             path
             for path in set(old.memories) | set(lock.memories)
@@ -384,7 +407,7 @@ class LiveCheck:
         # within one timestamp tick.
         for path, loaded in load_memories(workspace, sorted(again), None).items():
             self._unindex(path)
-            self._loaded[path] = loaded
+            self._loaded[path] = _without_body(loaded)
             self._index(path)
         return gone | again
 
@@ -431,7 +454,24 @@ class LiveCheck:
                 self._lock_stat = _stat(session.workspace.lock_path)
                 self._stale |= {m.path for m in evaluation.report.memories}
         session.observer.flush()
-        session.observer.trim(set(self._recent))
+        session.observer.trim(self._kept_trees())
+
+    def _kept_trees(self) -> set[str]:
+        """The recently edited files whose trees are kept: newest first, within
+        KEEP_TREE_BYTES of source (the newest one whatever its size)."""
+        kept: set[str] = set()
+        total = 0
+        for rel in reversed(self._recent):
+            buffer = self.overlays.get(rel)
+            try:
+                size = len(buffer) if buffer is not None else (self.root / rel).stat().st_size
+            except OSError:
+                continue
+            total += size
+            if kept and total > KEEP_TREE_BYTES:
+                break
+            kept.add(rel)
+        return kept
 
     def _overlaid(self, canonical: str) -> bool:
         ref = self._graph.refs.get(canonical)
@@ -442,7 +482,7 @@ class LiveCheck:
     def verify(self) -> list[str]:
         """Differences between the live reports and a check from scratch (no journal, no
         parse cache, the same overlays): empty when the incremental path is right."""
-        with Session.open(self.root, use_journal=False) as session:
+        with Session.open(self.root, use_journal=False, trust=self.trust) as session:
             session.observer.overlays = dict(self.overlays)
             checker = session.checker
             # Sealed snapshots are what the bound code was, not a cache: candidates for
@@ -464,6 +504,16 @@ class LiveCheck:
             if live != scratch:
                 problems.append(f"{path}: live {_brief(live)} != from scratch {_brief(scratch)}")
         return problems
+
+
+def _without_body(loaded: LoadedMemory) -> LoadedMemory:
+    """A memory as the live check keeps it: without its body, which no trust state reads
+    and which a long-lived check would otherwise hold for every memory (~2.4 kB each in
+    moor's own memories: ~24 MB at 10,000). In place: the evaluation that loaded it reads
+    no body either."""
+    if loaded.memory is not None and loaded.memory.body:
+        loaded.memory = dataclasses.replace(loaded.memory, body="")
+    return loaded
 
 
 def in_memories_changed(changed: set[str], roots: Iterable[str]) -> bool:

@@ -15,7 +15,7 @@ import re
 import stat
 import textwrap
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -25,7 +25,7 @@ from moor_extractors.digest import digest_bytes, digest_json, digest_tokens
 from moor_extractors.languages import language_for_path
 from moor_extractors.model import DefinitionSite, Facts, Failure, Reason
 from moor_extractors.reference import Reference, parse_reference
-from moor_extractors.resolve import Ambiguous, Group, group_of, resolve
+from moor_extractors.resolve import Ambiguous, Group, Named, group_of, member_symbol, resolve
 from moor_extractors.symbols import (
     NORMALISER_VERSION,
     ErrorRegion,
@@ -421,6 +421,9 @@ class FileObserver:
         self._prepared: dict[str, tuple[ParsedFile, Facts | None]] = {}
         self.racy_window_ns = RACY_WINDOW_NS  # see `moor_engine.workspace.filestat.stored`
         self.settle_budget_s = SETTLE_BUDGET_S  # see `_settle`
+        # How an `anchor:NAME` reference is observed (moor_engine.anchors.observer), set by
+        # the session: the grounding layer knows no commands.
+        self.commands: Callable[[Reference], Observation] | None = None
 
     def forget(self, rels: Iterable[str]) -> None:
         """Files that changed (an editor saw them change): observe them afresh, from their
@@ -549,8 +552,10 @@ class FileObserver:
                 f"{rel} is {info.st_size} bytes, over the {self.max_file_size}-byte cap",
             )
         key = stat_key(info)
-        cached = self._cache.get(rel)
-        if cached is None and self.journal is not None and rel not in self._cache:
+        # Taken, not kept: the view made now is what is known of the file from here on (a
+        # long-lived observer would otherwise hold every row's text, ~4 MB at 10,000 memories).
+        cached = self._cache.pop(rel, None)
+        if cached is None and self.journal is not None:
             cached = self.journal.cached_file(rel)
         if cached is not None and cached.derivation != cache_derivation():
             cached = None
@@ -688,7 +693,8 @@ class FileObserver:
         (memory: parse-errors-reach-what-follows), only an observation of exactly an
         address in `expect` (what it is bound to) is believed: anything else — not found,
         or different — may be the error recovery's doing, and is a `Failure`."""
-        assert ref.path is not None
+        if ref.path is None:
+            return self._command(ref)
         language = language_for_path(ref.path)
         derivation = derivation_for(ref, language)
         view = self.view(ref.path)
@@ -754,6 +760,30 @@ class FileObserver:
                 return _near_error(ref, reaching, found=True)
         return found
 
+    def overloads(self, ref: Reference) -> list[str]:
+        """When `ref` names several definitions watched together that a spelling each picks
+        alone (overloads, not the branches of an `if`), the references that pick each, in
+        document order; else none."""
+        if ref.path is None or ref.symbol is None:
+            return []
+        language = language_for_path(ref.path)
+        view = self.view(ref.path)
+        if language is None or not isinstance(view, FileView):
+            return []
+        sites = view.sites()
+        meaning = resolve(ref.symbol, sites, language, view.named, view.group, view.head)
+        if not isinstance(meaning, Named) or len(meaning.indexes) < 2:
+            return []
+        qname = sites[meaning.indexes[0]].qname
+        indexes = view.named(qname)
+        if not set(meaning.indexes) <= set(indexes):
+            return []
+        spellings = view.group(indexes).spellings
+        positions = [indexes.index(i) for i in meaning.indexes]
+        if any(spellings[p] is None for p in positions):
+            return []
+        return [f"{ref.path}#{member_symbol(qname, spellings, p)}" for p in positions]
+
     def trim(self, keep: set[str]) -> None:
         """Let go of the syntax trees of every file but `keep` (a long-lived observer would
         otherwise hold the tree of every file it ever parsed)."""
@@ -785,9 +815,16 @@ class FileObserver:
         ref = parse_reference(canonical)
         if isinstance(ref, Failure):
             return ref
-        if ref.path is None:
-            return Failure(Reason.UNEVALUABLE, "command_probes_unavailable", canonical)
         return self.observe(ref)
+
+    def _command(self, ref: Reference) -> Observation:
+        if self.commands is None:
+            return Failure(
+                Reason.UNEVALUABLE,
+                "command_probes_unavailable",
+                f"{ref.canonical()}: custom anchors are observed only in a session",
+            )
+        return self.commands(ref)
 
     def flush(self) -> None:
         """Persist every view that learnt something, in one transaction."""

@@ -78,6 +78,8 @@ class AnchorReport:
     # where the bound code could be read here (a journal or git), so a text every clone must
     # compute alike uses `plain_detail`.
     change: str | None = None
+    # A custom anchor's probe: its kind, reproducibility (`closed`/`open`) and streak.
+    probe: dict[str, object] | None = None
 
     @property
     def plain_detail(self) -> str | None:
@@ -87,7 +89,7 @@ class AnchorReport:
         return self.detail
 
     def as_json(self) -> dict[str, object]:
-        return {
+        shown: dict[str, object] = {
             "ref": self.ref,
             "state": self.state.value,
             "axes": self.axes,
@@ -99,6 +101,33 @@ class AnchorReport:
             "candidates": [candidate.as_json() for candidate in self.candidates],
             "suggestions": self.suggestions,
             "line": self.line,
+        }
+        if self.probe is not None:
+            shown["probe"] = self.probe
+        return shown
+
+
+@dataclass(frozen=True)
+class LinkFinding:
+    """What a memory's `links:` call for (moor_engine.grounding.links)."""
+
+    code: str  # "contradicts_current" or "missing_link"
+    relation: str
+    target: str
+    message: str
+    line: int  # where the target is written in the memory file (1-based)
+    column: int
+    suggestion: str | None = None  # for a missing memory: the closest existing one
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "relation": self.relation,
+            "target": self.target,
+            "message": self.message,
+            "line": self.line,
+            "column": self.column,
+            "suggestion": self.suggestion,
         }
 
 
@@ -113,6 +142,8 @@ class MemoryReport:
     line: int = 1  # where a memory-level finding points (e.g. the `about:` key)
     column: int = 1
     code: str | None = None
+    # What its `links:` call for (moor_engine.grounding.links): never part of the state.
+    link_findings: list[LinkFinding] = field(default_factory=list)
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -122,6 +153,7 @@ class MemoryReport:
             "code": self.code,
             "notes": self.notes,
             "anchors": [anchor.as_json() for anchor in self.anchors],
+            "link_findings": [finding.as_json() for finding in self.link_findings],
         }
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from moor_store.journal import Entry
 
+from moor_engine.anchors.machine import is_custom
 from moor_engine.grounding.bound_code import bound_code
 from moor_engine.grounding.observe import FileView, Found
 from moor_engine.grounding.trust import State
@@ -128,7 +129,10 @@ def memory_diff(session: Session, path: str) -> tuple[str, list[AnchorDiff]]:
         after, label = "", "gone"
         if anchor.state != State.GONE and now_ref is not None:
             observation = session.observer.observe_canonical(now_ref)
-            if isinstance(observation, Found):
+            if isinstance(observation, Found) and is_custom(now_ref) and session.commands:
+                after = session.commands.texts.get(observation.address, "")
+                label = "now"
+            elif isinstance(observation, Found):
                 view = session.observer.view(observation.path)
                 if isinstance(view, FileView):
                     after, label = view.source_text(observation.site), _now(view)

@@ -41,6 +41,7 @@ from moor_store.journal import NewEntry
 from moor_store.lockfile import LockedMemory, format_lock
 
 from moor_engine.agents.framing import neutralise
+from moor_engine.anchors.machine import is_custom
 from moor_engine.grounding.check import locked_anchor_from
 from moor_engine.grounding.memories import (
     LoadedMemory,
@@ -216,13 +217,20 @@ def _references(session: Session, raws: Sequence[str], written: Written) -> list
             written.refused.append(Refusal(ref.code, f"--about {raw}: {ref.detail}", ref=raw))
             continue
         if ref.path is None:
-            written.refused.append(
-                Refusal(
-                    "command_probes_unavailable",
-                    f"--about {raw}: custom anchors are not supported by this version of moor",
-                    ref=raw,
+            if ref.canonical() in session.lock.closed:
+                written.refused.append(
+                    Refusal("anchor_closed", f"--about {raw}: the anchor is closed", ref=raw)
                 )
-            )
+            elif ref.anchor not in session.workspace.config.anchors:
+                written.refused.append(
+                    Refusal(
+                        "undeclared_anchor",
+                        f"--about {raw}: no [anchors.{ref.anchor}] is declared in moor.toml",
+                        ref=raw,
+                    )
+                )
+            else:
+                refs.setdefault(ref.canonical(), ref)
             continue
         contained = resolve_path(session.workspace.root, ref.path)
         if isinstance(contained, Failure):
@@ -252,6 +260,14 @@ def _observe(
                     ref=ref.canonical(),
                 )
             )
+        elif ref.path is None:
+            written.refused.append(
+                Refusal(
+                    "not_found",
+                    f"--about {ref.canonical()}: its command observes nothing (it printed null)",
+                    ref=ref.canonical(),
+                )
+            )
         else:
             near = suggestions(session.workspace, session.observer, ref)
             message = f"--about {ref.canonical()}: it names nothing that exists"
@@ -264,6 +280,9 @@ def _observe(
 
 
 def _seal(session: Session, found: Found, change: Change, canonical: str) -> None:
+    if is_custom(canonical):  # a command anchor: its facts, not a file
+        change.seals.extend(session.commands.seals(found.address) if session.commands else [])
+        return
     view = session.observer.view(found.path)
     if view is not None and not isinstance(view, Failure):
         change.seals.append((found.address, view.source_text(found.site)))

@@ -43,6 +43,7 @@ from moor_engine.workspace.filestat import StatKey, stat_key, stored
 from moor_engine.workspace.workspace import STATE_DIR
 
 if TYPE_CHECKING:  # a watch (ctypes, inotify) is made only by a process that keeps the index
+    from moor_engine.kept_session import KeptSession
     from moor_engine.memory.memory_watch import MemoryWatch
 
 FIELD_WEIGHTS = tuple(WEIGHTS[name] for name in store.FIELDS)
@@ -290,13 +291,19 @@ class KeptIndex:
     changed), when moor.toml's memory roots or ignores changed, and when another process
     wrote the index (it may be another moor's derivation, or have been rebuilt)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers: KeptSession | None = None) -> None:
         # The SDK runs each tool call in a worker thread: one recall at a time uses the index.
         self._lock = threading.Lock()
+        # Where the candidates' trust states come from, kept while their keys hold (none:
+        # each recall checks its candidates).
+        self._answers = answers
         self._index: RecallIndex | None = None
         self._watch: MemoryWatch | None = None
         self._config: tuple[object, ...] | None = None
         self._declaring: list[str] = []
+        # Every memory's references as the index held them when nothing has changed since
+        # (a hook server reads them on every hook): dropped by any sync.
+        self._references: dict[str, list[str]] | None = None
         self.full_syncs = 0  # for tests and the benchmark: how often every memory was stat-ed
 
     def ready(self, session: Session) -> tuple[RecallIndex, IndexStatus]:
@@ -314,6 +321,7 @@ class KeptIndex:
                 changed = watch.changes()
                 if not changed.everything and not index.written_elsewhere():
                     if changed.paths:
+                        self._references = None
                         sync_changed(session, index, status, changed.paths)
                         self._declaring = index.declaring()
                     status.memories = index.size()
@@ -322,6 +330,7 @@ class KeptIndex:
             except (IndexBusy, IndexBroken):
                 pass  # from nothing, below
         self.close()
+        self._references = None
         from moor_engine.memory.memory_watch import MemoryWatch
 
         # The watch first: a change made while every memory is stat-ed is in its queue.
@@ -349,10 +358,14 @@ class KeptIndex:
         self, session: Session, query: str, limit: int, agent: str | None
     ) -> tuple[RecallResult, IndexStatus]:
         index, status = self.ready(session)
+        answers, declaring = self._answers, status.declaring
+        verdicts = (
+            session_verdicts(session, declaring)
+            if answers is None
+            else lambda paths: answers.verdicts(session, paths, declaring)
+        )
         try:
-            result = recall(
-                index, query, session_verdicts(session, status.declaring), limit=limit, agent=agent
-            )
+            result = recall(index, query, verdicts, limit=limit, agent=agent)
             status.memories = index.documents(visible_owners(index, agent))
         except (IndexBroken, IndexBusy):
             self.close()
@@ -369,7 +382,11 @@ class KeptIndex:
         with self._lock:
             index, status = self.ready(session)
             try:
-                return index.references(), status.declaring
+                if index is not self._index:
+                    return index.references(), status.declaring
+                if self._references is None:
+                    self._references = index.references()
+                return self._references, status.declaring
             except (IndexBroken, IndexBusy):
                 self.close()
                 raise
@@ -383,6 +400,7 @@ class KeptIndex:
         if self._watch is not None:
             self._watch.close()
         self._index = self._watch = self._config = None
+        self._references = None
 
 
 # Set by a process that answers many requests about its workspaces (the hook server).

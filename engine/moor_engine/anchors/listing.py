@@ -1,0 +1,86 @@
+"""`moor anchors`: every anchor the workspace knows — declared command anchors and the code
+anchors moor.lock binds — with what this clone's journal last recorded of each. Nothing
+is run and nothing read but moor.toml, moor.lock and the journal: `moor check` observes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from moor_extractors.reference import ANCHOR_PREFIX, is_markdown_path
+from moor_store.journal import Entry
+
+from moor_engine.anchors.machine import OBSERVED
+from moor_engine.session import Session
+
+
+@dataclass
+class AnchorRow:
+    anchor: str  # canonical reference
+    kind: str  # command, symbol, section or file
+    memories: list[str] = field(default_factory=list)  # the memories moor.lock binds to it
+    bound: bool = False
+    reproducibility: str | None = None  # command anchors: closed or open
+    streak: int | None = None  # command anchors: observations a change must persist
+    command: list[str] | None = None
+    last_observed: str | None = None  # when (ISO-8601), from this clone's journal
+    last_attempt: dict[str, str | None] | None = None  # the latest failed look, if newer
+    last_state: str | None = None  # what the latest journalled look said
+    next_due: str | None = None
+    closed: dict[str, str] | None = None  # {by, reason, at} once closed (moor.lock)
+
+    def as_json(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def kind_of(canonical: str) -> str:
+    if canonical.startswith(ANCHOR_PREFIX):
+        return "command"
+    path, _, symbol = canonical.partition("#")
+    if not symbol:
+        return "file"
+    return "section" if is_markdown_path(path) else "symbol"
+
+
+def list_anchors(session: Session) -> list[AnchorRow]:
+    rows: dict[str, AnchorRow] = {}
+    for name, declaration in session.workspace.config.anchors.items():
+        rows[ANCHOR_PREFIX + name] = AnchorRow(
+            ANCHOR_PREFIX + name,
+            "command",
+            reproducibility=declaration.reproducibility,
+            streak=declaration.streak,
+            command=list(declaration.command),
+            next_due="at the next `moor check`",
+        )
+    for path, memory in sorted(session.lock.memories.items()):
+        for canonical in memory.anchors:
+            row = rows.setdefault(canonical, AnchorRow(canonical, kind_of(canonical)))
+            row.bound = True
+            row.memories.append(path)
+    for name, closure in session.lock.closed.items():
+        row = rows.setdefault(name, AnchorRow(name, "command"))
+        row.closed = {"by": closure.by, "reason": closure.reason, "at": closure.at}
+        row.next_due = None  # closed: never observed again
+    if session.journal is not None:
+        latest = session.journal.latest(rows)
+        for key, row in rows.items():
+            if row.kind == "command":
+                _history(row, session.journal.entries(anchor=key)[-50:])
+            elif key in latest:
+                row.last_state = latest[key].kind
+                row.last_observed = latest[key].at
+    return sorted(rows.values(), key=lambda row: (row.kind != "command", row.anchor))
+
+
+def _history(row: AnchorRow, entries: list[Entry]) -> None:
+    for entry in reversed(entries):
+        if entry.kind == "attempt" and row.last_attempt is None and row.last_observed is None:
+            row.last_attempt = {"at": entry.at, "code": entry.code, "detail": entry.detail}
+            row.last_state = "unverified"
+        elif entry.kind == "transition" and row.last_state is None:
+            row.last_state = entry.code
+        elif entry.kind == "still" and entry.code == OBSERVED and row.last_observed is None:
+            row.last_observed = entry.at
+            said = entry.data.get("state") if entry.data else None
+            if row.last_state is None:
+                row.last_state = str(said) if said else "observed"

@@ -1,0 +1,89 @@
+"""Custom anchors in the editor (issue 25): the client's workspace trust, said in
+initializationOptions, decides whether the workspace's declared commands run — said
+false, nothing runs (a probe that would leave a file behind leaves none); said true, the
+same probe runs and a real change is a `drifted` diagnostic."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.conftest import Workspace
+from tests.lsp.conftest import Editor, make_client
+
+# A server whose own environment trusts every workspace (MOOR_TRUST=1): only the editor's
+# explicit distrust can keep it from running a command.
+TRUSTING = ClientServerConfig(
+    server_command=[sys.executable, "-m", "moor_lsp"],
+    client_factory=make_client,
+    server_env={**os.environ, "MOOR_TRUST": "1"},
+)
+
+
+@pytest_lsp.fixture(config=TRUSTING, params=["visual-studio-code"])  # type: ignore[untyped-decorator]
+async def trusting(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    lsp_client.client_name = "visual-studio-code"  # type: ignore[attr-defined]
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def trusting_editor(trusting: LanguageClient, ws: Workspace) -> Editor:
+    return Editor(trusting, ws, "visual-studio-code", client_capabilities("visual-studio-code"))
+
+
+LEFT_BEHIND = "ran.txt"
+
+
+def probed(editor: Editor) -> None:
+    ws = editor.ws
+    ws.write("roster.txt", "test_a\n")
+    ws.write(
+        "probes/roster.py",
+        f"open({LEFT_BEHIND!r}, 'a').write('ran')\nprint(open('roster.txt').read(), end='')\n",
+    )
+    command = json.dumps([sys.executable, "probes/roster.py"])
+    ws.write("moor.toml", f'memory_roots = ["memories"]\n\n[anchors.roster]\ncommand = {command}\n')
+    ws.memory("roster", "anchor:roster")
+    ws.moor("bind", "--trust", check=True)
+    (ws.root / LEFT_BEHIND).unlink()
+    ws.write("roster.txt", "test_a\ntest_b\n")  # a real change
+
+
+@pytest.mark.asyncio
+async def test_an_editor_that_does_not_trust_the_workspace_runs_no_command(
+    trusting_editor: Editor,
+) -> None:
+    editor = trusting_editor
+    probed(editor)
+    await editor.start({"trusted": False})
+    await editor.one("memories/roster.md", "unverified")
+    assert not (editor.ws.root / LEFT_BEHIND).exists()
+
+
+@pytest.mark.asyncio
+async def test_an_editor_that_says_nothing_leaves_it_to_moor_trust_outside_the_workspace(
+    trusting_editor: Editor,
+) -> None:
+    """The control of the test above: the same server, the editor silent, runs it."""
+    editor = trusting_editor
+    probed(editor)
+    await editor.start()
+    await editor.one("memories/roster.md", "drifted")
+    assert (editor.ws.root / LEFT_BEHIND).exists()
+
+
+@pytest.mark.asyncio
+async def test_an_editor_that_trusts_the_workspace_runs_it_and_shows_the_change(
+    editor: Editor,
+) -> None:
+    probed(editor)
+    await editor.start({"trusted": True})
+    await editor.one("memories/roster.md", "drifted")
+    assert (editor.ws.root / LEFT_BEHIND).exists()

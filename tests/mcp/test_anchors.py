@@ -1,0 +1,71 @@
+"""Custom anchors through the MCP server (issue 25): the `anchors` tool lists them, and the
+drift report includes them — running a declared command only in a workspace trusted from
+outside (here MOOR_TRUST=1 in the server's own environment), never otherwise."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import pytest
+from mcp.client.session import ClientSession
+
+from tests.conftest import Workspace
+from tests.mcp.conftest import call, run, structured
+
+LEFT_BEHIND = "ran.txt"
+
+
+@pytest.fixture
+def probed(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> Workspace:
+    """A memory bound to a command that prints roster.txt and leaves ran.txt behind."""
+    monkeypatch.delenv("MOOR_TRUST", raising=False)
+    ws.write("roster.txt", "test_a\n")
+    ws.write(
+        "probes/roster.py",
+        f"open({LEFT_BEHIND!r}, 'a').write('ran')\nprint(open('roster.txt').read(), end='')\n",
+    )
+    command = json.dumps([sys.executable, "probes/roster.py"])
+    ws.write("moor.toml", f'memory_roots = ["memories"]\n\n[anchors.roster]\ncommand = {command}\n')
+    ws.memory("roster", "anchor:roster", body="The roster is test_a alone.")
+    ws.write("app.py", "def f():\n    return 1\n")
+    ws.memory("code", "app.py#f")
+    ws.moor("bind", "--trust", check=True)
+    (ws.root / LEFT_BEHIND).unlink()
+    ws.write("roster.txt", "test_a\ntest_b\n")  # a real change, for the control
+    return ws
+
+
+def test_the_anchors_tool_lists_command_and_code_anchors(probed: Workspace) -> None:
+    rows = structured(call(probed.root, "anchors", {}))["anchors"]
+    by_name = {row["anchor"]: row for row in rows}
+    assert by_name["anchor:roster"]["kind"] == "command"
+    assert by_name["anchor:roster"]["reproducibility"] == "closed"
+    assert by_name["anchor:roster"]["memories"] == ["memories/roster.md"]
+    assert by_name["app.py#f"]["kind"] == "symbol"
+    only = structured(call(probed.root, "anchors", {"kind": "command"}))["anchors"]
+    assert [row["anchor"] for row in only] == ["anchor:roster"]
+    assert not (probed.root / LEFT_BEHIND).exists()  # listing runs nothing
+
+
+def _report(session: ClientSession) -> Any:
+    return session.call_tool("drift_report", {})
+
+
+def test_the_drift_report_runs_no_command_of_an_untrusted_workspace(probed: Workspace) -> None:
+    async def use(session: ClientSession) -> Any:
+        return await _report(session)
+
+    report = structured(run(probed.root, use))
+    flagged = {m["path"]: m for m in report["needing_a_look"]}
+    anchor = flagged["memories/roster.md"]["anchors"][0]
+    assert anchor["state"] == "unverified"
+    assert "not trusted" in anchor["detail"]
+    assert not (probed.root / LEFT_BEHIND).exists()
+    # Positive control: the same server, trusted from its own environment, runs it and
+    # reports the real change.
+    trusted = structured(run(probed.root, use, env={"MOOR_TRUST": "1"}))
+    flagged = {m["path"]: m for m in trusted["needing_a_look"]}
+    assert flagged["memories/roster.md"]["anchors"][0]["state"] == "drifted"
+    assert (probed.root / LEFT_BEHIND).exists()
