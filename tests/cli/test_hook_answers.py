@@ -232,3 +232,20 @@ def test_whenever_a_kept_answer_is_used_it_is_what_the_engine_answers_now(
             started_from_kept += 1
             assert started == fresh, f"step {_step} ({action}): kept references went stale"
     assert used > 0 and started_from_kept > 0
+
+
+def test_settings_held_in_pyproject_toml_vouch_for_a_kept_answer_like_moor_toml(
+    hooked: Workspace,
+) -> None:
+    (hooked.root / "moor.toml").unlink()
+    hooked.write("pyproject.toml", '[tool.moor]\nmemory_roots = ["memories"]\n')
+    (hooked.root / "notes").mkdir()
+    backdate(hooked.root)
+    first = hook(hooked)
+    assert 'path="memories/m2.md"' in first  # control: the settings name memories/ as the root
+    assert kept(hooked) == first
+    # The memories now live elsewhere, by a change to pyproject.toml's [tool.moor] alone.
+    hooked.write("pyproject.toml", '[tool.moor]\nmemory_roots = ["notes"]\n')
+    backdate(hooked.root)
+    assert kept(hooked) is None
+    assert "memories/m2.md" not in hook(hooked)

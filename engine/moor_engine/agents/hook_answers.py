@@ -11,7 +11,8 @@ outcome, never re-decided here: each memory's framing (`framing.Framed`, rendere
 
 What vouches is what vouches for the parse cache (`filestat`: size, mtime, ctime, inode,
 device; a file modified within the racy window of the moment the answer was computed
-never vouches): the workspace's moor.toml and moor.lock, its root folder and every folder
+never vouches): the workspace's settings (moor.toml, and pyproject.toml, whose
+`[tool.moor]` holds them when there is no moor.toml) and moor.lock, its root folder and every folder
 under the memory roots (a memory added, removed or renamed moves its folder's mtime),
 every memory file, moor's own modules (an upgrade is a new judge), and per memory the
 files its anchors name (a memory retired by another's `supersedes:` is retired by a memory
@@ -36,7 +37,7 @@ from moor_engine.agents.framing import Framed, frame
 from moor_engine.agents.prompt_names import matching, prompt_names, remembered
 from moor_engine.grounding.trust import State
 from moor_engine.workspace.filestat import stat_key, stored
-from moor_engine.workspace.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR, find_root
+from moor_engine.workspace.roots import SETTINGS_FILES, STATE_DIR, find_root
 
 FILE = f"{STATE_DIR}/hook-answers.json"
 FORMAT = 2  # 2: `declaring` kept beside `references`
@@ -81,7 +82,7 @@ def workspace_keys(
 ) -> Keys | None:
     """The keys of what decides which memories there are and what they say; None when one
     cannot be taken (nothing is kept then)."""
-    names = [".", CONFIG_FILE, LOCK_FILE]
+    names = [".", *SETTINGS_FILES]
     for memory_root in memory_roots:
         base = root / memory_root
         for folder, dirs, _files in os.walk(base):
@@ -91,7 +92,7 @@ def workspace_keys(
     keys: Keys = {}
     for name in names:
         key = _key(root / name, now_ns)
-        if key is None and name not in (CONFIG_FILE, LOCK_FILE):
+        if key is None and name not in SETTINGS_FILES:  # absent is kept as absent
             return None
         keys[name] = key if key is not None else []
     return keys
