@@ -19,7 +19,7 @@ from moor_extractors.reference import parse_reference
 from moor_extractors.resolve import reference_symbol
 
 from moor_engine.agents.since import since
-from moor_engine.grounding.links import Related, visible_relations
+from moor_engine.grounding.links import Related, retired_among, visible_relations
 from moor_engine.grounding.memories import LoadedMemory, load_memories
 from moor_engine.grounding.observe import Found, NotFound
 from moor_engine.grounding.suggest import suggestions
@@ -150,7 +150,7 @@ def about(
     result = AboutResult(target)
     dates = since(session.journal, (m for m in report.memories if m.path in wanted))
     relations = visible_relations(loaded, agent, everyone=everyone)
-    retired = {m.path for m in report.memories if m.state == State.RETIRED}
+    retired = retired_among(report.memories)
     for memory_report in report.memories:
         if memory_report.path not in wanted:
             continue
