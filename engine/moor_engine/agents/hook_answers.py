@@ -7,7 +7,8 @@ anything is matched. So each answer the engine computes (`agent_hooks.prompt`) i
 prompt is answered from it when every one of those keys is still the file's — by this
 module, which imports only the light modules below. What is kept is the engine's own
 outcome, never re-decided here: each memory's framing (`framing.Framed`, rendered again by
-`framing.frame`) or that the hook does not show it (retired, another agent's).
+`framing.frame`, with the retired memories on its code beside it) or that the hook does
+not show it (retired, another agent's).
 
 What vouches is what vouches for the parse cache (`filestat`: size, mtime, ctime, inode,
 device; a file modified within the racy window of the moment the answer was computed
@@ -16,10 +17,11 @@ never vouches): the workspace's settings (moor.toml, and pyproject.toml, whose
 under the memory roots (a memory added, removed or renamed moves its folder's mtime),
 every memory file, moor's own modules (an upgrade is a new judge), and per memory the
 files its anchors name (a memory retired by another's `supersedes:` is retired by a memory
-file, which vouches like any other). Anything else — a memory with no verdict kept, an
-anchor that is not a plain file, a key that moved, a cache that is missing or
-unreadable — is `None`: the engine answers and keeps its answer (memory:
-prompt-hooks-answer-from-vouched-verdicts).
+file, which vouches like any other; `moor supersede`, `forget` and `restore` write
+moor.lock, so the retired memories named beside one shown are vouched for too). Anything
+else — a memory with no verdict kept, an anchor that is not a plain file, a key that
+moved, a cache that is missing or unreadable — is `None`: the engine answers and keeps its
+answer (memory: prompt-hooks-answer-from-vouched-verdicts).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from moor_engine.workspace.filestat import stat_key, stored
 from moor_engine.workspace.roots import SETTINGS_FILES, STATE_DIR, find_root
 
 FILE = f"{STATE_DIR}/hook-answers.json"
-FORMAT = 2  # 2: `declaring` kept beside `references`
+FORMAT = 3  # 2: `declaring` kept beside `references`; 3: a framing's `retired_here`
 MAX_MEMORIES = 12  # a hook's context is read on every turn: the closest few, not all
 _MAX_BYTES = 64 * 1024 * 1024
 _PACKAGES = ("moor_engine", "moor_extractors", "moor_store")
@@ -183,7 +185,7 @@ def _framed(fields: object) -> Framed | None:
     if not isinstance(fields, dict):
         return None
     text = {name: fields.get(name) for name in ("path", "title", "state", "text")}
-    lists = {name: fields.get(name) for name in ("about", "warnings")}
+    lists = {name: fields.get(name) for name in ("about", "warnings", "retired_here")}
     if not all(isinstance(value, str) for value in text.values()):
         return None
     if not all(
@@ -198,6 +200,7 @@ def _framed(fields: object) -> Framed | None:
         about=tuple(str(v) for v in lists["about"] or ()),
         warnings=tuple(str(v) for v in lists["warnings"] or ()),
         text=str(text["text"]),
+        retired_here=tuple(str(v) for v in lists["retired_here"] or ()),
     )
 
 
