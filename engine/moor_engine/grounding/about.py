@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from moor_extractors.model import DefinitionSite, Failure
-from moor_extractors.reference import parse_reference
+from moor_extractors.reference import Reference, parse_reference
 from moor_extractors.resolve import reference_symbol
 
 from moor_engine.agents.since import since
@@ -137,7 +137,7 @@ def about(
         if memory.memory is not None
         and (everyone or namespaces.visible(memory.memory.agent, agent))
         and any(
-            item.ref is not None and _may_be_here(session, rel, item.ref.path, span)
+            item.ref is not None and _may_be_here(session, rel, item.ref, span)
             for item in memory.entries
         )
     ]
@@ -174,13 +174,21 @@ def about(
     return result
 
 
-def _may_be_here(session: Session, rel: str, path: str | None, span: _Span | None) -> bool:
-    """Whether a memory referring to `path` may be about the target in `rel`: it names that
-    file, or (a definition asked about) a file that is not there now, whose code the
-    relocation may have found here (a rename)."""
-    if path == rel:
+def _may_be_here(session: Session, rel: str, ref: Reference, span: _Span | None) -> bool:
+    """Whether a memory referring to `ref` may be about the target in `rel`: it names that
+    file, or (a definition asked about) code that is not where it names now — a file that
+    is not there, or a definition no longer in its file — which the relocation may have
+    found here (a rename, a move to another file). The check then asks the relocation
+    (`_relation`: `moved_to`). Asked about a definition, each definition a memory names in
+    another file is observed (parse-cached, and in the session's observer, which the check
+    of the candidates then reuses)."""
+    if ref.path == rel:
         return True
-    return span is not None and path is not None and not (session.workspace.root / path).is_file()
+    if span is None or ref.path is None:
+        return False
+    if not (session.workspace.root / ref.path).is_file():
+        return True
+    return ref.symbol is not None and isinstance(session.observer.observe(ref), NotFound)
 
 
 def _not_found(session: Session, target: Target) -> UsageError:
