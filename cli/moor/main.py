@@ -12,14 +12,17 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from moor_engine.usage import UsageError
 from moor_engine.workspace.distribution import version
 
 from moor import (
     anchor_commands,
+    atlas_commands,
     checkpoint_commands,
     context_commands,
+    corpus_commands,
     hook_commands,
     mcp_command,
     recall_commands,
@@ -30,6 +33,9 @@ from moor.arguments import add_format, add_trust
 from moor.guard import run_guarded
 from moor.sessions import told_session
 from moor.writes import render_written
+
+if TYPE_CHECKING:
+    from moor_engine.grounding.trust import Report
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
 
@@ -118,10 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     context_commands.add_parsers(commands)
     rules_commands.add_parsers(commands)
     recall_commands.add_parsers(commands)
+    atlas_commands.add_parsers(commands)
     checkpoint_commands.add_parsers(commands)
     hook_commands.add_parsers(commands)
     source_commands.add_parsers(commands)
     anchor_commands.add_parsers(commands)
+    corpus_commands.add_parsers(commands)
 
     mcp_command.add_parser(commands)
     commands.add_parser(
@@ -178,10 +186,29 @@ def _progress(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callabl
 
 
 def cmd_check(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine import kept_check
+
     from moor import render
     from moor.one_shot import collecting_less
 
-    with collecting_less(), told_session(start, trust=args.trust) as session:
+    whole = not args.paths and args.changed_since is None
+    with collecting_less():
+        # A check of every memory is answered from the last one while nothing it rests on
+        # moved (memory: a-warm-check-answers-from-its-kept-report).
+        report = kept_check.answer(start) if whole else None
+        if report is None:
+            report = _check(args, start, keep=whole)
+    if args.format == "json":
+        render.render_json(report)
+    elif args.format == "sarif":
+        render.render_sarif(report, version())
+    else:
+        render.render_text(report, verbose=args.verbose)
+    return EXIT_LOOK if report.needs_attention else EXIT_OK
+
+
+def _check(args: argparse.Namespace, start: Path, *, keep: bool) -> Report:
+    with told_session(start, trust=args.trust) as session:
         paths = session.select(args.paths)
         if args.changed_since is not None:
             from moor_engine.grounding.changed_since import changed_files, select_changed
@@ -196,16 +223,9 @@ def cmd_check(args: argparse.Namespace, start: Path) -> int:
             )
         update, stop = _progress(args.format == "text" and not args.no_progress)
         try:
-            report = session.check(paths, update)
+            return session.check(paths, update, keep=keep)
         finally:
             stop()
-    if args.format == "json":
-        render.render_json(report)
-    elif args.format == "sarif":
-        render.render_sarif(report, version())
-    else:
-        render.render_text(report, verbose=args.verbose)
-    return EXIT_LOOK if report.needs_attention else EXIT_OK
 
 
 def cmd_status(args: argparse.Namespace, start: Path) -> int:
@@ -360,10 +380,12 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "mcp": mcp_command.cmd_mcp,
     "recall": recall_commands.cmd_recall,
     "about": recall_commands.cmd_about,
+    "atlas": atlas_commands.cmd_atlas,
     "checkpoint": checkpoint_commands.cmd_checkpoint,
     "hooks": hook_commands.cmd_hooks,
     "source": source_commands.cmd_source,
     **anchor_commands.COMMANDS,
+    **corpus_commands.COMMANDS,
 }
 
 

@@ -165,6 +165,12 @@ def cmd_about(args: argparse.Namespace, start: Path) -> int:
             print(f"             ! {reason}")
         for question in item.questions:
             print(f"             ask: {question}")
+        for link in item.related.links:
+            arrow = "->" if link.direction == "to" else "<-"
+            missing = "" if link.exists else "  (no such memory)"
+            print(f"             {arrow} {link.relation} {link.path}{missing}")
+        if item.related.cobound:
+            print(f"             cobound: {', '.join(item.related.cobound)}")
     if result.retired:
         print(f"  ({result.retired} retired memories left out)")
     return EXIT_LOOK if result.needs_attention else EXIT_OK

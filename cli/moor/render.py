@@ -170,7 +170,7 @@ def render_text(report: Report, *, verbose: bool, out: TextIO | None = None) -> 
 
     console = Console(file=out, highlight=False, soft_wrap=not out.isatty())
     for memory in report.memories:
-        if not needs_look(memory) and not verbose:
+        if not needs_look(memory) and not verbose and not memory.link_findings:
             continue
         title = Text(memory.path, style="bold")
         title.append(": ")
@@ -182,6 +182,11 @@ def render_text(report: Report, *, verbose: bool, out: TextIO | None = None) -> 
             row = Text(f"  line {line}: ")
             row.append(state.value, style=STATE_STYLE[state])
             row.append(f": {reference} — {why}" if reference else f": {why}")
+            console.print(row)
+        for finding in memory.link_findings:
+            row = Text(f"  line {finding.line}: ")
+            row.append("note", style="yellow")
+            row.append(f": links.{finding.relation} — {finding.message}")
             console.print(row)
     total = len(report.memories)
     if not total:
@@ -223,6 +228,6 @@ def _text_rows(memory: MemoryReport, verbose: bool) -> list[tuple[int, State, st
         if step:
             why += f" — next: {step}"
         rows.append((anchor.line, anchor.state, anchor.ref, why))
-    if not rows:
+    if not rows and not (memory.link_findings and memory.state in QUIET_STATES):
         rows.append((memory.line, memory.state, "", "; ".join(memory.notes)))
     return rows

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -71,6 +72,9 @@ class Session:
     mended: bool = False
     # Custom anchors' commands (moor_engine.anchors), run only when trusted from outside.
     commands: CommandObserver | None = None
+    # When this session began reading the workspace (0: unknown): what a kept report's
+    # keys are judged racy against (`kept_check.keep`).
+    opened_ns: int = 0
 
     def told(self) -> list[str]:
         """What every surface tells the person after this session's work, each once: the
@@ -78,14 +82,26 @@ class Session:
         return list(dict.fromkeys([*self.workspace.warnings, *self.warnings]))
 
     @classmethod
-    def open(cls, start: Path, *, use_journal: bool = True, trust: bool | None = None) -> Session:
+    def open(
+        cls,
+        start: Path,
+        *,
+        use_journal: bool = True,
+        trust: bool | None = None,
+        tend: bool = True,
+    ) -> Session:
         """`trust`: the person's own word on this workspace's declared commands — True
         (`--trust`, the editor's workspace trust), False (the editor's distrust), None (not
-        said); `moor_engine.anchors.trust.decide` decides with it."""
+        said); `moor_engine.anchors.trust.decide` decides with it. `tend=False`: a look that
+        changes nothing (`moor doctor`): an interrupted action is left for the next command
+        to complete, and stray temporary files stay."""
+        opened_ns = time.time_ns()
         workspace = Workspace.open(start)
         warnings: list[str] = []
         journal = open_journal(workspace, warnings) if use_journal else None
-        if journal is not None and intent.pending(workspace.root):
+        if not tend:
+            pass
+        elif journal is not None and intent.pending(workspace.root):
             # A crash interrupted an action: complete it before reading what it wrote.
             # Busy: its writer is alive, so the action is not interrupted; that writer ends it.
             try:
@@ -118,6 +134,7 @@ class Session:
         session.commands = CommandObserver(workspace.root, workspace.config.anchors, trust)
         session.commands.max_input_size = workspace.config.max_file_size
         observer.commands = session.commands.observe
+        session.opened_ns = opened_ns
         return session
 
     def close(self) -> None:
@@ -205,13 +222,24 @@ class Session:
         return self.checker.evaluate(paths, progress)
 
     def check(
-        self, paths: list[str], progress: Progress | None = None, *, record: bool = True
+        self,
+        paths: list[str],
+        progress: Progress | None = None,
+        *,
+        record: bool = True,
+        keep: bool = False,
     ) -> Report:
+        """Check `paths`; with `keep` (a check of every memory), its report is kept for the
+        next one (`kept_check`: answered from it while nothing it rests on moved)."""
         evaluation = self.evaluate(paths, progress)
         self.last_evaluation = evaluation  # observations and sites, for editors
         if record:
             self.record(evaluation, self.observer.changed)
         self.observer.flush()
+        if keep and record:
+            from moor_engine import kept_check
+
+            kept_check.keep(self, evaluation, paths, self.opened_ns)
         return evaluation.report
 
     def record(self, evaluation: Evaluation, changed: set[str]) -> int:
@@ -312,7 +340,7 @@ class Session:
 # those goes only when its writer's pid is gone.
 _UNRECORDED: tuple[tuple[str, tuple[str, ...] | None, bool | tuple[str, ...]], ...] = (
     (".", (LOCK_FILE, CONFIG_FILE, ".gitignore"), (CONFIG_FILE, ".gitignore")),
-    (STATE_DIR, None, ("hook-answers.json", "hooks.log")),
+    (STATE_DIR, None, ("hook-answers.json", "hooks.log", "kept-check.json")),
     (f"{STATE_DIR}/diffs", None, True),
     (".claude", ("settings.json",), True),
 )

@@ -73,6 +73,9 @@ class _Fields:
     confidence: str = DEFAULT_CONFIDENCE
     supersedes: tuple[str, ...] = ()
     links: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # (relation, target, line, column) of each link target as written: where a finding
+    # about it (a missing memory, a contradiction) points.
+    link_places: tuple[tuple[str, str, int, int], ...] = ()
     title: str | None = None
     pinned: bool = False
     created: str | None = None
@@ -393,7 +396,7 @@ class Frontmatter:
         if "supersedes" in top:
             fields.supersedes = self._supersedes(top["supersedes"][1])
         if "links" in top:
-            fields.links = self._links(top["links"][1])
+            fields.links, fields.link_places = self._links(top["links"][1])
         if "title" in top:
             fields.title = self._title(top["title"][1])
         if "pinned" in top:
@@ -565,17 +568,20 @@ class Frontmatter:
                 paths.append(path)
         return tuple(paths)
 
-    def _links(self, node: Node) -> dict[str, tuple[str, ...]]:
+    def _links(
+        self, node: Node
+    ) -> tuple[dict[str, tuple[str, ...]], tuple[tuple[str, str, int, int], ...]]:
         if _is_null(node):
-            return {}
+            return {}, ()
         if not _is_map(node):
             self.report(
                 "links_not_a_mapping",
                 f"'links' must map a relation to memory paths, not {_describe(node)}",
                 node,
             )
-            return {}
+            return {}, ()
         links: dict[str, tuple[str, ...]] = {}
+        places: list[tuple[str, str, int, int]] = []
         for key, value in self._items(node):
             if not _is_str(key):
                 self.report(
@@ -590,7 +596,8 @@ class Frontmatter:
             values = self._strings(value, "links_not_a_list", f"'links.{key.value}'")
             if values is not None:
                 links[str(key.value)] = tuple(text for text, _ in values)
-        return links
+                places.extend((str(key.value), text, *self.at(item)) for text, item in values)
+        return links, tuple(places)
 
     def _pinned(self, node: Node) -> bool:
         if _is_null(node):

@@ -135,6 +135,10 @@ class LanguageSpec:
             return None
         return name_node.text.decode("utf-8", "replace")
 
+    def is_place(self, node: Node) -> bool:
+        """Whether a definition is the place of what follows it (`placeless`)."""
+        return node.type not in self.placeless
+
     def qualifier(self, ancestor: Node) -> str | None:
         """The name a non-definition ancestor adds to qualified names (Rust `impl`)."""
         return None

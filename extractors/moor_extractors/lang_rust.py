@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from .lang_base import LanguageSpec, Part, Span, Variant
+from .lang_base import LanguageSpec, Part, Parts, Span, Variant
 from .normalise import PUNCTUATION, Dialect, TokenWriter, fields, write_as_written
 
 _COMMENTS = frozenset({"line_comment", "block_comment"})
@@ -147,7 +147,26 @@ class RustSpec(LanguageSpec):
     def name(self, node: Node, name_node: Node | None) -> str | None:
         if node.type == "impl_item":
             return type_name(name_node)  # None for a tuple or an array: not listed
+        if _is_tuple_field(node):
+            assert node.parent is not None
+            types = node.parent.children_by_field_name("type")
+            return str(next(i for i, t in enumerate(types) if t.id == node.id))
         return super().name(node, name_node)
+
+    def is_place(self, node: Node) -> bool:
+        return super().is_place(node) and not _is_tuple_field(node)
+
+    def parts(self, node: Node, span: Span) -> Parts:
+        if not _is_tuple_field(node):
+            return super().parts(node, span)
+        # A tuple field is its type, with the attributes and visibility written before it.
+        parts = Parts()
+        before = node.prev_named_sibling
+        while before is not None and before.type in self.decorators:
+            parts.decorators.insert(0, (before, None))
+            before = before.prev_named_sibling
+        parts.signature.append((node, "type"))
+        return parts
 
     def qualifier(self, ancestor: Node) -> str | None:
         if ancestor.type != "impl_item":
@@ -194,6 +213,12 @@ class RustSpec(LanguageSpec):
         if parent.type == "macro_definition" and child.type == "macro_rule":
             return Part.BODY
         return super().classify(parent, child, field_name)
+
+
+def _is_tuple_field(node: Node) -> bool:
+    """A tuple struct's field: its type, which is all it is (`struct Point(i32, i32)`)."""
+    parent = node.parent
+    return parent is not None and parent.type == "ordered_field_declaration_list"
 
 
 _QUALIFIED_PATH = re.compile(r"<\s*(?P<type>.+?)\s+as\s+(?P<trait>.+)>::(?P<rest>[\w:]+)")

@@ -28,11 +28,21 @@ _CALLABLES = frozenset(
 
 
 class TypeScriptSpec(JavaScriptSpec):
-    placeless = frozenset({"property_signature", "enum_assignment", "property_identifier"})
+    placeless = frozenset(
+        {"property_signature", "index_signature", "enum_assignment", "property_identifier"}
+    )
     body_fields: ClassVar[Mapping[str, str]] = {
         **JavaScriptSpec.body_fields,
         "enum_assignment": "value",
     }
+
+    def name(self, node: Node, name_node: Node | None) -> str | None:
+        if node.type == "index_signature":
+            # Named by its key's type, as the indexed access type a reader writes
+            # (`Dict[string]`), on its own level like a computed key: `Dict.[string]`.
+            key = super().name(node, name_node)
+            return f"[{''.join(key.split())}]" if key is not None else None
+        return super().name(node, name_node)
 
     def variant(self, node: Node, span: Span) -> Variant:
         role = super().variant(node, span).role

@@ -74,8 +74,16 @@ _TS_EXTRA = """
 (interface_body (property_signature name: (_) @name) @definition.property)
 (type_alias_declaration
   value: (object_type (property_signature name: (_) @name) @definition.property))
+; a conditional type's object branches are the alias's shape too (`S extends X ? {…} : never`)
+(type_alias_declaration
+  value: (conditional_type
+    [consequence: (object_type (property_signature name: (_) @name) @definition.property)
+     alternative: (object_type (property_signature name: (_) @name) @definition.property)]))
 (property_signature
   type: (type_annotation (object_type (property_signature name: (_) @name) @definition.property)))
+(interface_body (index_signature index_type: (_) @name) @definition.property)
+(type_alias_declaration
+  value: (object_type (index_signature index_type: (_) @name) @definition.property))
 (enum_body name: (_) @name @definition.constant)
 (enum_assignment name: (_) @name) @definition.constant
 """
@@ -147,6 +155,8 @@ _SUPPLEMENTS: dict[str, str] = {
   (field_declaration name: (field_identifier) @name) @definition.field))
 (enum_variant body: (field_declaration_list
   (field_declaration name: (field_identifier) @name) @definition.field))
+; A tuple struct's fields, named by position as a reader writes them (`Point.0`).
+(struct_item body: (ordered_field_declaration_list type: (_) @name @definition.field))
 ; An impl block, named by its type: a reader names it where the type is defined elsewhere.
 (impl_item type: (_) @name) @definition.impl
 """,

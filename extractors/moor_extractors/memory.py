@@ -158,6 +158,8 @@ class Memory:
     agent_line: int = 0
     # `source:` as written (`KIND:NAME`): a sidecar binding a note moor only reads.
     source: str | None = None
+    # (relation, target, line, column) of each `links:` target as written.
+    link_places: tuple[tuple[str, str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -338,6 +340,7 @@ def _parse(path: str, data: bytes) -> ParsedMemory:
         confidence=fields.confidence,
         supersedes=fields.supersedes,
         links=types.MappingProxyType(fields.links),
+        link_places=fields.link_places,
         questions=questions,
         body=body,
         content_hash=hash_memory_text(text),

@@ -176,7 +176,7 @@ def group_of(
     primary = [
         i
         for i, (variant, (node, _)) in enumerate(zip(variants, nodes, strict=True))
-        if not variant.secondary and node.type not in spec.placeless
+        if not variant.secondary and spec.is_place(node)
     ]
     if primary and len(primary) < len(sites):
         # What the others are decides the bare name; the secondary ones are each spelled

@@ -566,7 +566,7 @@ def _list_definitions(
         key = holder.id if holder is not None else 0
         place = last_in.get(key, _ROOT_PLACE)
         node = item.node
-        counts = node.type not in spec.placeless
+        counts = spec.is_place(node)
         result[site] = _Definition(
             site,
             place,

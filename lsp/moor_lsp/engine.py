@@ -18,9 +18,10 @@ from pathlib import Path
 
 from moor_engine.grounding.about import AboutResult, about
 from moor_engine.grounding.actions import bind, follow, reaffirm
+from moor_engine.grounding.atlas import assemble
 from moor_engine.grounding.live import LiveCheck, Refreshed
 from moor_engine.grounding.observe import FileView, Found
-from moor_engine.grounding.trust import AnchorReport, MemoryReport, State
+from moor_engine.grounding.trust import AnchorReport, LinkFinding, MemoryReport, State
 from moor_engine.grounding.verdicts import reaffirm_verdict
 from moor_engine.memory.history import AnchorDiff, memory_diff, memory_log
 from moor_engine.memory.latch_actions import forget, restore, supersede
@@ -80,6 +81,8 @@ class MemoryView:
     report: MemoryReport
     span: Span  # where a memory-level finding points
     anchors: tuple[AnchorView, ...] = ()
+    # Each finding of its `links:` (report.link_findings) and where its target is written.
+    links: tuple[tuple[LinkFinding, Span], ...] = ()
 
     @property
     def reaffirmable(self) -> bool:
@@ -259,8 +262,10 @@ class Evaluator:
 
 
 def _needs_positions(memory: MemoryReport) -> bool:
-    return memory.state != State.CURRENT or any(
-        a.state not in QUIET_ANCHOR_STATES for a in memory.anchors
+    return (
+        memory.state != State.CURRENT
+        or bool(memory.link_findings)
+        or any(a.state not in QUIET_ANCHOR_STATES for a in memory.anchors)
     )
 
 
@@ -287,11 +292,16 @@ def _memory_view(session: Session, memory: MemoryReport, overlaid: frozenset[str
             target = _locate_quietly(session, anchor.moved_to or anchor.canonical)
         path = (anchor.canonical or "").split("#", 1)[0]
         anchors.append(AnchorView(anchor, span, target, preview=path in overlaid))
+    links = tuple(
+        (finding, span_in_lines(lines, finding.line, finding.column))
+        for finding in memory.link_findings
+    )
     return MemoryView(
         memory.path,
         memory,
         span_in_lines(lines, memory.line, memory.column),
         tuple(anchors),
+        links,
     )
 
 
@@ -380,6 +390,17 @@ def act(root: Path, action: str, memory_path: str, args: list[str]) -> Acted:
 ACTIONS["forget"] = lambda session, path, args: forget(session, path, args[0])
 ACTIONS["supersede"] = lambda session, path, args: supersede(session, path, args[0], args[1])
 ACTIONS["restore"] = lambda session, path, args: restore(session, path, args[0])
+
+
+def atlas_data(evaluator: Evaluator) -> dict[str, object] | None:
+    """The atlas (`moor_engine.grounding.atlas`) of the memories as the live check last left
+    them: no check of its own. None before the first evaluation. Runs in the engine thread,
+    which owns the live check."""
+    session = evaluator.live.session
+    if session is None:
+        return None
+    reports, loaded = evaluator.live.evaluated()
+    return assemble(session, reports, loaded).as_json()
 
 
 def about_line(

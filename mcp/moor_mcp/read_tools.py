@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver import MCPServer
 from moor_engine.agents.framing import RESULT_NOTICE
+from moor_engine.kept_session import KeptSession
 from moor_engine.session import Session
 
 from moor_mcp.annotations import READ_ONLY
@@ -22,6 +23,7 @@ from moor_mcp.results import (
     Flagged,
     Hit,
     KnownHere,
+    Linked,
     SearchManyResult,
     SearchResult,
     Signal,
@@ -29,6 +31,7 @@ from moor_mcp.results import (
 from moor_mcp.shown import shown
 
 if TYPE_CHECKING:
+    from moor_engine.grounding.links import Related
     from moor_engine.memory.recall import Hit as Recalled
     from moor_engine.memory.recall_index import KeptIndex
 
@@ -37,8 +40,10 @@ MAX_QUERIES = 20
 
 
 def register(server: MCPServer, root: Path) -> None:
-    # The recall index stays open between calls, synced by what its watch saw change.
-    kept = _Kept()
+    # The session and the memories' trust states are kept while nothing they rest on moved;
+    # the recall index stays open between calls, synced by what its watch saw change.
+    answers = KeptSession(root)
+    kept = _Kept(answers)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     def memory_search(
@@ -49,7 +54,7 @@ def register(server: MCPServer, root: Path) -> None:
         memory_search_many to ask several questions at once. With `agent`, that agent's own
         memories are searched too (without it, only the shared ones). With `explain`, each
         hit says why it scored as it did (relevance, trust, confidence, pin, recency)."""
-        with engine_refusals(root), Session.open(root) as session:
+        with engine_refusals(root), answers.session() as session:
             return _search(session, query, limit, agent, kept, explain)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
@@ -60,7 +65,7 @@ def register(server: MCPServer, root: Path) -> None:
         order asked, each as memory_search gives it."""
         if not queries or len(queries) > MAX_QUERIES:
             raise refuse("usage", f"queries: 1 to {MAX_QUERIES} questions, got {len(queries)}")
-        with engine_refusals(root), Session.open(root) as session:
+        with engine_refusals(root), answers.session() as session:
             return SearchManyResult(
                 results=[_search(session, q, limit, agent, kept) for q in queries]
             )
@@ -87,6 +92,8 @@ def register(server: MCPServer, root: Path) -> None:
                     why=list(item.why),
                     questions=list(item.questions),
                     since=item.since,
+                    links=_linked(item.related),
+                    cobound=list(item.related.cobound),
                 )
                 for item in found.items
             ],
@@ -124,11 +131,19 @@ def register(server: MCPServer, root: Path) -> None:
         return DriftReport(memories=found.memories, needing_a_look=flagged)
 
 
+def _linked(related: Related) -> list[Linked]:
+    return [
+        Linked(relation=link.relation, path=link.path, direction=link.direction, exists=link.exists)
+        for link in related.links
+    ]
+
+
 class _Kept:
     """The server's `KeptIndex`, made at the first search (its module is imported then)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers: KeptSession) -> None:
         self._index: KeptIndex | None = None
+        self._answers = answers
         self._lock = threading.Lock()
 
     def get(self) -> KeptIndex:
@@ -136,7 +151,7 @@ class _Kept:
             if self._index is None:
                 from moor_engine.memory.recall_index import KeptIndex
 
-                self._index = KeptIndex()
+                self._index = KeptIndex(self._answers)
             return self._index
 
 
@@ -155,6 +170,13 @@ def _search(
 
     beside = retired_beside(session, [hit.report for hit in result.hits], agent)
     hits = []
+    related: dict[str, Related] = {}
+    if result.hits:
+        from moor_engine.grounding.links import hits_relations
+
+        references, declaring = kept.get().references(session)
+        paths = [hit.path for hit in result.hits]
+        related = hits_relations(session, paths, references, declaring, agent)
     for hit in result.hits:
         memory = shown(session, hit.report)
         hits.append(
@@ -171,6 +193,8 @@ def _search(
                 text=memory.text,
                 notice=RESULT_NOTICE,
                 explain=_explained(hit) if explain else None,
+                links=_linked(related[hit.path]),
+                cobound=list(related[hit.path].cobound),
                 retired_here=[
                     KnownHere(
                         path=k.path,

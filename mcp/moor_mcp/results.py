@@ -19,6 +19,16 @@ ENGINE_ANSWER = ConfigDict(from_attributes=True)
 Untrusted = Annotated[str, AfterValidator(neutralise)]
 
 
+class Linked(BaseModel):
+    """One link of a memory (its own `links:`, direction "to", or another's naming it,
+    "from"): the relation and the path are a writer's words."""
+
+    relation: Untrusted
+    path: Untrusted
+    direction: str
+    exists: bool
+
+
 class Signal(BaseModel):
     signal: str  # bm25 | trust | confidence | pinned | recency
     factor: float  # what the score was multiplied by (bm25: the relevance itself)
@@ -48,6 +58,8 @@ class Hit(BaseModel):
     # Said in every hit, as results are handed on without the server's instructions.
     notice: str
     explain: Explanation | None = None  # only when asked for
+    links: list[Linked] = []  # its own `links:` (memories_about also lists links to it)
+    cobound: list[str] = []  # memories bound to one of the same anchors
     # Retired memories on the same code, each with why (not current: never rely on them).
     retired_here: list[KnownHere] = []
 
@@ -70,6 +82,8 @@ class AboutMemory(BaseModel):
     why: list[Untrusted]
     questions: list[Untrusted]
     since: str | None = None  # journal time (UTC) its anchor has been as it is now since
+    links: list[Linked] = []  # one hop; links never make a memory more or less trusted
+    cobound: list[str] = []  # memories bound to one of the same anchors
 
 
 class AboutResult(BaseModel):

@@ -5,13 +5,14 @@ based on (its content hash, its sections)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from moor_engine.agents.framing import frame_one, framed
 from moor_engine.agents.since import since
 from moor_engine.grounding.trust import MemoryReport
 from moor_engine.session import Session
-from moor_extractors.memory import parse_memory
+from moor_extractors.memory import Memory, parse_memory
 from moor_extractors.memory_text import section_names
 from moor_store.inside import read_inside
 
@@ -32,8 +33,23 @@ def shown(session: Session, report: MemoryReport) -> Shown:
         )
     except OSError:
         return Shown("")
-    parsed = parse_memory(path, data).memory
+    parsed, sections = (
+        _parsed(path, data) if len(data) <= _REMEMBERED_BYTES else _parsed.__wrapped__(path, data)
+    )
     if parsed is None:
         return Shown("")
     text = frame_one(framed(report, parsed, since(session.journal, [report])))
-    return Shown(text, parsed.content_hash, section_names(data.decode("utf-8", "replace")))
+    return Shown(text, parsed.content_hash, list(sections))
+
+
+# At most this many memory files are remembered, each only up to this size: a few MiB.
+_REMEMBERED = 512
+_REMEMBERED_BYTES = 16 * 1024
+
+
+@functools.lru_cache(maxsize=_REMEMBERED)
+def _parsed(path: str, data: bytes) -> tuple[Memory | None, tuple[str, ...]]:
+    """A memory file's bytes parsed, remembered by the bytes: a warm server shows the same
+    memories again and again (a `Memory` is immutable)."""
+    parsed = parse_memory(path, data).memory
+    return parsed, tuple(section_names(data.decode("utf-8", "replace")))

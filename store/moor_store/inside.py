@@ -420,6 +420,26 @@ def remove_stray_temporaries(
     return removed
 
 
+def stray_temporaries(root: Path, rel_dir: str, names: Iterable[str] | None = None) -> list[str]:
+    """The names in the folder `rel_dir` shaped like moor's temporary files (only of the
+    target `names` when given) whose writer's pid is gone: what a sweep would remove, listed
+    without removing anything (`moor doctor`)."""
+    wanted = set(names) if names is not None else None
+    try:
+        with open_inside_dir(root, rel_dir, create=False) as folder:
+            entries = sorted(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError, NotInside):
+        return []
+    found = []
+    for entry in entries:
+        match = _TEMPORARY.fullmatch(entry)
+        if match is None or (wanted is not None and match["name"] not in wanted):
+            continue
+        if not _alive(int(match["pid"])):
+            found.append(entry)
+    return found
+
+
 def has_stray_temporaries(root: Path, rel_dir: str) -> bool:
     """Whether the folder `rel_dir` holds a file named like moor's temporary files."""
     try:

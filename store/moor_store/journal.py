@@ -57,6 +57,8 @@ __all__ = [
     "Journal",
     "JournalBusy",
     "JournalError",
+    "JournalHealth",
+    "JournalNotEmpty",
     "JournalUnavailable",
     "JournalVersionError",
     "LastLook",
@@ -108,6 +110,13 @@ class JournalUnavailable(JournalError):
     def __init__(self, failure: Unavailable) -> None:
         super().__init__(str(failure), path=failure.path)
         self.code: Kind = failure.code
+
+
+class JournalNotEmpty(JournalError):
+    """An import was asked into a journal that already holds history."""
+
+    code = "journal_not_empty"
+    unusable = False
 
 
 class JournalBusy(JournalError):
@@ -695,6 +704,45 @@ class Journal:
                     found[anchor] = str(at[0])
         return found
 
+    # -- carrying history between clones (`moor export`, `moor import`) ----------------------
+
+    def snapshots(self) -> list[tuple[str, str]]:
+        """Every sealed snapshot, by address."""
+        with self._guard("read the snapshots") as db:
+            return [(str(a), str(t)) for a, t in db.execute(_SNAPSHOTS_IN_ORDER)]
+
+    def carried(self) -> list[str]:
+        """Lines an import carried without knowing them (kept for the next export), in order."""
+        with self._guard("read the journal") as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'carried'").fetchone()
+        return [] if row is None else list(json.loads(row[0]))
+
+    def restore_history(
+        self, entries: Sequence[Entry], snapshots: Iterable[tuple[str, str]], carried: list[str]
+    ) -> None:
+        """Put another clone's history into this empty journal, as it was there (each entry's
+        seq and time), in one transaction: all of it, or nothing. `JournalNotEmpty` when
+        this journal holds an entry: histories are not merged."""
+        self.writable()
+        with self._guard("import into the journal") as db, self._transaction():
+            if db.execute("SELECT 1 FROM journal LIMIT 1").fetchone() is not None:
+                raise JournalNotEmpty(
+                    f"{self.path} already holds entries: an import goes only into an empty "
+                    "journal (move it aside first; histories are not merged)",
+                    path=self.path,
+                )
+            for entry in entries:
+                rows = _rows([entry], entry.seq - 1, entry.at)
+                db.executemany(_INSERT_ENTRY, rows)
+            db.executemany(
+                "INSERT OR IGNORE INTO snapshots (address, text) VALUES (?, ?)", snapshots
+            )
+            if carried:
+                db.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('carried', ?)",
+                    (json.dumps(carried, ensure_ascii=False),),
+                )
+
     # -- sealed snapshots ------------------------------------------------------------------
 
     def last_of(self, anchor: str, kind: str, code: str) -> Entry | None:
@@ -797,6 +845,52 @@ class Journal:
             db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in paths))
 
 
+@dataclass(frozen=True)
+class JournalHealth:
+    """What a read-only look at a journal file found (`inspect`): SQLite's own integrity
+    check, and the seqs missing from 1..max (the trigger keeps them gap-free; a gap means the
+    file was changed by something other than moor)."""
+
+    problems: tuple[str, ...]  # `PRAGMA integrity_check`'s lines, [] when it says "ok"
+    missing: tuple[tuple[int, int], ...]  # ranges of absent seqs, first and last inclusive
+    entries: int
+    unreadable: str | None = None  # why it could not be read at all
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not self.missing and self.unreadable is None
+
+
+def inspect(path: Path) -> JournalHealth | None:
+    """A read-only look at the journal at `path` (None: there is none). Nothing is written,
+    created or set aside, so a damaged journal is seen as it is."""
+    if not path.is_file():
+        return None
+    uri = "file:" + quote(str(path.absolute())) + "?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=_busy_timeout())
+    except sqlite3.Error as exc:
+        return JournalHealth((), (), 0, unreadable=str(exc))
+    try:
+        checked = [str(row[0]) for row in db.execute("PRAGMA integrity_check(20)")]
+        problems = tuple(line for line in checked if line != "ok")
+        if problems:
+            return JournalHealth(problems, (), 0)
+        missing: list[tuple[int, int]] = []
+        expected = 1
+        count = 0
+        for (seq,) in db.execute("SELECT seq FROM journal ORDER BY seq"):
+            count += 1
+            if seq > expected:
+                missing.append((expected, seq - 1))
+            expected = seq + 1
+        return JournalHealth((), tuple(missing), count)
+    except sqlite3.Error as exc:
+        return JournalHealth((), (), 0, unreadable=str(exc))
+    finally:
+        db.close()
+
+
 def _migrate(db: sqlite3.Connection, version: int) -> None:
     """Bring a journal of an older schema up to `SCHEMA_VERSION` (inside the caller's write
     transaction: all of it, or none)."""
@@ -823,6 +917,8 @@ def _latest_sql(columns: str, condition: str) -> str:
         " FROM json_each(?) AS w)"
     )
 
+
+_SNAPSHOTS_IN_ORDER: Final = "SELECT address, text FROM snapshots ORDER BY address"
 
 # The earliest entry of an anchor at an address after its last entry at another address:
 # newest first on (anchor_key, seq) to the break, then forward from it.

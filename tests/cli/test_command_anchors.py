@@ -369,3 +369,33 @@ def test_declared_inputs_are_hashed_so_a_drift_says_whether_they_changed(
     (ws.root / "roster.txt").symlink_to(secret)
     refused = anchor(ws, PROBE, "--trust")
     assert (refused["state"], refused["code"]) == ("unverified", "outside_workspace")
+
+
+def test_a_kept_check_never_vouches_for_a_command_anchor(ws: Workspace) -> None:
+    """A warm check answers from its kept report while the files it rests on are unchanged,
+    but a command's output rests on more than files moor can stat: every check runs it."""
+    ws.write("roster.txt", "test_a\ntest_b\n")
+    ws.write("notes.py", "def kept() -> int:\n    return 1\n")
+    declare(ws, "roster", print_file("roster.txt"))
+    ws.memory("notes", "notes.py#kept")
+    bound(ws)
+    kept = ws.root / ".moor" / "kept-check.json"
+
+    def settled() -> None:  # out of the kept report's racy window, as on a real machine
+        old = time.time() - 3600
+        for path in ws.root.rglob("*"):
+            if path.is_file() and ".git" not in path.parts and ".moor" not in path.parts:
+                os.utime(path, (old, old))
+
+    settled()
+    assert anchor(ws, PROBE, "--trust")["state"] == "current"
+    assert not kept.exists()
+    ws.write("roster.txt", "test_a\n")
+    settled()
+    assert anchor(ws, PROBE, "--trust")["state"] == "drifted"
+
+    # The control: without the command anchor, the same workspace's check is kept.
+    (ws.root / PROBE).unlink()
+    settled()
+    assert anchor(ws, "memories/notes.md")["state"] == "current"
+    assert kept.exists()

@@ -161,3 +161,41 @@ def test_an_upgrade_translates_a_lock_entry_written_by_a_merge_for_code_moved_si
     ws.write("src/client.py", CLIENT_CHANGED)
     anchor = ws.anchor(MEMORY)
     assert (anchor["state"], anchor["axes"]) == ("drifted", ["body"])
+
+
+def _as_older_normaliser(ws: Workspace) -> None:
+    """The lock as an older normaliser really wrote it: its address too is one today's
+    normaliser never computes for any code."""
+    _as_derivation(ws, "norm/0")
+    ws.write(
+        "moor.lock",
+        re.sub(r'address = "[0-9a-f]+"', f'address = "{"2" * 32}"', ws.read("moor.lock")),
+    )
+
+
+def test_a_rename_with_a_one_line_change_across_an_upgrade_is_still_offered_and_diffed(
+    ws: Workspace,
+) -> None:
+    """A fresh clone recovers the bound code from the commit that wrote its (old) address,
+    though today's normaliser gives that code another address (issue 23)."""
+    _bound(ws)
+    ws.git("init", "-q")
+    renamed = CLIENT_CHANGED.replace("def send(", "def sent(")
+    # Control: bound by this very moor, the renamed and edited code is the candidate.
+    same = Workspace(ws.root.parent / "same")
+    shutil.copytree(ws.root, same.root)
+    for each, make_old in ((same, False), (ws, True)):
+        if make_old:
+            _as_older_normaliser(each)
+        each.git("add", "-A", ".")
+        each.git("commit", "-qm", "bound")
+        shutil.rmtree(each.root / ".moor")  # a fresh clone: the bound code is only in git
+        each.write("src/net/client.py", renamed)
+        anchor = each.anchor(MEMORY)
+        assert anchor["state"] == "gone"
+        assert [c["ref"] for c in anchor["candidates"]] == ["src/net/client.py#Client.sent"], (
+            make_old,
+            anchor,
+        )
+        diff = each.moor("diff", MEMORY).out
+        assert "-    for attempt in range(3):" in diff, (make_old, diff)

@@ -97,8 +97,14 @@ def test_every_command_in_moors_help_answers_one_json_object(bound: Workspace) -
     answers["rules"] = run_json(ws, "rules", codes=(0, 1))
     answers["recall"] = run_json(ws, "recall", "payload")
     answers["about"] = run_json(ws, "about", "src/net.py#send")
+    answers["atlas"] = run_json(ws, "atlas")
     answers["checkpoint"] = run_json(ws, "checkpoint", "list")
     answers["hooks"] = run_json(ws, "hooks", "status")
+    answers["doctor"] = run_json(ws, "doctor", codes=(0, 1))
+    answers["export"] = run_json(ws, "export", "--output", "history.jsonl")
+    for journal_file in (ws.root / ".moor").glob("journal.sqlite*"):
+        journal_file.unlink()  # an import goes only into an empty journal
+    answers["import"] = run_json(ws, "import", "history.jsonl")
     answers["source"] = run_json(ws, "source", "list")
     answers["anchors"] = run_json(ws, "anchors")
     answers["close"] = run_json(ws, "close", "anchor:none", "--why", "gone", codes=(1,))
@@ -140,6 +146,7 @@ def test_every_command_in_moors_help_answers_one_json_object(bound: Workspace) -
     assert [e["code"] for e in answers["log"]["entries"]][:1] == ["bind"]
     assert answers["context"]["included"] == [memory]
     assert answers["hooks"]["running"] is False
+    assert answers["atlas"]["path"] == ".moor/atlas.html" and answers["atlas"]["memories"] == 1
     assert answers["edit"]["path"] == added and answers["edit"]["sections"]
 
 

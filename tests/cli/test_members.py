@@ -127,8 +127,30 @@ def after():
     pass
 """
 
+POINT_RS = """\
+pub struct Point(pub i32, String);
+
+impl Point {
+    fn x(&self) -> i32 {
+        self.0
+    }
+}
+"""
+
+DICT_TS = """\
+export interface Dict {
+  [key: string]: number
+  readonly [index: number]: string
+  size: number
+}
+
+export type Flags = { [flag: string]: boolean }
+"""
+
 SOURCES = {
     "src/store.ts": STORE_TS,
+    "src/point.rs": POINT_RS,
+    "src/dict.ts": DICT_TS,
     "cli/command.go": COMMAND_GO,
     "src/backtrace.rs": BACKTRACE_RS,
     "src/error.rs": ERROR_RS,
@@ -207,6 +229,25 @@ CASES = [
         ("String query) { return null; }", "String query) { return none(); }"),
     ),
     (
+        "src/point.rs",
+        "src/point.rs#Point.0",
+        ("pub i32, String", "pub i32, Vec<u8>"),
+        ("pub i32,", "pub i64,"),
+    ),
+    ("src/point.rs", "src/point.rs#Point.1", ("pub i32,", "i32,"), ("String)", "Box<str>)")),
+    (
+        "src/dict.ts",
+        "src/dict.ts#Dict.[string]",
+        ("]: string", "]: bigint"),
+        ("]: number\n", "]: unknown\n"),
+    ),
+    (
+        "src/dict.ts",
+        "src/dict.ts#Flags.[string]",
+        ("size: number", "size: bigint"),
+        ("boolean", "number"),
+    ),
+    (
         "src/registry.py",
         "src/registry.py#parse(str)",
         ("text: bytes) -> int", "text: bytes) -> float"),
@@ -253,6 +294,21 @@ def test_moor_symbols_lists_the_new_kinds(ws: Workspace) -> None:
     assert "src/Document.java#Document.escapeMode" in listed["src/Document.java"]
     assert "src/Document.java#Document.select(String)" in listed["src/Document.java"]
     assert "src/registry.py#parse(bytes)" in listed["src/registry.py"]
+    assert listed["src/point.rs"] == [
+        "src/point.rs#Point",
+        "src/point.rs#Point(impl)",
+        "src/point.rs#Point.0",
+        "src/point.rs#Point.1",
+        "src/point.rs#Point.x",
+    ]
+    assert listed["src/dict.ts"] == [
+        "src/dict.ts#Dict",
+        "src/dict.ts#Dict.[string]",
+        "src/dict.ts#Dict.[number]",
+        "src/dict.ts#Dict.size",
+        "src/dict.ts#Flags",
+        "src/dict.ts#Flags.[string]",
+    ]
 
 
 def test_a_type_defined_elsewhere_is_named_by_its_impls_and_did_you_mean_offers_it(

@@ -266,8 +266,9 @@ def test_a_file_git_records_as_renamed_carries_its_definition_past_a_weaker_name
     ws.moor("bind", check=True)
     ws.git("add", "-A")
     ws.git("commit", "-qm", "bound")
-    # A test helper elsewhere defines a (far weaker) `framed` of its own.
-    ws.write("tests/helpers.py", "def framed(text):\n    return f'[{text}]'\n")
+    # A test helper elsewhere defines a `framed` of its own, a near copy (an unrelated
+    # namesake is no evidence at all: test_namesake_is_not_a_move.py).
+    ws.write("tests/helpers.py", FRAMING.replace("width=72", "width=80").replace("+", "*"))
     (ws.root / "pkg/agents").mkdir()
     # Control: a move git does not record (a new untracked file) leaves two namesakes and
     # nothing to tell them apart, so nothing is followed.
@@ -496,3 +497,24 @@ def test_the_outline_of_a_file_is_sealed_once_for_all_the_anchors_bound_in_it(
     ws.memory("nan", "pkg/other.py#_or_nan")
     ws.moor("bind", check=True)
     assert outlines() == 2
+
+
+def test_follow_to_a_whole_overload_group_is_refused_listing_its_overloads(
+    ws: Workspace,
+) -> None:
+    ws.write("src/Entities.java", ENTITIES)
+    ws.memory("esc", "src/Entities.java#Entities.escape(Appendable, String, boolean)")
+    ws.moor("bind", check=True)
+    ws.write("src/Entities.java", ENTITIES.replace("(Appendable accum", "(QuietAppendable accum"))
+    lock = ws.read("moor.lock")
+    run = ws.moor("follow", "memories/esc.md", "--to", "src/Entities.java#Entities.escape")
+    assert run.code == 1, run.out + run.err
+    said = run.out + run.err
+    assert "Entities.escape names 2 overloads" in said, said
+    assert "Entities.escape(QuietAppendable, String, boolean)" in said
+    assert "Entities.escape(String)" in said
+    assert ws.read("moor.lock") == lock  # nothing was written
+    # Control: naming one overload is followed.
+    one = "src/Entities.java#Entities.escape(QuietAppendable, String, boolean)"
+    ws.moor("follow", "memories/esc.md", "--to", one, check=True)
+    assert ws.anchor("memories/esc.md")["ref"] == one

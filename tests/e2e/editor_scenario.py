@@ -25,7 +25,10 @@ The scenario, in the order the scripts run it:
    held…" on its first line: answer the server's question with Cancel (the file stays),
    run it again and answer "Write my own reason…", write the reason on the line the server
    puts in the buffer, and run "Forget with the reason written here" on that line: the
-   file is gone, tombstoned with that reason, and the line gone from the buffer.
+   file is gone, tombstoned with that reason, and the line gone from the buffer;
+7. rewrite `src/app.py` again (external.md drifted), put reaffirm's reason line in
+   `external.md`'s buffer, write the reason there and run "Reaffirm with the reason written
+   here": the buffer is left as saved (unmodified, the file's text, the line gone).
 """
 
 from __future__ import annotations
@@ -427,6 +430,8 @@ def check_reaffirm_by_reason_line(run: EditorRun) -> None:
     assert reasoned["line_gone"] is True, reasoned
     assert reasoned["text"] == memory_path(run.root, "external").read_text(encoding="utf-8")
     assert reasoned["modified"] is False, "the reaffirm left the buffer modified"
+    # Control: the editor marks a buffer holding the reason line unsaved.
+    assert reasoned["modified_with_line"] is True, reasoned
     assert check_states(run.root)["external"] == "current"
     assert OWN_REASON in moor(run.root, "log", "memories/external.md").stdout
 

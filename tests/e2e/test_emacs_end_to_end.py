@@ -90,3 +90,9 @@ def test_forget_through_the_code_action_takes_the_reason_written_in_the_buffer(
     emacs: EditorRun,
 ) -> None:
     scenario.check_forget(emacs, asked=False)
+
+
+def test_reaffirm_with_the_reason_written_in_the_buffer_leaves_the_buffer_as_saved(
+    emacs: EditorRun,
+) -> None:
+    scenario.check_reaffirm_by_reason_line(emacs)

@@ -326,3 +326,33 @@ def test_a_long_lived_check_keeps_no_memory_body(ws: Workspace) -> None:
     assert strings_holding(marker) == 0
     assert live.verify() == []
     live.close()
+
+
+def test_a_lock_written_again_while_it_is_being_read_is_read_once_more(
+    ws: Workspace, live: LiveCheck, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lock's stat must be the one from before the read: a stat taken after would
+    vouch for bytes this check never read, and the next change event would be ignored."""
+    ws.write("src/a.py", CODE.replace("return 2", "return 20"))
+    ws.write("src/b.py", "def k():\n    return 40\n")
+    now = states(live, {"src/a.py", "src/b.py"})
+    assert now["memories/g.md"] == now["memories/k.md"] == "drifted"
+    with Session.open(ws.root) as session:  # `moor reaffirm k` in a terminal
+        assert not reaffirm(session, str(ws.root / "memories/k.md"), "fine").refused
+    assert live.session is not None
+    read_lock = live.session.read_lock
+
+    def read_then_another_write() -> Any:
+        read = read_lock()
+        monkeypatch.setattr(live.session, "read_lock", read_lock)
+        with Session.open(ws.root) as other:  # `moor reaffirm g`, just after the read
+            assert not reaffirm(other, str(ws.root / "memories/g.md"), "fine too").refused
+        return read
+
+    monkeypatch.setattr(live.session, "read_lock", read_then_another_write)
+    now = states(live, {"moor.lock"})
+    # Control: the first write was read (the lock was reloaded), the second not yet.
+    assert now["memories/k.md"] == "current" and now["memories/g.md"] == "drifted"
+    # The watcher's event for the second write: the lock is read again.
+    assert states(live, {"moor.lock"})["memories/g.md"] == "current"
+    assert live.verify() == []

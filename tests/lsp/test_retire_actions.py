@@ -5,6 +5,9 @@ test_retire_reasons.py."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from lsprotocol import types
 
@@ -134,3 +137,78 @@ async def test_no_retire_action_is_offered_on_a_memory_with_unsaved_edits(editor
     result = await editor.execute("moor.forget", str(editor.ws.root / "memories/old.md"), "x")
     assert result["done"] == [] and result["refused"], result
     assert (editor.ws.root / "memories/old.md").exists()
+
+
+EXTENSION = Path(__file__).resolve().parents[2] / "vscode-client" / "src" / "extension.ts"
+_REASON_ENTRY = re.compile(
+    r'"(?P<command>moor\.\w+)": \{\s*question: "(?P<question>[^"]*)",\s*'
+    r'example: "(?P<example>[^"]*)",\s*before: (?P<before>\d+),\s*\}'
+)
+
+
+def client_prompts(source: str) -> dict[str, tuple[str, str, int]]:
+    """The VS Code client's input box per command it asks a reason for (`REASONS` in
+    extension.ts): its question, its placeholder and how many arguments come first."""
+    return {
+        m["command"]: (m["question"], m["example"], int(m["before"]))
+        for m in _REASON_ENTRY.finditer(source)
+    }
+
+
+def prompt_problems(
+    offered: list[types.Command], prompts: dict[str, tuple[str, str, int]]
+) -> list[str]:
+    """What is wrong with the input box VS Code shows for each offered action that comes
+    without its reason: none of its own, or another action's question or placeholder."""
+    problems = []
+    for command in offered:
+        prompt = prompts.get(command.command)
+        if prompt is None:
+            problems.append(f"{command.command}: no input box of its own")
+            continue
+        question, example, before = prompt
+        if len(command.arguments or []) != before:
+            problems.append(f"{command.command}: offered {command.arguments}, asks after {before}")
+        problems.extend(
+            f"{command.command}: the input box of {other}"
+            for other, (other_question, other_example, _) in prompts.items()
+            if other != command.command and (other_question == question or other_example == example)
+        )
+    return problems
+
+
+async def test_vscode_asks_each_reason_in_an_input_box_of_its_own_supersede_included(
+    editor: Editor,
+) -> None:
+    """The VS Code client shows an input box for an offered action that comes without its
+    reason. Only the protocol is driven here (the code-server e2e does not reach it): the
+    server's offers under VS Code's capabilities, and the client's prompts as it ships."""
+    if editor.name != "visual-studio-code":
+        pytest.skip("the input box is the VS Code client's")
+    two_about_g(editor)
+    await editor.start(ASKS)
+    await offered_forget(editor)
+    result = await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=editor.uri("memories/old.md")),
+            range=types.Range(
+                start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+            ),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    commands = [a.command if isinstance(a, types.CodeAction) else a for a in result or []]
+    asked = [
+        c for c in commands if c is not None and c.command in ("moor.supersede", "moor.forget")
+    ]
+    assert {c.command for c in asked} == {"moor.supersede", "moor.forget"}, commands
+    prompts = client_prompts(EXTENSION.read_text(encoding="utf-8"))
+    assert set(prompts) >= {"moor.reaffirm", "moor.forget", "moor.supersede", "moor.restore"}
+    assert prompt_problems(asked, prompts) == []
+    assert prompts["moor.supersede"][1] != prompts["moor.reaffirm"][1]
+    # Control: the client as it was, supersede reusing reaffirm's placeholder, is caught.
+    reused = dict(prompts)
+    reused["moor.supersede"] = (prompts["moor.supersede"][0], prompts["moor.reaffirm"][1], 2)
+    assert prompt_problems(asked, reused) == ["moor.supersede: the input box of moor.reaffirm"]
+    missing = {k: v for k, v in prompts.items() if k != "moor.supersede"}
+    assert prompt_problems(asked, missing) == ["moor.supersede: no input box of its own"]

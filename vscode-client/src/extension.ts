@@ -20,6 +20,7 @@ import {
   State,
 } from "vscode-languageclient/node";
 
+import { showAtlas } from "./atlas-view";
 import { findMoor, INSTALL_HINT, type MoorCommand, onInterpreterChange } from "./moor-command";
 
 const CLIENT_ID = "moor"; // also makes the client follow the `moor.trace.server` setting
@@ -398,6 +399,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("moor.checkWorkspace", checkWorkspace),
     vscode.commands.registerCommand("moor.restartServer", () => restart("asked for")),
     vscode.commands.registerCommand("moor.showOutput", () => log.show()),
+    vscode.commands.registerCommand("moor.showAtlas", () => showAtlas(context, () => client, log)),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (
         event.affectsConfiguration("moor.path") ||

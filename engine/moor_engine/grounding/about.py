@@ -12,13 +12,14 @@ matched only by its exact reference.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from moor_extractors.model import DefinitionSite, Failure
-from moor_extractors.reference import parse_reference
+from moor_extractors.reference import Reference, parse_reference
 from moor_extractors.resolve import reference_symbol
 
 from moor_engine.agents.since import since
+from moor_engine.grounding.links import Related, retired_among, visible_relations
 from moor_engine.grounding.memories import LoadedMemory, load_memories
 from moor_engine.grounding.observe import Found, NotFound
 from moor_engine.grounding.suggest import suggestions
@@ -76,6 +77,8 @@ class AboutItem:
     questions: tuple[str, ...]
     agent: str | None = None  # its namespace (None: shared)
     since: str | None = None  # the journal's time the anchor has been as it is now since
+    # Its links both ways and its cobound memories (one hop).
+    related: Related = field(default_factory=Related)
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -90,6 +93,7 @@ class AboutItem:
             "why": list(self.why),
             "questions": list(self.questions),
             "since": self.since,
+            **self.related.as_json(),
         }
 
 
@@ -133,7 +137,7 @@ def about(
         if memory.memory is not None
         and (everyone or namespaces.visible(memory.memory.agent, agent))
         and any(
-            item.ref is not None and _may_be_here(session, rel, item.ref.path, span)
+            item.ref is not None and _may_be_here(session, rel, item.ref, span)
             for item in memory.entries
         )
     ]
@@ -145,6 +149,8 @@ def about(
     observations = evaluation.observations if evaluation is not None else {}
     result = AboutResult(target)
     dates = since(session.journal, (m for m in report.memories if m.path in wanted))
+    relations = visible_relations(loaded, agent, everyone=everyone)
+    retired = retired_among(report.memories)
     for memory_report in report.memories:
         if memory_report.path not in wanted:
             continue
@@ -160,20 +166,29 @@ def about(
             continue
         anchor = best[1]
         dated = dates.get(anchor.canonical) if anchor.canonical is not None else None
-        result.items.append(_item(memory_report, RELATIONS[best[0]], anchor, loaded, dated))
+        item = _item(memory_report, RELATIONS[best[0]], anchor, loaded, dated)
+        result.items.append(replace(item, related=relations.of(item.path).without(retired)))
     result.items.sort(key=lambda item: (RELATIONS.index(item.relation), item.path))
     if target.missing and not any(item.relation == "exact" for item in result.items):
         raise _not_found(session, target)
     return result
 
 
-def _may_be_here(session: Session, rel: str, path: str | None, span: _Span | None) -> bool:
-    """Whether a memory referring to `path` may be about the target in `rel`: it names that
-    file, or (a definition asked about) a file that is not there now, whose code the
-    relocation may have found here (a rename)."""
-    if path == rel:
+def _may_be_here(session: Session, rel: str, ref: Reference, span: _Span | None) -> bool:
+    """Whether a memory referring to `ref` may be about the target in `rel`: it names that
+    file, or (a definition asked about) code that is not where it names now — a file that
+    is not there, or a definition no longer in its file — which the relocation may have
+    found here (a rename, a move to another file). The check then asks the relocation
+    (`_relation`: `moved_to`). Asked about a definition, each definition a memory names in
+    another file is observed (parse-cached, and in the session's observer, which the check
+    of the candidates then reuses)."""
+    if ref.path == rel:
         return True
-    return span is not None and path is not None and not (session.workspace.root / path).is_file()
+    if span is None or ref.path is None:
+        return False
+    if not (session.workspace.root / ref.path).is_file():
+        return True
+    return ref.symbol is not None and isinstance(session.observer.observe(ref), NotFound)
 
 
 def _not_found(session: Session, target: Target) -> UsageError:

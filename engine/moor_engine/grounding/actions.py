@@ -434,6 +434,23 @@ def _follow(
                 )
             )
             return written
+        assert not isinstance(ref, Failure)
+        overloads = session.observer.overloads(ref) if move.how == "chosen" else []
+        if overloads:
+            # One piece of code was bound; a group's facts are all of its overloads at once,
+            # which the bound code never matches: the person names the one it became.
+            written.refused.append(
+                Refusal(
+                    "overload_group",
+                    f"--to {move.target}: {ref.symbol} names {len(overloads)} overloads "
+                    f"watched together ({', '.join(overloads)}): name the one "
+                    f"{move.raw} became, e.g. `moor follow {path} --to {overloads[0]}`",
+                    path=path,
+                    ref=move.target,
+                    suggestions=tuple(overloads),
+                )
+            )
+            return written
         founds[move.target] = observation
     original = _memory_bytes(session, path)
     text = original.decode("utf-8")

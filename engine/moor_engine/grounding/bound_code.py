@@ -6,7 +6,10 @@ clone) has no journal, so the code is recovered from git history: the commits th
 changed the anchor's address in moor.lock, newest first, each read at the anchor's path
 and observed like any file. It is used only if observing it gives exactly the locked
 address, so a commit whose code differs from what was bound (bound before it was
-committed, say) is never shown as the bound code.
+committed, say) is never shown as the bound code. An address written by an older
+normaliser is one today's never computes: then the commit's code is taken as the bound
+code, as re-baselining takes it (derivations.py) — else every anchor bound before an
+upgrade would lose its diff, its change summary and the code relocation compares with.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from moor_extractors.reference import parse_reference
 from moor_store.journal import Journal
 from moor_store.lockfile import LockedAnchor, LockError, parse_lock
 
+from moor_engine.grounding.derivation_standing import Standing, standing
 from moor_engine.grounding.observe import FileObserver, FileView, Found
 from moor_engine.workspace.git import git
 from moor_engine.workspace.workspace import LOCK_FILE, Workspace
@@ -44,28 +48,29 @@ def bound_code(
 
 
 def _from_git(workspace: Workspace, canonical: str, locked: LockedAnchor) -> BoundCode | None:
-    bound = _bound_in_git(workspace, canonical, locked.address)
+    bound = _bound_in_git(workspace, canonical, locked)
     if bound is None:
         return None
     view, found, commit = bound
     return BoundCode(view.source_text(found.site), f"git {commit[:12]}")
 
 
-def bound_view(workspace: Workspace, canonical: str, address: str) -> FileView | None:
-    """The anchor's file as it was at the commit that bound it at `address` (None: git
+def bound_view(workspace: Workspace, canonical: str, locked: LockedAnchor) -> FileView | None:
+    """The anchor's file as it was at the commit that bound it as `locked` (None: git
     history does not have it)."""
-    bound = _bound_in_git(workspace, canonical, address)
+    bound = _bound_in_git(workspace, canonical, locked)
     return bound[0] if bound is not None else None
 
 
 def _bound_in_git(
-    workspace: Workspace, canonical: str, address: str
+    workspace: Workspace, canonical: str, locked: LockedAnchor
 ) -> tuple[FileView, Found, str] | None:
+    address = locked.address
     for commit in commits_writing(workspace, address):
         # The anchor as it was named in that commit: after a follow the lock keeps the
         # bound address under the new reference, and the code was at the old one.
         for ref_text in refs_with_address(workspace, commit, address) or [canonical]:
-            found = _observed_at(workspace, commit, ref_text, address)
+            found = _observed_at(workspace, commit, ref_text, locked)
             if found is not None:
                 return (*found, commit)
     return None
@@ -123,7 +128,7 @@ def refs_with_address(workspace: Workspace, commit: str, address: str) -> list[s
 
 
 def _observed_at(
-    workspace: Workspace, commit: str, canonical: str, address: str
+    workspace: Workspace, commit: str, canonical: str, locked: LockedAnchor
 ) -> tuple[FileView, Found] | None:
     ref = parse_reference(canonical)
     if isinstance(ref, Failure) or ref.path is None:
@@ -134,7 +139,10 @@ def _observed_at(
     observer = FileObserver(workspace.root, workspace.config.max_file_size, None)
     observer.assume(ref.path, data)
     observation = observer.observe(ref)
-    if isinstance(observation, Found) and observation.address == address:
+    if isinstance(observation, Found) and (
+        observation.address == locked.address
+        or standing(locked.derivation, observation.derivation) == Standing.OLDER
+    ):
         view = observer.view(ref.path)
         assert isinstance(view, FileView)
         return view, observation

@@ -7,6 +7,7 @@ trust states are derived from the lock — so a fresh clone with no journal gets
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
@@ -15,6 +16,7 @@ from moor_extractors.languages import language_for_path
 from moor_extractors.memory import Memory, effective_watch
 from moor_extractors.model import Failure, Reason
 from moor_extractors.reference import Reference
+from moor_store.inside import stat_many_inside
 from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Closure, Lock, LockedAnchor, LockedMemory
 
@@ -28,7 +30,9 @@ from moor_engine.anchors.machine import (
 from moor_engine.grounding.bound_code import bound_code
 from moor_engine.grounding.definition_index import Indexes
 from moor_engine.grounding.dependents import Dependents
-from moor_engine.grounding.derivations import Standing, Translation, standing, translate
+from moor_engine.grounding.derivation_standing import Standing, standing
+from moor_engine.grounding.derivations import Translation, translate
+from moor_engine.grounding.links import annotate
 from moor_engine.grounding.memories import (
     LoadedMemory,
     ResolvedEntry,
@@ -173,8 +177,19 @@ class Checker:
             if progress is not None and index % 64 == 0:
                 progress(len(paths) + index * len(paths) // max(len(refs), 1), 2 * len(paths))
         reports = [self.memory_report(loaded[path], observations) for path in paths]
+        by_path = {report.path: report for report in reports}
+        annotated = annotate(by_path, loaded, self.is_memory, self.workspace.memory_paths)
+        reports = [annotated.get(report.path, report) for report in reports]
         translations = {k: t for k, t in self._translations.items() if t is not None}
         return Evaluation(Report(reports), loaded, observations, self._relocations, translations)
+
+    def is_memory(self, path: str) -> bool:
+        """Whether `path` is a memory file of the workspace (a link's target not evaluated
+        with the rest: a stat of it alone, never a walk of every memory)."""
+        if not path or "\0" in path or not self.workspace.is_memory_path(path):
+            return False  # a NUL names no file (and the OS refuses it with ValueError)
+        found = stat_many_inside(self.workspace.root, [path])[path]
+        return not isinstance(found, OSError) and stat.S_ISREG(found.st_mode)
 
     def observe(self, ref: Reference) -> Observation:
         if ref.path is None:
@@ -211,7 +226,7 @@ class Checker:
                 return found.text if found is not None else None
 
             def outline() -> list[str] | None:
-                return bound_outline(self.workspace, self.snapshots, key, locked.address)
+                return bound_outline(self.workspace, self.snapshots, key, locked)
 
             search = self.memo.recall(ref, locked)
             if search is None:

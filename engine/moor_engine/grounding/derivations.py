@@ -18,44 +18,18 @@ today's in their place would swallow any change made since binding. So:
 
 from __future__ import annotations
 
-import re
 import textwrap
 from dataclasses import dataclass
-from enum import Enum
 
 from moor_extractors.model import Facts, Failure
 from moor_extractors.reference import parse_reference
-from moor_extractors.symbols import NORMALISER_VERSION
 from moor_store.journal import Journal
 from moor_store.lockfile import LockedAnchor
 
 from moor_engine.grounding.bound_code import commits_writing, refs_with_address
-from moor_engine.grounding.observe import PROBE_VERSION, FileObserver, Found
+from moor_engine.grounding.observe import FileObserver, Found
 from moor_engine.workspace.git import git
 from moor_engine.workspace.workspace import Workspace
-
-_SHAPE = re.compile(r"(?P<probe>symbol|file)/(?P<p>\d+) norm/(?P<n>\d+) (?P<language>\S+)")
-
-
-class Standing(Enum):
-    SAME = "same"  # compare as usual
-    OLDER = "older"  # translate through the bound code
-    NEWER = "newer"  # written by a newer moor
-    UNKNOWN = "unknown"  # a shape this moor does not know
-
-
-def standing(locked: str, current: str) -> Standing:
-    if locked == current:
-        return Standing.SAME
-    old, new = _SHAPE.fullmatch(locked), _SHAPE.fullmatch(current)
-    if old is None or new is None:
-        return Standing.UNKNOWN
-    if (old["probe"], old["language"]) != (new["probe"], new["language"]):
-        return Standing.UNKNOWN
-    probe, norm = int(old["p"]), int(old["n"])
-    if probe > PROBE_VERSION or norm > NORMALISER_VERSION:
-        return Standing.NEWER
-    return Standing.OLDER  # no newer part, and not equal: an upgrade
 
 
 @dataclass(frozen=True)

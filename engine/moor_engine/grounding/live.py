@@ -31,6 +31,7 @@ from moor_store.lockfile import Lock
 
 from moor_engine.grounding.check import Checker, Evaluation
 from moor_engine.grounding.dependents import Dependents
+from moor_engine.grounding.links import annotate
 from moor_engine.grounding.memories import LoadedMemory, load_memories
 from moor_engine.grounding.observe import Found, NotFound, Observation
 from moor_engine.grounding.trust import MemoryReport, Report, State
@@ -219,12 +220,15 @@ class LiveCheck:
 
     def _open(self) -> None:
         self._drop()
-        # Raises when the workspace cannot be checked.
+        # The lock's stat is taken before it is read: a write in between then differs from
+        # it, and the next change event reads the lock again. Raises when the workspace
+        # cannot be checked.
+        lock_stat = _stat(self.root / LOCK_FILE)
         session = Session.open(self.root, trust=self.trust)
         session.observer.overlays = self.overlays
         self.session = session
         self._checker = Checker(session.workspace, session.lock, session.journal, session.observer)
-        self._lock_stat = _stat(session.workspace.lock_path)
+        self._lock_stat = lock_stat
         self._opened = True
 
     def _full(self) -> None:
@@ -258,9 +262,10 @@ class LiveCheck:
             if LOCK_FILE in changed or in_memories_changed(changed, workspace.config.memory_roots)
             else None
         )
-        if LOCK_FILE in changed and _stat(workspace.lock_path) != self._lock_stat:
-            session.lock_bytes, lock = session.read_lock()
-            relocked = self._reload_lock(lock)
+        lock_stat = _stat(workspace.lock_path) if LOCK_FILE in changed else self._lock_stat
+        if lock_stat != self._lock_stat:
+            session.lock_bytes, lock = session.read_lock()  # stat before read, as in `_open`
+            relocked = self._reload_lock(lock, lock_stat)
             dirty |= relocked
         roots = tuple(root.rstrip("/") for root in workspace.config.memory_roots)
         in_memories = {
@@ -330,6 +335,12 @@ class LiveCheck:
                 self._unsettled.discard(path)
             else:
                 self._unsettled.add(path)
+        # A link's finding follows the other memory's state: a memory whose target turned
+        # current (or stopped being) is dirty though nothing of its own changed.
+        every = self._loaded
+        annotated = annotate(self._reports, every, every.__contains__, every.keys)
+        self._reports.update(annotated)
+        dirty |= annotated.keys()
         self.last_reobserved = len(again)
         keys = again | {c for path in dirty for c in self._graph.uses.get(path, ())}
         evaluation = Evaluation(
@@ -339,6 +350,11 @@ class LiveCheck:
         )
         self._pending = _Pending(evaluation, set(observer.changed))
         return dirty
+
+    def evaluated(self) -> tuple[list[MemoryReport], dict[str, LoadedMemory]]:
+        """Every memory's report and loaded memory as the last refresh left them (for a
+        view of the whole corpus, the atlas, without another check)."""
+        return list(self._reports.values()), dict(self._loaded)
 
     def _latched(self) -> dict[str, tuple[object, object]]:
         checker = self._checker
@@ -365,12 +381,12 @@ class LiveCheck:
             code |= {path for path in watched if path.startswith(tuple(folders))}
         return code
 
-    def _reload_lock(self, lock: Lock) -> set[str]:
+    def _reload_lock(self, lock: Lock, lock_stat: StatKey | None) -> set[str]:
         session, checker = self.session, self._checker
         assert session is not None and checker is not None
         old = session.lock
         session.lock = checker.lock = lock
-        self._lock_stat = _stat(session.workspace.lock_path)
+        self._lock_stat = lock_stat
         return {
             path
             for path in set(old.memories) | set(lock.memories)

@@ -265,8 +265,9 @@ _PROBLEM_FIELDS = tuple(f.name for f in dataclasses.fields(Problem))
 # memory is parsed again), so a new field of `Memory` needs no version number.
 _PAYLOAD_SHAPE = "/".join("|".join(f) for f in (_MEMORY_FIELDS, _ENTRY_FIELDS, _PROBLEM_FIELDS))
 _ENTRY_WATCH = _ENTRY_FIELDS.index("watch")
-_ABOUT, _WATCH, _SUPERSEDES, _LINKS, _QUESTIONS = (
-    _MEMORY_FIELDS.index(name) for name in ("about", "watch", "supersedes", "links", "questions")
+_ABOUT, _WATCH, _SUPERSEDES, _LINKS, _QUESTIONS, _LINK_PLACES = (
+    _MEMORY_FIELDS.index(name)
+    for name in ("about", "watch", "supersedes", "links", "questions", "link_places")
 )
 
 
@@ -297,6 +298,7 @@ def _from_payload(text: str) -> ParsedMemory | None:
         row[_SUPERSEDES] = tuple(row[_SUPERSEDES])
         row[_LINKS] = {k: tuple(v) for k, v in row[_LINKS].items()}
         row[_QUESTIONS] = tuple(row[_QUESTIONS])
+        row[_LINK_PLACES] = tuple(tuple(place) for place in row[_LINK_PLACES])
         return ParsedMemory(Memory(*row), problems)
     except (ValueError, KeyError, TypeError, AttributeError):
         return None

@@ -25,7 +25,7 @@ from moor_extractors.digest import digest_bytes, digest_json, digest_tokens
 from moor_extractors.languages import language_for_path
 from moor_extractors.model import DefinitionSite, Facts, Failure, Reason
 from moor_extractors.reference import Reference, parse_reference
-from moor_extractors.resolve import Ambiguous, Group, group_of, resolve
+from moor_extractors.resolve import Ambiguous, Group, Named, group_of, member_symbol, resolve
 from moor_extractors.symbols import (
     NORMALISER_VERSION,
     ErrorRegion,
@@ -759,6 +759,30 @@ class FileObserver:
             if reaching is not None:
                 return _near_error(ref, reaching, found=True)
         return found
+
+    def overloads(self, ref: Reference) -> list[str]:
+        """When `ref` names several definitions watched together that a spelling each picks
+        alone (overloads, not the branches of an `if`), the references that pick each, in
+        document order; else none."""
+        if ref.path is None or ref.symbol is None:
+            return []
+        language = language_for_path(ref.path)
+        view = self.view(ref.path)
+        if language is None or not isinstance(view, FileView):
+            return []
+        sites = view.sites()
+        meaning = resolve(ref.symbol, sites, language, view.named, view.group, view.head)
+        if not isinstance(meaning, Named) or len(meaning.indexes) < 2:
+            return []
+        qname = sites[meaning.indexes[0]].qname
+        indexes = view.named(qname)
+        if not set(meaning.indexes) <= set(indexes):
+            return []
+        spellings = view.group(indexes).spellings
+        positions = [indexes.index(i) for i in meaning.indexes]
+        if any(spellings[p] is None for p in positions):
+            return []
+        return [f"{ref.path}#{member_symbol(qname, spellings, p)}" for p in positions]
 
     def trim(self, keep: set[str]) -> None:
         """Let go of the syntax trees of every file but `keep` (a long-lived observer would

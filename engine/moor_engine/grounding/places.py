@@ -14,6 +14,7 @@ from __future__ import annotations
 from moor_extractors.digest import digest_bytes
 from moor_extractors.model import Failure
 from moor_store.journal import Journal
+from moor_store.lockfile import LockedAnchor
 
 from moor_engine.grounding.bound_code import bound_view
 from moor_engine.grounding.observe import FileView, Found
@@ -48,14 +49,15 @@ def place_seal(
 
 
 def bound_outline(
-    workspace: Workspace, journal: Journal | None, canonical: str, address: str
+    workspace: Workspace, journal: Journal | None, canonical: str, locked: LockedAnchor
 ) -> list[str] | None:
-    """The outline of the anchor's file when it was bound at `address`; None when neither
+    """The outline of the anchor's file when it was bound as `locked`; None when neither
     the journal nor git history has it."""
+    address = locked.address
     if journal is not None:
         digest = journal.snapshot(place_key(canonical, address))
         text = journal.snapshot(_OUTLINE + digest) if digest is not None else None
         if text is not None:
             return text.split("\n")
-    view = bound_view(workspace, canonical, address)
+    view = bound_view(workspace, canonical, locked)
     return outline(view) if view is not None else None

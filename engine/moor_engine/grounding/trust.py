@@ -107,6 +107,30 @@ class AnchorReport:
         return shown
 
 
+@dataclass(frozen=True)
+class LinkFinding:
+    """What a memory's `links:` call for (moor_engine.grounding.links)."""
+
+    code: str  # "contradicts_current" or "missing_link"
+    relation: str
+    target: str
+    message: str
+    line: int  # where the target is written in the memory file (1-based)
+    column: int
+    suggestion: str | None = None  # for a missing memory: the closest existing one
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "relation": self.relation,
+            "target": self.target,
+            "message": self.message,
+            "line": self.line,
+            "column": self.column,
+            "suggestion": self.suggestion,
+        }
+
+
 @dataclass
 class MemoryReport:
     path: str
@@ -118,6 +142,8 @@ class MemoryReport:
     line: int = 1  # where a memory-level finding points (e.g. the `about:` key)
     column: int = 1
     code: str | None = None
+    # What its `links:` call for (moor_engine.grounding.links): never part of the state.
+    link_findings: list[LinkFinding] = field(default_factory=list)
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -127,6 +153,7 @@ class MemoryReport:
             "code": self.code,
             "notes": self.notes,
             "anchors": [anchor.as_json() for anchor in self.anchors],
+            "link_findings": [finding.as_json() for finding in self.link_findings],
         }
 
 

@@ -43,6 +43,7 @@ from moor_engine.workspace.filestat import StatKey, stat_key, stored
 from moor_engine.workspace.workspace import STATE_DIR
 
 if TYPE_CHECKING:  # a watch (ctypes, inotify) is made only by a process that keeps the index
+    from moor_engine.kept_session import KeptSession
     from moor_engine.memory.memory_watch import MemoryWatch
 
 FIELD_WEIGHTS = tuple(WEIGHTS[name] for name in store.FIELDS)
@@ -290,9 +291,12 @@ class KeptIndex:
     changed), when moor.toml's memory roots or ignores changed, and when another process
     wrote the index (it may be another moor's derivation, or have been rebuilt)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers: KeptSession | None = None) -> None:
         # The SDK runs each tool call in a worker thread: one recall at a time uses the index.
         self._lock = threading.Lock()
+        # Where the candidates' trust states come from, kept while their keys hold (none:
+        # each recall checks its candidates).
+        self._answers = answers
         self._index: RecallIndex | None = None
         self._watch: MemoryWatch | None = None
         self._config: tuple[object, ...] | None = None
@@ -354,10 +358,14 @@ class KeptIndex:
         self, session: Session, query: str, limit: int, agent: str | None
     ) -> tuple[RecallResult, IndexStatus]:
         index, status = self.ready(session)
+        answers, declaring = self._answers, status.declaring
+        verdicts = (
+            session_verdicts(session, declaring)
+            if answers is None
+            else lambda paths: answers.verdicts(session, paths, declaring)
+        )
         try:
-            result = recall(
-                index, query, session_verdicts(session, status.declaring), limit=limit, agent=agent
-            )
+            result = recall(index, query, verdicts, limit=limit, agent=agent)
             status.memories = index.documents(visible_owners(index, agent))
         except (IndexBroken, IndexBusy):
             self.close()

@@ -18,6 +18,7 @@ from moor_store.refusal import RefusalError
 
 from moor_engine.anchors.declarations import Declaration, DeclarationError, parse_declarations
 from moor_engine.workspace.gitignore import ignore_pattern_compiles
+from moor_engine.workspace.roots import PYPROJECT
 
 CONFIG_FILE = "moor.toml"
 DEFAULT_ROOTS: tuple[str, ...] = ("memories",)
@@ -59,6 +60,15 @@ class Config:
     extra: dict[str, object] = field(default_factory=dict)
     sources: tuple[SourceConfig, ...] = ()  # `[[sources]]`: notes moor reads, never edits
     anchors: dict[str, Declaration] = field(default_factory=dict)  # `[anchors.NAME]`
+    doctor: DoctorConfig = field(default_factory=lambda: DoctorConfig())
+
+
+@dataclass(frozen=True)
+class DoctorConfig:
+    """`[doctor]`: when `moor doctor` says the corpus needs a person."""
+
+    ungrounded_share: float = 0.25  # more memories without `about:` than this share: a finding
+    unreaffirmed_months: int = 6  # unreaffirmed this long while its code changed: a finding
 
 
 @dataclass(frozen=True)
@@ -67,8 +77,15 @@ class SourceConfig:
     path: str  # workspace-relative folder of its notes
 
 
-_KNOWN_KEYS = {"memory_roots", "ignore", "max_file_size", "anchors", "rules", "sources"}
-PYPROJECT = "pyproject.toml"
+_KNOWN_KEYS = {
+    "memory_roots",
+    "ignore",
+    "max_file_size",
+    "anchors",
+    "rules",
+    "sources",
+    "doctor",
+}
 MAX_CONFIG_BYTES = 1024 * 1024  # a configuration file is a few lines; more is not one
 MAX_FILE_SIZE_LIMIT = 1 << 30  # files are read whole and parsed: 1 GiB is already absurd
 _POSITION = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)$")
@@ -197,7 +214,36 @@ def _from_table(table: dict[str, object], source: _Source) -> Config:
         extra={k: v for k, v in table.items() if k in {"anchors", "rules"}},
         sources=_sources(table.get("sources", []), source),
         anchors=anchors,
+        doctor=_doctor(table.get("doctor", {}), source),
     )
+
+
+def _doctor(value: object, source: _Source) -> DoctorConfig:
+    if not isinstance(value, dict):
+        raise source.at("doctor", "doctor must be a table: [doctor]")
+    unknown = sorted(set(value) - {"ungrounded_share", "unreaffirmed_months"})
+    if unknown:
+        raise source.at(
+            unknown[0],
+            f"[doctor] unknown key(s) {', '.join(unknown)}; known: "
+            "ungrounded_share, unreaffirmed_months",
+        )
+    default = DoctorConfig()
+    share = value.get("ungrounded_share", default.ungrounded_share)
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
+        raise source.at(
+            "ungrounded_share",
+            f"[doctor] ungrounded_share must be a number from 0 to 1 (a share of the "
+            f"memories, 0.25 for a quarter), not {share!r}",
+        )
+    months = value.get("unreaffirmed_months", default.unreaffirmed_months)
+    if isinstance(months, bool) or not isinstance(months, int) or not 1 <= months <= 1200:
+        raise source.at(
+            "unreaffirmed_months",
+            f"[doctor] unreaffirmed_months must be a whole number of months from 1 to 1200, "
+            f"not {months!r}",
+        )
+    return DoctorConfig(float(share), months)
 
 
 def _string_list(value: object, source: _Source, key: str) -> list[str]:

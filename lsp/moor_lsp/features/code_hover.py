@@ -33,6 +33,13 @@ def code_hover_text(result: AboutResult, uri_of: dict[str, str]) -> str:
         link = f"[{item.path}]({uri_of[item.path]})"
         owner = f" — agent `{item.agent}`" if item.agent is not None else ""
         lines.append(f"- `{item.state.value}` {link} ({item.relation}): {item.title}{owner}")
+        for other in item.related.links:
+            arrow = "→" if other.direction == "to" else "←"
+            missing = " (no such memory)" if not other.exists else ""
+            lines.append(f"  - {arrow} {other.relation} `{other.path}`{missing}")
+        if item.related.cobound:
+            shown = ", ".join(f"`{path}`" for path in item.related.cobound)
+            lines.append(f"  - cobound: {shown}")
     return "\n".join(lines)
 
 

@@ -256,6 +256,21 @@ class Diagnostics(Feature):
             )
         if retired:
             return items  # what its code did since no longer matters: one struck-through hint
+        for finding, span in memory.links:
+            items.append(
+                types.Diagnostic(
+                    range=to_range(span, encoding),
+                    message=finding.message,
+                    severity=types.DiagnosticSeverity.Warning,
+                    code=finding.code,
+                    source=SOURCE,
+                    data={
+                        "memory": memory.path,
+                        "uri": uri,
+                        "link": finding.as_json(),
+                    },
+                )
+            )
         for anchor in memory.anchors:
             state = anchor.report.state
             anchor_severity = severity(settings, state)

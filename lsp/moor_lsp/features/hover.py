@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from lsprotocol import types
+from moor_engine.grounding.links import Related, cobound_with, own_links
 from moor_engine.grounding.trust import AnchorReport
 from moor_store.journal import Entry
 
 from moor_lsp import engine
 from moor_lsp.documents import ReferenceAt, reference_at
+from moor_lsp.engine import Snapshot
 from moor_lsp.features import Feature
 from moor_lsp.features.code_hover import code_hover
 from moor_lsp.features.definition import anchor_at, locate, moved_ref
@@ -107,6 +109,7 @@ def hover_text(
     anchor: AnchorReport | None,
     history: engine.History | None,
     now: str | None = None,
+    related: Related | None = None,
 ) -> str:
     """`now`: where the engine says the code is now (`moved_to`), as a link to it."""
     ref = at.canonical or at.entry.raw
@@ -143,11 +146,28 @@ def hover_text(
         else:
             parts.append("**History**\n\nnothing journalled yet")
         parts.append(f"The whole journal: `moor log {at.memory_path}`")
+    if related is not None and related.cobound:
+        parts.append("**Also bound here**: " + ", ".join(f"`{path}`" for path in related.cobound))
+    if related is not None and related.links:
+        shown = [
+            f"- → {link.relation} `{link.path}`" + ("" if link.exists else " (no such memory)")
+            for link in related.links
+        ]
+        parts.append("**Links**\n\n" + "\n".join(shown))
     if at.memory.questions:
         parts.append(
             "**When this changes, ask**\n\n" + "\n".join(f"- {q}" for q in at.memory.questions)
         )
     return "\n\n".join(parts)
+
+
+def _related(at: ReferenceAt, snapshot: Snapshot) -> Related:
+    """The memory's own links and the memories also bound to this reference's anchor, as
+    the latest snapshot knows them (`moor_engine.grounding.links`)."""
+    reports = [view.report for view in snapshot.memories.values()]
+    cobound = cobound_with(at.canonical, at.memory_path, reports) if at.canonical else []
+    links = own_links(at.memory, snapshot.memories.__contains__)
+    return Related(links, tuple(cobound))
 
 
 class Hover(Feature):
@@ -188,6 +208,8 @@ class Hover(Feature):
             else types.MarkupKind.PlainText
         )
         return types.Hover(
-            contents=types.MarkupContent(kind=kind, value=hover_text(at, anchor, history, now)),
+            contents=types.MarkupContent(
+                kind=kind, value=hover_text(at, anchor, history, now, _related(at, snapshot))
+            ),
             range=to_range(at.span, self.server.position_encoding),
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from moor_lsp.features import Feature
+from moor_lsp.features.atlas import AtlasView
 from moor_lsp.features.check import CheckWorkspace
 from moor_lsp.features.code_actions import CodeActions
 from moor_lsp.features.code_lens import CodeLens
@@ -21,6 +22,7 @@ FEATURES: tuple[type[Feature], ...] = (
     CodeActions,
     RetireActions,
     CheckWorkspace,
+    AtlasView,
     Hover,
     Completion,
     Definition,

@@ -254,6 +254,50 @@ Cancel first (nothing changes), then \"Write my own reason…\"."
     (puthash "after" (moor-e2e-text "wrong") forget)
     (puthash "exists" (moor-e2e-json-bool (file-exists-p (moor-e2e-memory "wrong"))) forget)))
 
+;; What the server offers eglot (no `window.showMessage'): an edit putting the reason line in.
+(defconst moor-e2e-reaffirm-own "Reaffirm with my own reason (a line to write it on)…")
+
+(defun moor-e2e-reaffirm-by-reason-line ()
+  "Reaffirm external.md (drifted again) with the reason written on its reason line, and
+record whether its buffer is left as saved: the line gone, unmodified, the file's text."
+  (let ((spec (moor-e2e-spec "reaffirm_own"))
+        (reasoned (make-hash-table :test 'equal)))
+    (moor-e2e-put "reasoned" reasoned)
+    (let ((coding-system-for-write 'utf-8-unix))
+      (write-region (gethash "app" spec) nil (moor-e2e-spec "app") nil 'silent))
+    (moor-e2e-wait "external.md's drifted diagnostic after src/app.py was rewritten again"
+                   (lambda () (moor-e2e-has "external" "drifted")))
+    (apply #'moor-e2e-run-action "external"
+           (moor-e2e-offered "external" 1 moor-e2e-reaffirm-own))
+    (moor-e2e-wait "the reason line in external.md"
+                   (lambda () (moor-e2e-reason-line "external")))
+    (let ((line (moor-e2e-reason-line "external")))
+      (with-current-buffer (moor-e2e-buffer "external")
+        (goto-char (moor-e2e-line-start "external" line))
+        (search-forward "because:" (line-end-position))
+        (delete-horizontal-space)
+        (insert " " (gethash "reason" spec) " ")
+        ;; The control: with the reason line in, the buffer is unsaved, as it should be.
+        (puthash "modified_with_line" (moor-e2e-json-bool (buffer-modified-p)) reasoned))
+      (let ((done (apply #'moor-e2e-run-action "external"
+                         (moor-e2e-offered "external" line (gethash "written" spec)))))
+        (puthash "done" (gethash "result" done) reasoned)
+        (puthash "error" (gethash "error" done) reasoned)))
+    (puthash "line_gone"
+             (moor-e2e-json-bool
+              (ignore-errors
+                (moor-e2e-wait "the reason line to leave external.md's buffer"
+                               (lambda () (not (moor-e2e-reason-line "external"))))
+                t))
+             reasoned)
+    ;; Not a failure at the deadline: the test says what it saw.
+    (ignore-errors
+      (moor-e2e-wait "external.md's buffer to be as saved"
+                     (lambda () (not (buffer-modified-p (moor-e2e-buffer "external"))))))
+    (with-current-buffer (moor-e2e-buffer "external")
+      (puthash "modified" (moor-e2e-json-bool (buffer-modified-p)) reasoned)
+      (puthash "text" (buffer-substring-no-properties (point-min) (point-max)) reasoned))))
+
 (defun moor-e2e-scenario ()
   (dolist (name (moor-e2e-spec "open_at_start"))
     (moor-e2e-open name))
@@ -349,7 +393,8 @@ Cancel first (nothing changes), then \"Write my own reason…\"."
              (moor-e2e-wait "moved.md's diagnostics to go after follow"
                             (lambda () (moor-e2e-none "moved"))))
            (moor-e2e-record "followed" '("moved")))))))
-  (moor-e2e-forget))
+  (moor-e2e-forget)
+  (moor-e2e-reaffirm-by-reason-line))
 
 (defun moor-e2e-main ()
   (condition-case err

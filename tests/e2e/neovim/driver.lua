@@ -444,8 +444,10 @@ local function scenario()
   local own_written = own_text:gsub("because:%s*", "because: " .. own.reason .. " ", 1)
   local external = bufnr_of("external")
   vim.api.nvim_buf_set_lines(external, own_line, own_line + 1, false, { own_written })
+  local modified_with_line = vim.bo[external].modified -- the control: unsaved, as it should
   local reasoned = run_action("external", offered_action("external", own_line, own.written))
   results.reasoned = { done = reasoned.result, error = reasoned.error }
+  results.reasoned.modified_with_line = modified_with_line
   results.reasoned.line_gone = vim.wait(spec.timeout * 1000, function()
     return reason_line("external") == nil
   end, 20)
