@@ -27,6 +27,11 @@ _CALLABLES = frozenset(
 )
 
 
+_MEMBERS = frozenset({"property_signature", "index_signature"})
+# Types whose parts are the type itself, to a reader: `A & { … }`, `{ … } | null`, `({ … })`.
+_BRANCHING = frozenset({"union_type", "intersection_type", "parenthesized_type"})
+
+
 class TypeScriptSpec(JavaScriptSpec):
     placeless = frozenset(
         {"property_signature", "index_signature", "enum_assignment", "property_identifier"}
@@ -35,6 +40,11 @@ class TypeScriptSpec(JavaScriptSpec):
         **JavaScriptSpec.body_fields,
         "enum_assignment": "value",
     }
+
+    def accept(self, node: Node) -> bool:
+        if node.type in _MEMBERS:
+            return _is_member(node)
+        return super().accept(node)
 
     def name(self, node: Node, name_node: Node | None) -> str | None:
         if node.type == "index_signature":
@@ -58,6 +68,45 @@ class TypeScriptSpec(JavaScriptSpec):
 
     def together(self, variants: list[Variant]) -> bool:
         return super().together(variants) or all(v.spelling is not None for v in variants)
+
+
+def _is_member(node: Node) -> bool:
+    """Whether a property or index signature is a member of a type a reader names: one of
+    an interface's body, or of an object type that is a type alias's own shape or a member's
+    own type — the value itself or a branch of it (a union's, an intersection's, a
+    conditional type's result), never a type nested in another (`Promise<{ … }>`, `{ … }[]`,
+    a function's parameter), whose properties are not the alias's (memory:
+    members-are-definitions-without-moving-places)."""
+    holder = node.parent
+    if holder is None or holder.type == "interface_body":
+        return holder is not None
+    if holder.type != "object_type":
+        return False
+    shape, outer = holder, holder.parent
+    while outer is not None and (
+        outer.type in _BRANCHING or (outer.type == "conditional_type" and _is_branch(outer, shape))
+    ):
+        shape, outer = outer, outer.parent
+    if outer is None:
+        return False
+    if outer.type == "type_alias_declaration":
+        value = outer.child_by_field_name("value")
+        return value is not None and value.id == shape.id
+    if outer.type == "type_annotation":
+        owner = outer.parent
+        return owner is not None and owner.type == "property_signature" and _is_member(owner)
+    return False
+
+
+def _is_branch(conditional: Node, child: Node) -> bool:
+    """Whether `child` is a result of `conditional` (not the type tested or tested against)."""
+    return any(
+        branch is not None and branch.id == child.id
+        for branch in (
+            conditional.child_by_field_name("consequence"),
+            conditional.child_by_field_name("alternative"),
+        )
+    )
 
 
 def _parameter_type(parameter: Node) -> str:

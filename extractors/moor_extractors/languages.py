@@ -69,21 +69,13 @@ _TS_EXTRA = """
 (internal_module name: (identifier) @name) @definition.module
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)])
   @definition.method
-; Members a reader sees in a type: the properties of an interface and of an object type a
-; type alias names (and of object types nested in those), and enum members.
+; Members a reader sees in a type: the properties and index signatures of an interface and
+; of object types; `TypeScriptSpec.accept` keeps those of a type's own shape (an object
+; type inside `Promise<{…}>` or a parameter's type is no one's member), and enum members.
 (interface_body (property_signature name: (_) @name) @definition.property)
-(type_alias_declaration
-  value: (object_type (property_signature name: (_) @name) @definition.property))
-; a conditional type's object branches are the alias's shape too (`S extends X ? {…} : never`)
-(type_alias_declaration
-  value: (conditional_type
-    [consequence: (object_type (property_signature name: (_) @name) @definition.property)
-     alternative: (object_type (property_signature name: (_) @name) @definition.property)]))
-(property_signature
-  type: (type_annotation (object_type (property_signature name: (_) @name) @definition.property)))
+(object_type (property_signature name: (_) @name) @definition.property)
 (interface_body (index_signature index_type: (_) @name) @definition.property)
-(type_alias_declaration
-  value: (object_type (index_signature index_type: (_) @name) @definition.property))
+(object_type (index_signature index_type: (_) @name) @definition.property)
 (enum_body name: (_) @name @definition.constant)
 (enum_assignment name: (_) @name) @definition.constant
 """

@@ -1,0 +1,109 @@
+"""A TypeScript type's members are the properties of its own shape, through the real `moor`
+command: `moor symbols` lists `Settings.a` and `Settings.a.b` for
+`type Settings = Base & { a: { b: string } }` and nothing of the object type inside
+`Promise<{ … }>`; a memory bound to a nested member stays current when a sibling changes and
+drifts when its own type does (the real-history trial had found `L.b` listed for
+`type L = Promise<{ a: { b: string } }>` and `I.b` without `I.a`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import Workspace
+
+SHAPES_TS = """\
+export type Loaded = Promise<{ a: { b: string } }>
+
+export type Settings = Base & {
+  a: { b: string }
+  c: number
+}
+
+export type Action =
+  | { kind: "add"; amount: number }
+  | { kind: "reset" }
+
+export interface Options {
+  later: Promise<{ hidden: string }>
+  nested: { inner: { deep: string } } | null
+}
+
+export function take(options: { param: string }): void {}
+"""
+
+
+def test_moor_symbols_lists_a_types_own_members_under_what_holds_them(ws: Workspace) -> None:
+    ws.write("src/shapes.ts", SHAPES_TS)
+    listed = ws.moor("symbols", "src/shapes.ts", check=True).out.splitlines()
+    assert [line.removeprefix("src/shapes.ts#") for line in listed] == [
+        "Loaded",
+        "Settings",
+        "Settings.a",
+        "Settings.a.b",
+        "Settings.c",
+        "Action",
+        "Action.kind@1",  # namesakes are listed together, as overloads are
+        "Action.kind@2",
+        "Action.amount",
+        "Options",
+        "Options.later",
+        "Options.nested",
+        "Options.nested.inner",
+        "Options.nested.inner.deep",
+        "take",
+    ]
+
+
+def test_a_property_inside_a_generic_argument_cannot_be_bound_to_the_alias(ws: Workspace) -> None:
+    ws.write("src/shapes.ts", SHAPES_TS)
+    ws.memory("wrong", ["src/shapes.ts#Loaded.b"])
+    run = ws.moor("bind")
+    assert run.code == 1, run.out
+    assert "src/shapes.ts#Loaded.b: it does not exist" in run.err
+    # Positive control: the same property in the alias's own shape binds.
+    ws.memory("wrong", ["src/shapes.ts#Settings.a.b"])
+    assert ws.moor("bind").code == 0
+
+
+def test_a_nested_member_is_its_own_anchor_through_bind_and_check(ws: Workspace) -> None:
+    ws.write("src/shapes.ts", SHAPES_TS)
+    ws.memory("nested", ["src/shapes.ts#Settings.a.b", "src/shapes.ts#Options.nested.inner.deep"])
+    assert ws.moor("bind").code == 0, ws.moor("check").out
+    assert ws.state("memories/nested.md") == "current"
+    sibling = SHAPES_TS.replace("c: number", "c: bigint")
+    ws.write("src/shapes.ts", sibling)
+    assert ws.state("memories/nested.md") == "current"  # a sibling's edit is not its drift
+    ws.write("src/shapes.ts", sibling.replace("a: { b: string }", "a: { b: number }"))
+    states = [anchor["state"] for anchor in ws.states()["memories/nested.md"]["anchors"]]
+    assert states == ["drifted", "current"]
+    ws.write("src/shapes.ts", sibling.replace("deep: string", "deep: number"))
+    states = [anchor["state"] for anchor in ws.states()["memories/nested.md"]["anchors"]]
+    assert states == ["current", "drifted"]
+
+
+# What moor wrote into moor.lock for these aliases before their own members were listed
+# (commit b0bf307), every axis watched: their facts do not move.
+OLD_ABOUT = [
+    "src/shapes.ts#Loaded",
+    "src/shapes.ts#Settings",
+    "src/shapes.ts#Action",
+    "src/shapes.ts#Options",
+    "src/shapes.ts#Options.nested",
+    "src/shapes.ts#take",
+]
+EVERY_AXIS = ["kind", "signature", "decorators", "body", "doc", "place"]
+OLD_LOCK = Path(__file__).with_name("members_of_a_types_own_shape_old.lock")
+
+
+def test_a_lock_bound_before_stays_current(ws: Workspace) -> None:
+    ws.write("src/shapes.ts", SHAPES_TS)
+    ws.memory("before", OLD_ABOUT, watch=EVERY_AXIS)
+    ws.write("moor.lock", OLD_LOCK.read_text(encoding="utf-8"))
+    run = ws.moor("check")
+    assert run.code == 0, run.out
+    assert "re-baselined" not in run.out
+    assert ws.read("moor.lock") == OLD_LOCK.read_text(encoding="utf-8")
+    # Positive control: the same lock does see a change to one of those anchors.
+    ws.write("src/shapes.ts", SHAPES_TS.replace("c: number", "c: bigint"))
+    anchors = ws.states()["memories/before.md"]["anchors"]
+    assert [a["state"] for a in anchors] == ["current", "drifted", *["current"] * 4]
