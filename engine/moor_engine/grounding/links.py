@@ -12,11 +12,14 @@ exit status of `moor check`.
 from __future__ import annotations
 
 import difflib
+import functools
 import posixpath
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from moor_extractors.memory import Memory
+from moor_extractors.model import Failure
+from moor_extractors.reference import parse_reference
 from moor_store.journal import Journal
 
 from moor_engine.grounding.memories import LoadedMemory, load_memories
@@ -151,23 +154,55 @@ def hits_relations(
     """The one hop of a few recall hits without reading every memory (a warm server's
     search stats none: memory warm-servers-sync-recall-by-a-watch): each hit's own links,
     and the memories cobound with it among those whose indexed references (`references`,
-    the recall index's) name one of its files. Links *to* a hit are not known here
+    the recall index's) name one of its anchors. Links *to* a hit are not known here
     (`moor about` and `memories_about` list them)."""
     loaded = load_memories(workspace, hits, journal)
-    files = {
-        item.ref.path
-        for memory in loaded.values()
-        for item in memory.entries
-        if item.ref is not None and item.ref.path is not None
-    }
+    refs = [item.ref for memory in loaded.values() for item in memory.entries if item.ref]
+    canonicals = {ref.canonical() for ref in refs}
+    files = {ref.path for ref in refs if ref.path is not None}
+    by_file = _by_file(references)
+    # Only a memory with a reference spelling one of the hits' anchors is read (a file
+    # of the standard library has hundreds of memories; reading them was most of a search).
     nearby = [
         path
-        for path, refs in references.items()
-        if path not in loaded and any(ref.partition("#")[0].strip() in files for ref in refs)
+        for path in sorted({p for file in files for p in by_file.get(file, ())})
+        if path not in loaded and any(_canonical(ref) in canonicals for ref in references[path])
     ]
+    # The hits' link targets are read too: whether one exists (as a memory its reader sees).
+    targets = {
+        target_path(written)
+        for memory in loaded.values()
+        if memory.memory is not None
+        for written in (w for ws in memory.memory.links.values() for w in ws)
+    }
+    nearby += sorted(t for t in targets if t in references and t not in loaded)
     loaded.update(load_memories(workspace, nearby, journal))
     relations = visible_relations(loaded, agent)
     return {path: _outgoing(relations.of(path)) for path in hits}
+
+
+# The last `references` seen and its memories by the file each reference names: a kept
+# index hands the same mapping to every search until a memory changes.
+_files_of: tuple[Mapping[str, Sequence[str]], dict[str, list[str]]] | None = None
+
+
+def _by_file(references: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    global _files_of
+    kept = _files_of
+    if kept is not None and kept[0] is references:
+        return kept[1]
+    by_file: dict[str, list[str]] = {}
+    for path, refs in references.items():
+        for file in {ref.partition("#")[0].strip() for ref in refs}:
+            by_file.setdefault(file, []).append(path)
+    _files_of = (references, by_file)
+    return by_file
+
+
+@functools.lru_cache(maxsize=65536)
+def _canonical(written: str) -> str | None:
+    parsed = parse_reference(written)
+    return None if isinstance(parsed, Failure) else parsed.canonical()
 
 
 def _outgoing(related: Related) -> Related:
