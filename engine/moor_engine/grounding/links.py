@@ -12,7 +12,6 @@ exit status of `moor check`.
 from __future__ import annotations
 
 import difflib
-import functools
 import posixpath
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -158,16 +157,16 @@ def hits_relations(
     (`moor about` and `memories_about` list them)."""
     loaded = load_memories(workspace, hits, journal)
     refs = [item.ref for memory in loaded.values() for item in memory.entries if item.ref]
-    canonicals = {ref.canonical() for ref in refs}
-    files = {ref.path for ref in refs if ref.path is not None}
-    by_file = _by_file(references)
-    # Only a memory with a reference spelling one of the hits' anchors is read (a file
-    # of the standard library has hundreds of memories; reading them was most of a search).
-    nearby = [
-        path
-        for path in sorted({p for file in files for p in by_file.get(file, ())})
-        if path not in loaded and any(_canonical(ref) in canonicals for ref in references[path])
-    ]
+    named = _named(references)
+    nearby = sorted(
+        {
+            path
+            for ref in refs
+            if ref.path is not None
+            for path in named.bound_to(ref.path, ref.canonical())
+            if path not in loaded
+        }
+    )
     # The hits' link targets are read too: whether one exists (as a memory its reader sees).
     targets = {
         target_path(written)
@@ -181,28 +180,43 @@ def hits_relations(
     return {path: _outgoing(relations.of(path)) for path in hits}
 
 
-# The last `references` seen and its memories by the file each reference names: a kept
-# index hands the same mapping to every search until a memory changes.
-_files_of: tuple[Mapping[str, Sequence[str]], dict[str, list[str]]] | None = None
+class _Named:
+    """Which memories' indexed references spell each anchor, worked out per file on first
+    use: a file only narrows (a module of the standard library has hundreds of memories),
+    each written reference's parsed spelling decides."""
+
+    def __init__(self, references: Mapping[str, Sequence[str]]) -> None:
+        self.references = references
+        self._by_file: dict[str, list[str]] = {}
+        for path, refs in references.items():
+            for file in {ref.partition("#")[0].strip() for ref in refs}:
+                self._by_file.setdefault(file, []).append(path)
+        self._anchors: dict[str, dict[str, set[str]]] = {}
+
+    def bound_to(self, file: str, canonical: str) -> set[str]:
+        anchors = self._anchors.get(file)
+        if anchors is None:
+            anchors = {}
+            for path in self._by_file.get(file, ()):
+                for written in self.references[path]:
+                    parsed = parse_reference(written)
+                    if not isinstance(parsed, Failure):
+                        anchors.setdefault(parsed.canonical(), set()).add(path)
+            self._anchors[file] = anchors
+        return anchors.get(canonical, set())
 
 
-def _by_file(references: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    global _files_of
-    kept = _files_of
-    if kept is not None and kept[0] is references:
-        return kept[1]
-    by_file: dict[str, list[str]] = {}
-    for path, refs in references.items():
-        for file in {ref.partition("#")[0].strip() for ref in refs}:
-            by_file.setdefault(file, []).append(path)
-    _files_of = (references, by_file)
-    return by_file
+# The last `references` seen, worked out: a kept index hands the same mapping to every
+# search until a memory changes.
+_last: _Named | None = None
 
 
-@functools.lru_cache(maxsize=65536)
-def _canonical(written: str) -> str | None:
-    parsed = parse_reference(written)
-    return None if isinstance(parsed, Failure) else parsed.canonical()
+def _named(references: Mapping[str, Sequence[str]]) -> _Named:
+    global _last
+    named = _last
+    if named is None or named.references is not references:
+        named = _last = _Named(references)
+    return named
 
 
 def _outgoing(related: Related) -> Related:
