@@ -100,13 +100,15 @@ def test_a_search_reads_only_the_memories_bound_to_its_hits_anchors(
         ws.memory(f"close-{n}", "src/net.py#close", body=f"Closing rule number {n}.")
     ws.moor("bind", "memories", check=True)
     read: list[str] = []
+    real = memories.load_memories
 
     def load_memories(workspace: Any, paths: Any, journal: Any) -> Any:
         paths = list(paths)
         read.extend(paths)
-        return memories.load_memories(workspace, paths, journal)
+        return real(workspace, paths, journal)
 
     monkeypatch.setattr(links, "load_memories", load_memories)
+    monkeypatch.setattr(memories, "load_memories", load_memories)  # the hits, as shown
 
     async def scenario(session: ClientSession) -> Any:
         return await session.call_tool("memory_search", {"query": "every send is logged"})

@@ -146,7 +146,7 @@ def visible_relations(
 def hits_relations(
     workspace: Workspace,
     journal: Journal | None,
-    hits: Collection[str],
+    hits: Mapping[str, LoadedMemory],
     references: Mapping[str, Sequence[str]],
     agent: str | None,
 ) -> dict[str, Related]:
@@ -154,8 +154,9 @@ def hits_relations(
     search stats none: memory warm-servers-sync-recall-by-a-watch): each hit's own links,
     and the memories cobound with it among those whose indexed references (`references`,
     the recall index's) name one of its anchors. Links *to* a hit are not known here
-    (`moor about` and `memories_about` list them)."""
-    loaded = load_memories(workspace, hits, journal)
+    (`moor about` and `memories_about` list them). `hits`: as `load_memories` read them
+    (the caller shows them too)."""
+    loaded = dict(hits)
     refs = [item.ref for memory in loaded.values() for item in memory.entries if item.ref]
     named = _named(references)
     nearby = sorted(
