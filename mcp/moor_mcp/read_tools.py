@@ -177,9 +177,9 @@ def _search(
         from moor_engine.grounding.links import hits_relations
         from moor_engine.grounding.memories import load_memories
 
-        references, _declaring = kept.get().references(session)
+        references, declaring = kept.get().references(session)
         read = load_memories(session.workspace, [hit.path for hit in result.hits], session.journal)
-        related = hits_relations(session.workspace, session.journal, read, references, agent)
+        related = hits_relations(session, read, references, declaring, agent)
     for hit in result.hits:
         memory = shown(session, hit.report, read[hit.path].memory if hit.path in read else None)
         hits.append(

@@ -176,5 +176,18 @@ def test_a_custom_anchor_is_in_the_atlas_without_a_file(ws: Workspace) -> None:
     memory = next(m for m in data["memories"] if m["path"] == "memories/roster.md")
     assert [(a["ref"], a["file"]) for a in memory["anchors"]] == [("anchor:roster", None)]
     # Coverage counts files only: the same folders and files as without it (the control).
-    assert [f["folder"] for f in data["summary"]["folders"]] == ["", "docs", "src", "src/util"]
-    assert sum(f["files"] for f in data["summary"]["folders"]) == 5
+    assert [f["folder"] for f in data["summary"]["folders"]] == ["docs", "src", "src/util"]
+    assert sum(f["files"] for f in data["summary"]["folders"]) == 3
+
+
+def test_coverage_counts_code_files_and_not_moors_own_config_and_lock(ws: Workspace) -> None:
+    populated(ws)
+    ws.write("setup.py", "def setup():\n    return None\n")  # the control: a root code file
+    run = ws.moor("atlas", "--output", "-")
+    assert run.code == 0, run.err
+    data = json.loads(
+        run.out.split('id="atlas-data">', 1)[1].split("</script>", 1)[0].replace("\\u003c", "<")
+    )
+    folders = {f["folder"]: f for f in data["summary"]["folders"]}
+    assert folders[""]["files"] == 1, folders  # setup.py; not moor.toml, not moor.lock
+    assert folders["src"]["files"] == 1 and folders["docs"]["files"] == 1

@@ -100,15 +100,13 @@ def test_a_search_reads_only_the_memories_bound_to_its_hits_anchors(
         ws.memory(f"close-{n}", "src/net.py#close", body=f"Closing rule number {n}.")
     ws.moor("bind", "memories", check=True)
     read: list[str] = []
-    real = memories.load_memories
 
     def load_memories(workspace: Any, paths: Any, journal: Any) -> Any:
         paths = list(paths)
         read.extend(paths)
-        return real(workspace, paths, journal)
+        return memories.load_memories(workspace, paths, journal)
 
-    monkeypatch.setattr(links, "load_memories", load_memories)
-    monkeypatch.setattr(memories, "load_memories", load_memories)  # the hits, as shown
+    monkeypatch.setattr(links, "load_memories", load_memories)  # beside the hits
 
     async def scenario(session: ClientSession) -> Any:
         return await session.call_tool("memory_search", {"query": "every send is logged"})
@@ -122,6 +120,42 @@ def test_a_search_reads_only_the_memories_bound_to_its_hits_anchors(
     # The control: the memories about `close` were hits' neighbours in the file, and are
     # read when a hit is bound to `close`.
     read.clear()
-    closing = by_path(structured(call(ws.root, "memory_search", {"query": "closing rule"}))["hits"])
+    asked = {"query": "closing rule", "limit": 3}
+    closing = by_path(structured(call(ws.root, "memory_search", asked))["hits"])
     assert any(p.startswith("memories/close-") for p in closing)
-    assert {f"memories/close-{n}.md" for n in range(12)} <= set(read)
+    mates = {f"memories/close-{n}.md" for n in range(12)} - set(closing)
+    assert len(mates) >= 9 and mates <= set(read), sorted(mates - set(read))
+
+
+def test_a_retired_memory_is_never_named_cobound_in_search_hits(ws: Workspace) -> None:
+    setup(ws)
+    ws.memory("send-was-silent", "src/net.py#send", body="Sends are never logged.")
+    ws.memory("send-was-quiet", "src/net.py#send", body="Sends are quiet.")
+    ws.write(
+        "memories/close-replaces.md",
+        "---\nabout:\n  - src/net.py#close\nsupersedes:\n  - memories/send-was-quiet.md\n"
+        "---\n# Close replaces\n\nClosing is quiet now.\n",
+    )
+    ws.moor("bind", "memories", check=True)
+
+    async def search(session: ClientSession) -> list[Any]:
+        return [await session.call_tool("memory_search", {"query": "every send is logged"})]
+
+    def cobound() -> list[str]:
+        (result,) = run(ws.root, search)
+        hit = by_path(structured(result)["hits"])["memories/send-is-logged.md"]
+        return list(hit["cobound"])
+
+    # Control: bound to the same anchor and not retired by `moor supersede`, it is named.
+    assert cobound() == ["memories/retries-are-safe.md", "memories/send-was-silent.md"]
+    ws.moor(
+        "supersede",
+        "memories/send-was-silent.md",
+        "--by",
+        "memories/send-is-logged.md",
+        "--why",
+        "sends are logged now",
+        check=True,
+    )
+    # Superseded by a command, or by another memory's `supersedes:`: retired, not named.
+    assert cobound() == ["memories/retries-are-safe.md"]

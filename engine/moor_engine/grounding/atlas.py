@@ -23,6 +23,7 @@ from moor_engine.grounding.links import visible_relations
 from moor_engine.grounding.memories import LoadedMemory
 from moor_engine.grounding.trust import SEVERITY_ORDER, MemoryReport, Report, State, worst
 from moor_engine.session import Session
+from moor_engine.workspace.roots import CONFIG_FILE, LOCK_FILE
 
 ATLAS_VERSION = 1
 HISTORY_KEPT = 12  # the latest journal entries kept per memory: the page stays small
@@ -176,7 +177,10 @@ def assemble(
                 history.get(memory_report.path, []),
             )
         )
-    return Atlas(session.workspace.root.name, memories, session.workspace.code_paths)
+    # Coverage is of the project's code: moor's own config and lock are not code to cover.
+    own = {CONFIG_FILE, LOCK_FILE}
+    code = [path for path in session.workspace.code_paths if path not in own]
+    return Atlas(session.workspace.root.name, memories, code)
 
 
 def _histories(
