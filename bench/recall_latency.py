@@ -107,6 +107,46 @@ async def _over_stdio(root: Path, queries: Sequence[str]) -> tuple[list[float], 
         return await _tool_calls(session, queries)
 
 
+async def _tool_only(root: Path, queries: Sequence[str]) -> tuple[list[float], list[float]]:
+    """Each `memory_search`'s CPU time in the server alone (`call_tool`: no protocol, no
+    client), and the same call's CPU through the SDK's client over the in-memory transport
+    (its JSON-schema validation of the result included)."""
+    from moor_mcp.server import build
+
+    server = build(root)
+    arguments = [{"query": query, "limit": 10} for query in queries]
+    for warm in arguments[:5]:
+        await server.call_tool("memory_search", warm)
+    alone: list[float] = []
+    for each in arguments:
+        started = time.process_time()
+        await server.call_tool("memory_search", each)
+        alone.append((time.process_time() - started) * 1000)
+    client: list[float] = []
+    async with (
+        InMemoryTransport(build(root)) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        for warm in arguments[:5]:
+            await session.call_tool("memory_search", warm)
+        for each in arguments:
+            started = time.process_time()
+            await session.call_tool("memory_search", each)
+            client.append((time.process_time() - started) * 1000)
+    return alone, client
+
+
+def tool_cpu(root: Path, queries: Sequence[str]) -> tuple[list[float], list[float]]:
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        result: tuple[list[float], list[float]] = anyio.run(_tool_only, root, queries)
+        return result
+    finally:
+        os.chdir(here)
+
+
 def in_process(root: Path, queries: Sequence[str]) -> tuple[list[float], list[float]]:
     here = os.getcwd()
     os.chdir(root)
@@ -197,6 +237,7 @@ def measure(sizes: Sequence[int], count: int, work: Path) -> dict[str, Any]:
         ranked = ranking(root, queries)
         tool, tool_floor = in_process(root, queries)
         stdio, stdio_floor = over_stdio(root, queries)
+        alone, client = tool_cpu(root, queries)
         row = {
             "memories": float(size),
             "ranking_p50_ms": p50(ranked),
@@ -207,6 +248,8 @@ def measure(sizes: Sequence[int], count: int, work: Path) -> dict[str, Any]:
             "stdio_p50_ms": p50(stdio),
             "stdio_p95_ms": p95(stdio),
             "stdio_list_tools_p50_ms": p50(stdio_floor),
+            "tool_only_cpu_p50_ms": p50(alone),
+            "tool_client_cpu_p50_ms": p50(client),
         }
         row["tool_over_ranking"] = row["tool_p50_ms"] / max(row["ranking_p50_ms"], 1e-6)
         if size == min(sizes):

@@ -32,6 +32,7 @@ from moor_mcp.shown import shown
 
 if TYPE_CHECKING:
     from moor_engine.grounding.links import Related
+    from moor_engine.grounding.memories import LoadedMemory
     from moor_engine.memory.recall import Hit as Recalled
     from moor_engine.memory.recall_index import KeptIndex
 
@@ -171,14 +172,16 @@ def _search(
     beside = retired_beside(session, [hit.report for hit in result.hits], agent)
     hits = []
     related: dict[str, Related] = {}
+    read: dict[str, LoadedMemory] = {}
     if result.hits:
         from moor_engine.grounding.links import hits_relations
+        from moor_engine.grounding.memories import load_memories
 
         references, declaring = kept.get().references(session)
-        paths = [hit.path for hit in result.hits]
-        related = hits_relations(session, paths, references, declaring, agent)
+        read = load_memories(session.workspace, [hit.path for hit in result.hits], session.journal)
+        related = hits_relations(session, read, references, declaring, agent)
     for hit in result.hits:
-        memory = shown(session, hit.report)
+        memory = shown(session, hit.report, read[hit.path].memory if hit.path in read else None)
         hits.append(
             Hit(
                 path=hit.path,

@@ -12,7 +12,7 @@ from moor_engine.agents.framing import frame_one, framed
 from moor_engine.agents.since import since
 from moor_engine.grounding.trust import MemoryReport
 from moor_engine.session import Session
-from moor_extractors.memory import Memory, parse_memory
+from moor_extractors.memory import Memory, hash_memory_text, parse_memory
 from moor_extractors.memory_text import section_names
 from moor_store.inside import read_inside
 
@@ -24,8 +24,9 @@ class Shown:
     sections: list[str] = field(default_factory=list)
 
 
-def shown(session: Session, report: MemoryReport) -> Shown:
-    """The memory `report` is the verdict of, framed with that verdict."""
+def shown(session: Session, report: MemoryReport, read: Memory | None = None) -> Shown:
+    """The memory `report` is the verdict of, framed with that verdict; `read`: the memory
+    as the engine just read it (`load_memories`, by its file's stat), not parsed again."""
     path = report.path
     try:
         data = read_inside(
@@ -33,13 +34,24 @@ def shown(session: Session, report: MemoryReport) -> Shown:
         )
     except OSError:
         return Shown("")
-    parsed, sections = (
-        _parsed(path, data) if len(data) <= _REMEMBERED_BYTES else _parsed.__wrapped__(path, data)
-    )
+    parsed: Memory | None
+    sections: tuple[str, ...]
+    if read is not None and read.content_hash == hash_memory_text(_text(data)):
+        parsed, sections = read, tuple(section_names(_text(data)))
+    else:
+        parsed, sections = (
+            _parsed(path, data)
+            if len(data) <= _REMEMBERED_BYTES
+            else _parsed.__wrapped__(path, data)
+        )
     if parsed is None:
         return Shown("")
     text = frame_one(framed(report, parsed, since(session.journal, [report])))
     return Shown(text, parsed.content_hash, list(sections))
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
 # At most this many memory files are remembered, each only up to this size: a few MiB.
@@ -52,4 +64,4 @@ def _parsed(path: str, data: bytes) -> tuple[Memory | None, tuple[str, ...]]:
     """A memory file's bytes parsed, remembered by the bytes: a warm server shows the same
     memories again and again (a `Memory` is immutable)."""
     parsed = parse_memory(path, data).memory
-    return parsed, tuple(section_names(data.decode("utf-8", "replace")))
+    return parsed, tuple(section_names(_text(data)))

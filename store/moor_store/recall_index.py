@@ -149,6 +149,7 @@ class RecallIndex:
         self.derivation = f"{derivation} weights {json.dumps(self.weights)}"
         self.rebuilt = False  # the schema was (re)created by this open
         self._newest: dict[tuple[str, ...], str] = {}
+        self._documents: dict[tuple[str, ...], int] = {}
         self._size: int | None = None
         self._tokens: int | None = None
         self._data_version: int | None = None
@@ -240,6 +241,7 @@ class RecallIndex:
         self._data_version = version
         if changed:
             self._newest, self._size, self._tokens = {}, None, None
+            self._documents = {}
         return changed
 
     def _guard(self, action: str) -> contextlib.AbstractContextManager[None]:
@@ -290,6 +292,7 @@ class RecallIndex:
         one transaction."""
         gone = [*removed, *(d.path for d in documents)]
         self._newest = {}
+        self._documents = {}
         self._size = None
         self._tokens = None
         with self._guard("write"), self._transaction() as db:
@@ -486,15 +489,19 @@ class RecallIndex:
         return [(str(w), int(n)) for w, n in rows]
 
     def documents(self, owners: Sequence[str | None]) -> int:
-        """How many documents these owners have."""
+        """How many documents these owners have (read once per open and update: a kept
+        index is asked on every search)."""
         marks, texts = _owned(owners)
         if not texts:
             return 0
-        with self._guard("read"):
-            row = self._db.execute(
-                f"SELECT count(*) FROM docs WHERE owner IN ({marks})", texts
-            ).fetchone()
-        return int(row[0])
+        key = tuple(texts)
+        if key not in self._documents:
+            with self._guard("read"):
+                row = self._db.execute(
+                    f"SELECT count(*) FROM docs WHERE owner IN ({marks})", texts
+                ).fetchone()
+            self._documents[key] = int(row[0])
+        return self._documents[key]
 
     def size(self) -> int:
         """How many documents (read once per open and update)."""

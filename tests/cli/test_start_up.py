@@ -150,3 +150,34 @@ def test_a_check_without_command_anchors_never_imports_the_probe_runner(ws: Work
     ws.moor("bind", "--trust", check=True)
     _, modules = _imported(ws.root, "check", "--trust")
     assert "moor_engine.anchors.probe" in modules
+
+
+# The search for vanished code and the drift's one-line summary: a recall (or a check) whose
+# every anchor is found never loads them.
+_ONLY_FOR_VANISHED_CODE = {
+    "moor_engine.grounding.definition_index",
+    "moor_engine.grounding.relocate",
+    "moor_engine.grounding.relocation_memo",
+    "moor_engine.grounding.suggest",
+    "moor_engine.grounding.places",
+    "moor_engine.workspace.worktree",
+    "moor_extractors.change",
+}
+
+
+def test_a_one_shot_recall_of_found_code_never_imports_the_search_for_vanished_code(
+    ws: Workspace,
+) -> None:
+    ws.write("src/net.py", "def send(payload):\n    return payload\n")
+    ws.memory("sending", "src/net.py#send", body="send is idempotent.")
+    ws.moor("bind", check=True)
+    out, modules = _imported(ws.root, "recall", "idempotent", "send")
+    assert out.startswith("1. memories/sending.md"), out
+    assert "moor_engine.grounding.check" in modules  # its trust was checked
+    assert not modules & _ONLY_FOR_VANISHED_CODE, sorted(modules & _ONLY_FOR_VANISHED_CODE)
+    # The control: once `send` is gone, the same recall looks for it elsewhere.
+    ws.write("src/net.py", "def other(payload):\n    return payload\n")
+    out, modules = _imported(ws.root, "recall", "idempotent", "send")
+    assert "memories/sending.md" in out, out
+    searched = {"moor_engine.grounding.relocate", "moor_engine.grounding.definition_index"}
+    assert searched <= modules, sorted(searched - modules)

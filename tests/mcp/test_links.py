@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from mcp.client.session import ClientSession
+from moor_engine.grounding import links, memories
 
 from tests.conftest import Workspace
 from tests.mcp.conftest import call, run, structured
@@ -86,6 +88,43 @@ def test_memory_search_hits_carry_their_links_and_cobound_memories(ws: Workspace
     logged_hit = by_path(structured(logged)["hits"])["memories/send-is-logged.md"]
     assert logged_hit["links"] == []
     assert logged_hit["cobound"] == ["memories/retries-are-safe.md"]
+
+
+def test_a_search_reads_only_the_memories_bound_to_its_hits_anchors(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file with many memories (a module of the standard library has hundreds): naming a
+    hit's cobound memories reads those, not every memory about its file."""
+    setup(ws)
+    for n in range(12):
+        ws.memory(f"close-{n}", "src/net.py#close", body=f"Closing rule number {n}.")
+    ws.moor("bind", "memories", check=True)
+    read: list[str] = []
+
+    def load_memories(workspace: Any, paths: Any, journal: Any) -> Any:
+        paths = list(paths)
+        read.extend(paths)
+        return memories.load_memories(workspace, paths, journal)
+
+    monkeypatch.setattr(links, "load_memories", load_memories)  # beside the hits
+
+    async def scenario(session: ClientSession) -> Any:
+        return await session.call_tool("memory_search", {"query": "every send is logged"})
+
+    logged = by_path(structured(run(ws.root, scenario))["hits"])
+    hit = logged["memories/send-is-logged.md"]
+    assert hit["cobound"] == ["memories/retries-are-safe.md"]
+    hits = set(logged)
+    cobound = {p for h in logged.values() for p in h["cobound"]} | {"memories/alpha-own.md"}
+    assert set(read) <= hits | cobound, sorted(set(read) - hits - cobound)
+    # The control: the memories about `close` were hits' neighbours in the file, and are
+    # read when a hit is bound to `close`.
+    read.clear()
+    asked = {"query": "closing rule", "limit": 3}
+    closing = by_path(structured(call(ws.root, "memory_search", asked))["hits"])
+    assert any(p.startswith("memories/close-") for p in closing)
+    mates = {f"memories/close-{n}.md" for n in range(12)} - set(closing)
+    assert len(mates) >= 9 and mates <= set(read), sorted(mates - set(read))
 
 
 def test_a_retired_memory_is_never_named_cobound_in_search_hits(ws: Workspace) -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from moor_extractors.change import change_summary
 from moor_extractors.languages import language_for_path
 from moor_extractors.memory import Memory, effective_watch
 from moor_extractors.model import Failure, Reason
@@ -27,8 +27,8 @@ from moor_engine.anchors.machine import (
     is_custom,
     terminal_closure,
 )
+from moor_engine.grounding.aliases import alias_target
 from moor_engine.grounding.bound_code import bound_code
-from moor_engine.grounding.definition_index import Indexes
 from moor_engine.grounding.dependents import Dependents
 from moor_engine.grounding.derivation_standing import Standing, standing
 from moor_engine.grounding.derivations import Translation, translate
@@ -48,14 +48,15 @@ from moor_engine.grounding.observe import (
     Observation,
     found_address,
 )
-from moor_engine.grounding.places import bound_outline
-from moor_engine.grounding.relocate import Relocation, Search, alias_target, relocate
-from moor_engine.grounding.relocation_memo import RelocationMemo
-from moor_engine.grounding.suggest import suggestions
+from moor_engine.grounding.relocation_result import Relocation, Search
 from moor_engine.grounding.trust import AnchorReport, MemoryReport, Report, State, worst
 from moor_engine.memory.latch import Event, Latches, declared, read_latches
 from moor_engine.memory.retired_text import saying, superseded_values
 from moor_engine.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from moor_engine.grounding.definition_index import Indexes
+    from moor_engine.grounding.relocation_memo import RelocationMemo
 
 Progress = Callable[[int, int], None]
 
@@ -104,7 +105,7 @@ class Checker:
         self._translations: dict[str, Translation | None] = {}
         self._bound: dict[str, set[str]] = {}
         self._bound_of: Lock | None = None  # the lock `_bound` was read from
-        self.indexes = Indexes(workspace, observer)  # where vanished code may be
+        self._indexes: Indexes | None = None
         self.latch_journal = journal  # where this clone's latch events are read
         # What each memory read declares it supersedes (by declaring memory's path).
         self.supersedes: dict[str, tuple[str, ...]] = {}
@@ -112,7 +113,27 @@ class Checker:
         self._latches: Latches | None = None
         self._latches_of: Lock | None = None
         self._superseded: tuple[Latches, dict[str, list[Event]]] | None = None
-        self.memo = RelocationMemo(observer, self.indexes, repr(workspace.config))
+        self._memo: RelocationMemo | None = None
+
+    # The search for vanished code (its index, its memo, relocate, suggest, change) is
+    # imported and built when a check first needs it: a check or recall where every anchor
+    # is found never pays for it (memories/lazy-imports-keep-startup-cheap.md).
+    @property
+    def indexes(self) -> Indexes:
+        """Where vanished code may be."""
+        if self._indexes is None:
+            from moor_engine.grounding.definition_index import Indexes
+
+            self._indexes = Indexes(self.workspace, self.observer)
+        return self._indexes
+
+    @property
+    def memo(self) -> RelocationMemo:
+        if self._memo is None:
+            from moor_engine.grounding.relocation_memo import RelocationMemo
+
+            self._memo = RelocationMemo(self.observer, self.indexes, repr(self.workspace.config))
+        return self._memo
 
     @property
     def lock(self) -> Lock:
@@ -215,11 +236,14 @@ class Checker:
     def forget_relocation(self, canonical: str) -> None:
         """Look for this anchor's code elsewhere again on the next report (code changed)."""
         self._relocations.pop(canonical, None)
-        self.indexes.stale()
+        if self._indexes is not None:
+            self._indexes.stale()
 
     def relocation(self, ref: Reference, locked: LockedAnchor) -> Search:
         key = ref.canonical()
         if key not in self._relocations:
+            from moor_engine.grounding.places import bound_outline
+            from moor_engine.grounding.relocate import relocate
 
             def snapshot() -> str | None:
                 found = bound_code(self.workspace, self.snapshots, key, locked)
@@ -374,6 +398,8 @@ class Checker:
                 report.detail = f"{what} no longer exists in {item.ref.path} or anywhere else"
                 if locked is None:
                     report.detail = f"{canonical} does not exist"
+                    from moor_engine.grounding.suggest import suggestions
+
                     report.suggestions = suggestions(self.workspace, self.observer, item.ref)
                     if report.suggestions:
                         report.detail += f"; did you mean {', '.join(report.suggestions)}?"
@@ -443,6 +469,8 @@ class Checker:
             after = view.source_text(found.site)
         except (OSError, UnicodeDecodeError):
             return None
+        from moor_extractors.change import change_summary
+
         return change_summary(language, before.text, after)
 
     def _baseline(

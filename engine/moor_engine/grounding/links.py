@@ -23,6 +23,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from moor_extractors.memory import Memory
+from moor_extractors.model import Failure
+from moor_extractors.reference import parse_reference
 
 from moor_engine.grounding.memories import LoadedMemory, load_memories
 from moor_engine.grounding.trust import LinkFinding, MemoryReport, State
@@ -163,7 +165,7 @@ def visible_relations(
 
 def hits_relations(
     session: Session,
-    hits: Collection[str],
+    hits: Mapping[str, LoadedMemory],
     references: Mapping[str, Sequence[str]],
     declaring: Sequence[str],
     agent: str | None,
@@ -171,23 +173,32 @@ def hits_relations(
     """The one hop of a few recall hits without reading every memory (a warm server's
     search stats none: memory warm-servers-sync-recall-by-a-watch): each hit's own links,
     and the memories cobound with it among those whose indexed references (`references`,
-    the recall index's) name one of its files, but for retired ones: those few are checked
-    (nothing journalled) beside the memories that declare `supersedes:` (`declaring`), so
-    the verdict sees every retirement. Links *to* a hit are not known here (`moor about`
-    and `memories_about` list them)."""
+    the recall index's) name one of its anchors, but for retired ones: those few are
+    checked (nothing journalled) beside the memories that declare `supersedes:`
+    (`declaring`), so the verdict sees every retirement. Links *to* a hit are not known
+    here (`moor about` and `memories_about` list them). `hits`: as `load_memories` read
+    them (the caller shows them too)."""
     workspace, journal = session.workspace, session.journal
-    loaded = load_memories(workspace, hits, journal)
-    files = {
-        item.ref.path
+    loaded = dict(hits)
+    refs = [item.ref for memory in loaded.values() for item in memory.entries if item.ref]
+    named = _named(references)
+    nearby = sorted(
+        {
+            path
+            for ref in refs
+            if ref.path is not None
+            for path in named.bound_to(ref.path, ref.canonical())
+            if path not in loaded
+        }
+    )
+    # The hits' link targets are read too: whether one exists (as a memory its reader sees).
+    targets = {
+        target_path(written)
         for memory in loaded.values()
-        for item in memory.entries
-        if item.ref is not None and item.ref.path is not None
+        if memory.memory is not None
+        for written in (w for ws in memory.memory.links.values() for w in ws)
     }
-    nearby = [
-        path
-        for path, refs in references.items()
-        if path not in loaded and any(ref.partition("#")[0].strip() in files for ref in refs)
-    ]
+    nearby += sorted(t for t in targets if t in references and t not in loaded)
     loaded.update(load_memories(workspace, nearby, journal))
     relations = visible_relations(loaded, agent)
     related = {path: relations.of(path) for path in hits}
@@ -197,6 +208,45 @@ def hits_relations(
         evaluation = session.evaluate(list(dict.fromkeys([*others, *declaring])))
         retired = retired_among(r for r in evaluation.report.memories if r.path in others)
     return {path: _outgoing(related[path].without(retired)) for path in hits}
+
+
+class _Named:
+    """Which memories' indexed references spell each anchor, worked out per file on first
+    use: a file only narrows (a module of the standard library has hundreds of memories),
+    each written reference's parsed spelling decides."""
+
+    def __init__(self, references: Mapping[str, Sequence[str]]) -> None:
+        self.references = references
+        self._by_file: dict[str, list[str]] = {}
+        for path, refs in references.items():
+            for file in {ref.partition("#")[0].strip() for ref in refs}:
+                self._by_file.setdefault(file, []).append(path)
+        self._anchors: dict[str, dict[str, set[str]]] = {}
+
+    def bound_to(self, file: str, canonical: str) -> set[str]:
+        anchors = self._anchors.get(file)
+        if anchors is None:
+            anchors = {}
+            for path in self._by_file.get(file, ()):
+                for written in self.references[path]:
+                    parsed = parse_reference(written)
+                    if not isinstance(parsed, Failure):
+                        anchors.setdefault(parsed.canonical(), set()).add(path)
+            self._anchors[file] = anchors
+        return anchors.get(canonical, set())
+
+
+# The last `references` seen, worked out: a kept index hands the same mapping to every
+# search until a memory changes.
+_last: _Named | None = None
+
+
+def _named(references: Mapping[str, Sequence[str]]) -> _Named:
+    global _last
+    named = _last
+    if named is None or named.references is not references:
+        named = _last = _Named(references)
+    return named
 
 
 def _outgoing(related: Related) -> Related:

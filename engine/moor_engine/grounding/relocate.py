@@ -23,19 +23,19 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from moor_extractors.languages import language_for_path
 from moor_extractors.model import Failure
 from moor_extractors.reference import Reference
 from moor_extractors.resolve import member_symbol
-from moor_extractors.symbols import alias_of, snippet_tokens, split_qualified
+from moor_extractors.symbols import snippet_tokens, split_qualified
 from moor_store.lockfile import LockedAnchor
 
 from moor_engine.grounding.definition_index import Definition, Indexes
 from moor_engine.grounding.file_renames import renamed_to
 from moor_engine.grounding.observe import FileObserver, FileView, Found
+from moor_engine.grounding.relocation_result import Relocation, Search
 from moor_engine.grounding.trust import Candidate
 from moor_engine.workspace.workspace import Workspace
 
@@ -57,22 +57,6 @@ _MAX_SCORED = 300
 _MAX_PARSED = 40
 # Kinds one definition can have before and after a move (a function moved into a class).
 _KIND_FAMILIES = ({"function", "method"},)
-
-
-@dataclass(frozen=True)
-class Relocation:
-    ref: Reference
-    how: str  # "moved" (same name, another file) or "renamed" (same body, another name)
-
-
-@dataclass(frozen=True)
-class Search:
-    """What looking for vanished code found: a relocation, or candidates (best first) and
-    why none of them was taken."""
-
-    relocation: Relocation | None = None
-    candidates: tuple[Candidate, ...] = ()
-    why: str | None = None
 
 
 Snapshot = Callable[[], "str | None"]  # the bound code's source, when it was sealed
@@ -362,23 +346,6 @@ def _same_family(kind: str, bound_kind: str) -> bool:
     return kind == bound_kind or any(
         kind in family and bound_kind in family for family in _KIND_FAMILIES
     )
-
-
-def alias_target(observer: FileObserver, found: Found, locked: LockedAnchor) -> Reference | None:
-    """A definition that became `Old = New` after a rename (a compatibility alias) points
-    at `New`: the memory's code was renamed, not rewritten into a constant."""
-    if found.site is None or found.facts.kind == locked.kind:
-        return None
-    view = observer.view(found.path)
-    if not isinstance(view, FileView) or view.language is None:
-        return None
-    target = alias_of(view.language, view.source_text(found.site))
-    if target is None:
-        return None
-    indexes = view.named(target)
-    if len(indexes) == 1 and view.sites()[indexes[0]].kind == locked.kind:
-        return Reference(found.path, target, None)
-    return None
 
 
 def _relocate_file(

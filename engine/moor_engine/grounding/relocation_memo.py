@@ -23,7 +23,7 @@ from moor_store.own_files import read_own_sources
 from moor_engine.grounding import definition_index, file_renames, places, relocate
 from moor_engine.grounding.definition_index import Indexes
 from moor_engine.grounding.observe import FileObserver, cache_derivation
-from moor_engine.grounding.relocate import Relocation, Search
+from moor_engine.grounding.relocation_result import Relocation, Search
 from moor_engine.grounding.trust import Candidate
 from moor_engine.workspace import worktree
 from moor_engine.workspace.worktree import Worktree

@@ -55,11 +55,9 @@ class Retired:
 
     def __init__(self, session: Session, agent: str | None) -> None:
         latches = read_latches(session.lock, session.journal)
-        bound = {
-            path: locked.anchors
-            for path, locked in session.lock.memories.items()
-            if path in latches.retired
-        }
+        memories = session.lock.memories
+        # By the latches (a few), not by every memory moor.lock binds (10,000 per search).
+        bound = {path: memories[path].anchors for path in latches.retired if path in memories}
         loaded = load_memories(session.workspace, sorted(bound), session.journal)
         # path -> (title, state, anchors, why)
         self.known: dict[str, tuple[str, str, frozenset[str], str]] = {
