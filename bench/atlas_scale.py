@@ -11,6 +11,9 @@ root element, the milliseconds from navigation start to the end of its first ren
 alone (`data-render-ms`). Each figure is the best of ROUNDS. Nothing is asserted.
 
     python bench/atlas_scale.py [--n 10000] [--json PATH]
+
+`bench/publish.py --only atlas` publishes `section` of a run at 1,000 and 10,000 memories;
+tests/bench/test_atlas_scale.py reads it back with `published`.
 """
 
 from __future__ import annotations
@@ -106,14 +109,66 @@ def measure(n: int) -> Scale:
         )
 
 
+TABLE_HEAD = (
+    "| memories | page | `moor atlas` | first render | drawing | Chromium load, all |",
+    "|---:|---:|---:|---:|---:|---:|",
+)
+_ROW = re.compile(
+    r"^\| ([\d,]+) \| (\d+\.\d) MiB \| (\d+\.\d\d) s \| ([\d,]+) ms \| ([\d,]+) ms \| "
+    r"(\d+\.\d\d) s \|$"
+)
+
+
+def section(result: list[Scale]) -> str:
+    """What docs/benchmarks.md publishes between its atlas markers: a row per size."""
+    rows = [
+        f"| {s.n:,} | {s.page_bytes / 2**20:.1f} MiB | {s.write_s:.2f} s | "
+        f"{s.first_render_ms:,} ms | {s.draw_ms:,} ms | {s.load_s:.2f} s |"
+        for s in sorted(result, key=lambda s: s.n)
+    ]
+    return "\n".join([*TABLE_HEAD, *rows])
+
+
+@dataclass(frozen=True)
+class Published:
+    """One row of the published table, as `section` wrote it."""
+
+    n: int
+    page_mib: float
+    write_s: float
+    first_render_ms: int
+    draw_ms: int
+    load_s: float
+
+
+def published(text: str) -> dict[int, Published]:
+    """The rows of a published atlas table, by number of memories (`section`'s format)."""
+    found = {}
+    for line in text.splitlines():
+        match = _ROW.match(line.strip())
+        if match:
+            n, page, write, first, draw, load = match.groups()
+            found[int(n.replace(",", ""))] = Published(
+                int(n.replace(",", "")),
+                float(page),
+                float(write),
+                int(first.replace(",", "")),
+                int(draw.replace(",", "")),
+                float(load),
+            )
+    return found
+
+
+def measure_checked(n: int) -> Scale:
+    """`measure`, refusing a page that did not render a node per memory."""
+    scale = measure(n)
+    if scale.nodes != scale.n:
+        raise RuntimeError(f"{scale.nodes} memory nodes rendered for {scale.n} memories")
+    return scale
+
+
 def print_table(big: Scale, small: Scale) -> None:
-    print("| memories | page | `moor atlas` | first render | drawing | Chromium load, all |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for s in (small, big):
-        print(
-            f"| {s.n:,} | {s.page_bytes / 2**20:.1f} MiB | {s.write_s:.2f} s | "
-            f"{s.first_render_ms:,} ms | {s.draw_ms:,} ms | {s.load_s:.2f} s |"
-        )
+    print(section([small, big]))
     print(
         f"\n{big.n:,}/{small.n:,} memories: page {big.page_bytes / small.page_bytes:.1f}x, "
         f"first render {big.first_render_ms / max(small.first_render_ms, 1):.1f}x"
@@ -125,10 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    small, big = measure(args.n // 10), measure(args.n)
-    for scale in (small, big):
-        if scale.nodes != scale.n:
-            raise RuntimeError(f"{scale.nodes} memory nodes rendered for {scale.n} memories")
+    small, big = measure_checked(args.n // 10), measure_checked(args.n)
     print_table(big, small)
     if args.json is not None:
         args.json.write_text(json.dumps([asdict(small), asdict(big)], indent=2), encoding="utf-8")

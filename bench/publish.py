@@ -2,13 +2,13 @@
 
 Only the text between ``<!-- bench:NAME:start -->`` … ``<!-- bench:NAME:end -->`` is
 rewritten, for NAME in drift, relocation, speed, growth, lsp, lspscale, recall, writes,
-hooks, latency and staleness; a page without the markers gets a ``## Benchmarks`` section
+hooks, latency, staleness and atlas; a page without the markers gets a ``## Benchmarks`` section
 appended (a missing page is created with just that).
 ``tests/bench/test_readme_numbers.py`` re-runs the benchmarks with the settings below and
 fails when the published numbers are not what it measures.
 
     python bench/publish.py [--only drift,relocation,speed,growth,lsp,lspscale,recall,writes,
-                             hooks,latency,staleness]
+                             hooks,latency,staleness,atlas]
                             [--sizes 100,1000,10000] [--lsp-sizes 1000,10000] [--jobs N]
                             [--growth-sizes 1000,10000,30000] [--growth-from JSON]
                             [--readme PATH]
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import atlas_scale
 import check_speed
 import drift_quality
 import growth
@@ -48,6 +49,13 @@ WRITES = ("<!-- bench:writes:start -->", "<!-- bench:writes:end -->")
 HOOKS = ("<!-- bench:hooks:start -->", "<!-- bench:hooks:end -->")
 GROWTH = ("<!-- bench:growth:start -->", "<!-- bench:growth:end -->")
 STALENESS = ("<!-- bench:staleness:start -->", "<!-- bench:staleness:end -->")
+ATLAS = ("<!-- bench:atlas:start -->", "<!-- bench:atlas:end -->")
+ATLAS_SIZES = (1000, 10000)
+TEST_ATLAS_N = 1000  # `make bench-check` re-measures the smaller published size
+# The page's bytes per memory hardly move (the stdlib symbols chosen do, a little, with the
+# Python); render times on a shared 2-core machine move a lot: the test accepts these.
+ATLAS_PAGE_TOLERANCE = 0.25  # relative, bytes per memory
+ATLAS_RENDER_TOLERANCE = 3.0  # factor, first render
 GROWTH_SIZES = growth.DEFAULT_SIZES
 TEST_GROWTH_SIZES = (1000, 10000)  # `make bench-check` re-measures this pair
 GROWTH_TOLERANCE = 2.0  # a re-measured ratio within this factor of the published one
@@ -1131,7 +1139,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
         "--only",
-        default="drift,relocation,speed,growth,lsp,lspscale,recall,writes,hooks,latency,staleness",
+        default=(
+            "drift,relocation,speed,growth,lsp,lspscale,recall,writes,hooks,latency,staleness,atlas"
+        ),
         help="sections to publish",
     )
     parser.add_argument("--sizes", default=",".join(map(str, SPEED_SIZES)))
@@ -1258,6 +1268,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(staleness.markdown(stale))
         sections[STALENESS] = staleness.section(stale)
+    if "atlas" in only:
+        if not Path(atlas_scale.CHROMIUM).is_file():
+            print(f"\nnot publishing atlas: no Chromium at {atlas_scale.CHROMIUM}")
+            return 1
+        scales = [atlas_scale.measure_checked(n) for n in ATLAS_SIZES]
+        print(atlas_scale.section(scales))
+        sections[ATLAS] = atlas_scale.section(scales)
     write_sections(args.readme, sections)
     print(f"\nrewrote the benchmark sections {sorted(only)} of {args.readme}")
     return 0
