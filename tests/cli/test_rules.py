@@ -253,7 +253,9 @@ def test_pinned_memories_are_in_every_rule_file_of_their_code_whatever_the_budge
     text = ws.moor("rules", "--budget", "300", "--only", "claude", check=True).out
     assert "its pinned memories alone over the budget" in text
     # The control: with room for all, all are in and nothing is over.
-    (entry,) = ws.moor("rules", "--only", "claude", "--format", "json").json()["files"]
+    (entry,) = ws.moor("rules", "--budget", "5000", "--only", "claude", "--format", "json").json()[
+        "files"
+    ]
     assert len(entry["memories"]) == 3 and entry["pinned_over_budget"] is False
 
 
