@@ -1,0 +1,145 @@
+"""The language server observes command anchors on a cadence (issue 25, scheduling), on a
+fake clock the test moves through the server's test-only `MOOR_LSP_CLOCK` file
+(`moor_lsp.clock`): not before an anchor is due, again once it is, backing off after a
+failure and saying `stalled` at the third in a row; never in a workspace the editor does
+not trust."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.conftest import Workspace
+from tests.lsp.conftest import Editor, make_client
+
+CLOCK = Path(tempfile.mkdtemp(prefix="moor-clock-")) / "now"
+TIMED = ClientServerConfig(
+    server_command=[sys.executable, "-m", "moor_lsp"],
+    client_factory=make_client,
+    server_env={**os.environ, "MOOR_LSP_CLOCK": str(CLOCK)},
+)
+RUNS = "runs.txt"  # one line per run of the probe
+FAIL = "fail"  # while it exists, the probe exits 1
+
+
+@pytest_lsp.fixture(config=TIMED, params=["visual-studio-code"])  # type: ignore[untyped-decorator]
+async def timed(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    lsp_client.client_name = "visual-studio-code"  # type: ignore[attr-defined]
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def editor(timed: LanguageClient, ws: Workspace) -> Editor:
+    CLOCK.write_text("0")
+    return Editor(timed, ws, "visual-studio-code", client_capabilities("visual-studio-code"))
+
+
+def probed(ws: Workspace) -> None:
+    ws.write("roster.txt", "test_a\n")
+    ws.write(
+        "probes/roster.py",
+        "import os, sys\n"
+        f"open({RUNS!r}, 'a').write('ran\\n')\n"
+        f"if os.path.exists({FAIL!r}):\n    sys.exit(1)\n"
+        "print(open('roster.txt').read(), end='')\n",
+    )
+    command = json.dumps([sys.executable, "probes/roster.py"])
+    ws.write("moor.toml", f'memory_roots = ["memories"]\n\n[anchors.roster]\ncommand = {command}\n')
+    ws.memory("roster", "anchor:roster")
+    ws.moor("bind", "--trust", check=True)
+    (ws.root / RUNS).unlink()
+
+
+def runs(ws: Workspace) -> int:
+    path = ws.root / RUNS
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+async def at(editor: Editor, seconds: float, said: str) -> str:
+    """Move the clock to `seconds` and wait for the server's log line of that time that
+    contains `said` (`nothing due` or `observed`)."""
+    CLOCK.write_text(str(seconds))
+    wanted = f" at {seconds:g} s"
+
+    async def logged() -> list[str]:
+        return [m.message for m in editor.client.log_messages]
+
+    lines: list[str] = await editor.until(
+        logged, lambda lines: any(said in line and line.endswith(wanted) for line in lines)
+    )
+    return next(line for line in lines if said in line and line.endswith(wanted))
+
+
+def shown(editor: Editor) -> list[str]:
+    return [m.message for m in editor.client.messages]
+
+
+@pytest.mark.asyncio
+async def test_a_command_anchor_is_observed_again_once_due_and_not_before(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    probed(ws)
+    await editor.start({"trusted": True})
+    await editor.until(lambda: _value(runs(ws)), lambda n: n == 1)  # the opening check
+    ws.write("memories/roster.md", ws.read("memories/roster.md") + "\nMore words.\n")
+    await at(editor, 299, "nothing due")  # a saved memory and 299 s: not yet
+    assert runs(ws) == 1
+    ws.write("roster.txt", "test_a\ntest_b\n")
+    assert "observed anchor:roster" in await at(editor, 300, "observed")
+    assert runs(ws) == 2  # the control: due at 300 s (every = 5m by default)
+    await editor.one("memories/roster.md", "drifted")  # and what it saw is shown
+
+
+@pytest.mark.asyncio
+async def test_failures_back_off_and_the_third_in_a_row_stalls_the_anchor(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    probed(ws)
+    ws.write(FAIL, "")
+    await editor.start({"trusted": True})
+    await editor.one("memories/roster.md", "unverified")  # attempt 1 at 0 s: next at 30 s
+    await at(editor, 29, "nothing due")
+    assert runs(ws) == 1
+    assert "(process_failed)" in await at(editor, 30, "observed")  # attempt 2: next at 90 s
+    await at(editor, 89, "nothing due")
+    assert runs(ws) == 2
+    assert not [m for m in shown(editor) if "stalled" in m]  # two failures do not stall it
+    await at(editor, 90, "observed")  # attempt 3: stalled, next at 210 s
+    await editor.until(lambda: _value(shown(editor)), lambda m: any("stalled" in x for x in m))
+    assert any("anchor:roster stalled: 3 failed attempts" in m for m in shown(editor))
+    (ws.root / FAIL).unlink()
+    await at(editor, 209, "nothing due")
+    assert runs(ws) == 3
+    assert "(process_failed)" not in await at(editor, 210, "observed")  # healed
+    assert runs(ws) == 4
+    await editor.diagnostics("memories/roster.md", lambda items: not items)  # current again
+
+
+@pytest.mark.asyncio
+async def test_an_editor_that_does_not_trust_the_workspace_never_runs_it_on_the_cadence(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    probed(ws)
+    await editor.start({"trusted": False})
+    await editor.one("memories/roster.md", "unverified")
+    await at(editor, 3600, "nothing due")
+    assert not (ws.root / RUNS).exists()
+    # The control: the same probe, allowed to run, leaves the file behind.
+    ws.moor("check", "--trust")
+    assert runs(ws) == 1
+
+
+async def _value(value: object) -> object:
+    return value
