@@ -10,13 +10,14 @@ rewritten by `moor reaffirm` in a terminal, a `git checkout` or an agent is read
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from moor_engine.anchors.cadence import Clock, Stalled
+from moor_engine.anchors.cadence import Clock, Slot, Stalled
 from moor_engine.grounding.about import AboutResult, about
 from moor_engine.grounding.actions import bind, follow, reaffirm
 from moor_engine.grounding.atlas import assemble
@@ -117,6 +118,9 @@ class Snapshot:
     cadence_wait: float | None = None
     stalled: tuple[Stalled, ...] = ()
     observed_commands: tuple[str, ...] = ()  # command anchors this evaluation's round observed
+    # Each scheduled command anchor's place in the cadence, by name, as of `clock_at`.
+    schedule: dict[str, Slot] = field(default_factory=dict)
+    clock_at: float = 0.0
 
 
 def find_root(start: Path) -> Path:
@@ -209,6 +213,8 @@ class Evaluator:
             cadence_wait=self.live.cadence.wait(),
             stalled=tuple(self.live.take_stalled()),
             observed_commands=tuple(self.live.last_round),
+            schedule={n: dataclasses.replace(s) for n, s in self.live.cadence.slots.items()},
+            clock_at=self.live.cadence.clock(),
         )
 
     def glance(self, generation: int, paths: Iterable[str]) -> Snapshot | None:

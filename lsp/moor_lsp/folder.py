@@ -405,6 +405,11 @@ class Folder:
             )
         self._arm_cadence(await self.server.in_engine(cadence.wait))
 
+    async def observe_now(self, reason: str) -> Snapshot | None:
+        """Evaluate now, observing the command anchors that are due (a person asked)."""
+        self._due = True
+        return await self.recompute(reason, [])
+
     def observe_commands(self, reason: str) -> None:
         """Evaluate soon, observing the command anchors that are due."""
         self._due = True

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from tests.conftest import Workspace
@@ -143,3 +144,57 @@ async def test_an_editor_that_does_not_trust_the_workspace_never_runs_it_on_the_
 
 async def _value(value: object) -> object:
     return value
+
+
+def hover_value(hover: types.Hover | None) -> str:
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    return hover.contents.value
+
+
+@pytest.mark.asyncio
+async def test_a_hover_shows_the_anchors_cadence_and_re_observe_now_runs_it_at_once(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    probed(ws)
+    ws.write(FAIL, "")
+    await editor.start({"trusted": True})
+    failed = await editor.one("memories/roster.md", "unverified")
+    said = hover_value(await editor.hover("memories/roster.md", 2, 6))  # on "anchor:roster"
+    assert "1 failed attempt in a row (last: `process_failed`)" in said
+    assert "Next in 30 s" in said
+    titles = [action.title for action in await editor.actions("memories/roster.md", failed)]
+    assert "Re-observe now" in titles
+    (ws.root / FAIL).unlink()
+    done = await editor.execute(
+        "moor.reobserve", str(ws.root / "memories/roster.md"), "anchor:roster"
+    )
+    assert done["done"] == ["anchor:roster"]
+    assert runs(ws) == 2  # at 0 s, 30 s before it was due: the action ran it
+    await editor.diagnostics("memories/roster.md", lambda items: not items)  # current
+    said = hover_value(await editor.hover("memories/roster.md", 2, 6))
+    assert "Last attempt succeeded" in said and "Next in 5 min" in said
+    assert "Observations **closed**" in said
+
+
+@pytest.mark.asyncio
+async def test_an_untrusted_editor_offers_no_re_observe_and_says_why_nothing_runs(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    probed(ws)
+    await editor.start({"trusted": False})
+    refused = await editor.one("memories/roster.md", "unverified")
+    offered = await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=editor.uri("memories/roster.md")),
+            range=refused.range,
+            context=types.CodeActionContext(diagnostics=[refused]),
+        )
+    )
+    assert "Re-observe now" not in [action.title for action in offered or []]
+    said = hover_value(await editor.hover("memories/roster.md", 2, 6))
+    assert "Not observed on a cadence here" in said
+    assert runs(ws) == 0
+    ws.moor("check", "--trust")  # the control: allowed to run, the probe leaves its file
+    assert runs(ws) == 1
