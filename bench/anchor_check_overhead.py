@@ -8,7 +8,7 @@ Two workspaces hold the same 1,000 memories about standard-library symbols
 the real CLI runs `moor check --trust --format json` in each, interleaved so load falls
 alike on both, and the 20 commands run by themselves the same way; each figure is the
 best of the rounds (noise only ever adds). The overhead is
-with − without − the commands' own time.
+with - without - the commands' own time.
 
     python bench/anchor_check_overhead.py [--rounds 5] [--json PATH]
 """
