@@ -91,7 +91,9 @@ async def test_a_command_anchor_is_observed_again_once_due_and_not_before(
     ws = editor.ws
     probed(ws)
     await editor.start({"trusted": True})
-    await editor.until(lambda: _value(runs(ws)), lambda n: n == 1)  # the opening check
+    # The opening check ran it, and was published (then the clock was first looked at).
+    await at(editor, 0, "nothing due")
+    assert runs(ws) == 1
     ws.write("memories/roster.md", ws.read("memories/roster.md") + "\nMore words.\n")
     await at(editor, 299, "nothing due")  # a saved memory and 299 s: not yet
     assert runs(ws) == 1
@@ -116,9 +118,13 @@ async def test_failures_back_off_and_the_third_in_a_row_stalls_the_anchor(
     await at(editor, 89, "nothing due")
     assert runs(ws) == 2
     assert not [m for m in shown(editor) if "stalled" in m]  # two failures do not stall it
+    assert not [d for d in await editor.now("memories/roster.md") if "stalled" in d.message]
     await at(editor, 90, "observed")  # attempt 3: stalled, next at 210 s
     await editor.until(lambda: _value(shown(editor)), lambda m: any("stalled" in x for x in m))
     assert any("anchor:roster stalled: 3 failed attempts" in m for m in shown(editor))
+    await editor.diagnostics(
+        "memories/roster.md", lambda items: any("stalled" in d.message for d in items)
+    )
     (ws.root / FAIL).unlink()
     await at(editor, 209, "nothing due")
     assert runs(ws) == 3

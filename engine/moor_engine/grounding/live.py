@@ -372,6 +372,8 @@ class LiveCheck:
         again |= self._graph.refs.keys() - self._observations.keys()  # new references
         commands = self._observe_due_commands() if due else {}
         again |= commands.keys()
+        for event in self.stalled:  # its memories now say it stalled, though it failed alike
+            dirty.update(self._graph.users.get(ANCHOR_PREFIX + event.name, ()))
         if code:
             # Gone code may have gone to any changed file: look for it again.
             again |= self._missing
