@@ -1,8 +1,8 @@
 """Which CEL library custom anchors' rules should use (issue 25, item 3), by measurement:
 import cost (a fresh process each time), compile and evaluation time of the issue's rule
 over a 1,000-line roster, and what each says for every failure code moor must give.
-Neither is a dependency of moor yet: run it in a scratch environment that has both
-(`pip install cel-python cel-expr-python`).
+moor depends on cel-expr-python (the choice this measured, docs/dependencies.md); run it
+in a scratch environment that has both (`pip install cel-python cel-expr-python`).
 
     python bench/cel_candidates.py
 

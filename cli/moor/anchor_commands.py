@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from moor.arguments import add_format
+from moor.arguments import add_format, add_trust
 from moor.sessions import told_session
 
 EXIT_OK = 0
@@ -31,6 +31,21 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     close.add_argument("anchor", help="anchor:NAME")
     close.add_argument("--why", required=True, help="why it is closed (kept in moor.lock)")
     add_format(close)
+    revise = commands.add_parser(
+        "revise",
+        help="accept a custom anchor's revised probe, rules or terminal states, or set its state",
+    )
+    revise.add_argument("anchor", help="anchor:NAME")
+    for kind, what in (
+        ("probe", "its command, facts kind, env or inputs (takes the facts it observes now)"),
+        ("rules", "its rules (keeps the bound facts and state)"),
+        ("terminal", "its terminal states (keeps the bound facts and state)"),
+    ):
+        revise.add_argument(f"--{kind}", action="store_true", help=f"revised: {what}")
+    revise.add_argument("--state", metavar="JSON", help="set its state (a JSON object)")
+    revise.add_argument("--why", required=True, help="why (journalled with the revision)")
+    add_trust(revise)
+    add_format(revise)
 
 
 def cmd_anchors(args: argparse.Namespace, start: Path) -> int:
@@ -49,6 +64,8 @@ def cmd_anchors(args: argparse.Namespace, start: Path) -> int:
             said.append(row.reproducibility)
         if row.streak and row.streak > 1:
             said.append(f"streak {row.streak}")
+        if row.rules:
+            said.append(f"{row.rules} rule{'' if row.rules == 1 else 's'}")
         said.append(f"{len(row.memories)} memor{'y' if len(row.memories) == 1 else 'ies'}")
         print(f"{row.anchor}  ({', '.join(said)})")
         if row.last_state:
@@ -61,6 +78,10 @@ def cmd_anchors(args: argparse.Namespace, start: Path) -> int:
         if row.closed:
             by = f" by {row.closed['by']}" if row.closed["by"] else ""
             print(f"  closed{by} {row.closed['at']}: {row.closed['reason']}")
+        if row.state is not None:
+            print(f"  state: {json.dumps(row.state, ensure_ascii=False)[:200]}")
+        if row.revisions:
+            print("  revised: " + ", ".join(f"{k} {n}x" for k, n in row.revisions.items()))
         if row.next_due:
             print(f"  next: {row.next_due}")
     return EXIT_OK
@@ -73,6 +94,17 @@ def cmd_close(args: argparse.Namespace, start: Path) -> int:
 
     with told_session(start) as session:
         return render_written(close(session, args.anchor, args.why), args.format)
+
+
+def cmd_revise(args: argparse.Namespace, start: Path) -> int:
+    from moor_engine.anchors.revise import revise
+
+    from moor.writes import render_written
+
+    kinds = [kind for kind in ("probe", "rules", "terminal") if getattr(args, kind)]
+    with told_session(start, trust=args.trust) as session:
+        written = revise(session, args.anchor, kinds, args.state, args.why)
+        return render_written(written, args.format)
 
 
 def _trust_command(add: bool) -> Callable[[argparse.Namespace, Path], int]:
@@ -97,6 +129,7 @@ def _trust_command(add: bool) -> Callable[[argparse.Namespace, Path], int]:
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "anchors": cmd_anchors,
     "close": cmd_close,
+    "revise": cmd_revise,
     "trust": _trust_command(True),
     "untrust": _trust_command(False),
 }

@@ -16,11 +16,12 @@ import hashlib
 import html
 import json
 from collections.abc import Mapping
-from importlib.resources import files
+
+from moor_store.own_files import read_own_asset
 
 
 def _asset(name: str) -> str:
-    return files("moor").joinpath(name).read_text(encoding="utf-8")
+    return read_own_asset("moor", name)
 
 
 STYLE = _asset("atlas.css")

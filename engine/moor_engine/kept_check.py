@@ -52,10 +52,9 @@ from moor_store.inside import (
 )
 
 from moor_engine.grounding.trust import AnchorReport, Candidate, MemoryReport, Report, State
-from moor_engine.workspace.config import PYPROJECT
 from moor_engine.workspace.distribution import version
 from moor_engine.workspace.filestat import RACY_WINDOW_NS, StatKey, stat_key, stored
-from moor_engine.workspace.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR
+from moor_engine.workspace.roots import SETTINGS_FILES, STATE_DIR
 from moor_engine.workspace.workspace import JOURNAL_FILE, Workspace
 
 if TYPE_CHECKING:
@@ -157,7 +156,7 @@ def journal_identity(root: Path) -> list[int]:
 
 
 # The settings (moor.toml, else pyproject.toml's `[tool.moor]`) and moor.lock.
-SETTINGS = (CONFIG_FILE, PYPROJECT, LOCK_FILE)
+SETTINGS = SETTINGS_FILES
 
 
 # --- answering from it -----------------------------------------------------------------------

@@ -74,6 +74,11 @@ _TS_EXTRA = """
 (interface_body (property_signature name: (_) @name) @definition.property)
 (type_alias_declaration
   value: (object_type (property_signature name: (_) @name) @definition.property))
+; a conditional type's object branches are the alias's shape too (`S extends X ? {…} : never`)
+(type_alias_declaration
+  value: (conditional_type
+    [consequence: (object_type (property_signature name: (_) @name) @definition.property)
+     alternative: (object_type (property_signature name: (_) @name) @definition.property)]))
 (property_signature
   type: (type_annotation (object_type (property_signature name: (_) @name) @definition.property)))
 (interface_body (index_signature index_type: (_) @name) @definition.property)

@@ -176,9 +176,9 @@ def _search(
     if result.hits:
         from moor_engine.grounding.links import hits_relations
 
-        references, _declaring = kept.get().references(session)
+        references, declaring = kept.get().references(session)
         paths = [hit.path for hit in result.hits]
-        related = hits_relations(session.workspace, session.journal, paths, references, agent)
+        related = hits_relations(session, paths, references, declaring, agent)
     for hit in result.hits:
         memory = shown(session, hit.report)
         hits.append(

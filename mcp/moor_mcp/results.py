@@ -214,6 +214,9 @@ class AnchorRow(BaseModel):
     last_state: str | None
     next_due: str | None
     closed: dict[str, Untrusted] | None  # {by, reason, at} once closed
+    rules: int | None = None  # command anchors: how many transition rules it declares
+    terminal: list[Untrusted] | None = None  # command anchors: the states that close it
+    revisions: dict[str, int] | None = None  # `moor revise`s journalled here, per kind
 
 
 class AnchorsResult(BaseModel):

@@ -745,6 +745,17 @@ class Journal:
 
     # -- sealed snapshots ------------------------------------------------------------------
 
+    def last_of(self, anchor: str, kind: str, code: str) -> Entry | None:
+        """The latest entry of `anchor` with this kind and code, by one indexed query (an
+        anchor observed at every check has a long history)."""
+        sql = (
+            f"SELECT {_ENTRY_COLUMNS} FROM journal WHERE anchor_key = ? AND anchor = ? "
+            "AND kind = ? AND code = ? ORDER BY seq DESC LIMIT 1"
+        )
+        with self._guard("read the journal") as db:
+            row = db.execute(sql, (text_key(anchor), anchor, kind, code)).fetchone()
+        return None if row is None else _entry(row)
+
     def has_intent(self, anchor: str, intent: str) -> bool:
         """Whether entries of the action with intent id `intent` (one about `anchor`) are in."""
         with self._guard("read the journal") as db:

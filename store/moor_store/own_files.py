@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-__all__ = ["NotOwnSource", "read_own_sources"]
+__all__ = ["NotOwnSource", "read_own_asset", "read_own_sources"]
 
 OWN_PACKAGES: Final = frozenset(
     {"moor", "moor_engine", "moor_extractors", "moor_store", "moor_lsp", "moor_mcp"}
@@ -35,6 +35,16 @@ def read_own_sources(files: Iterable[str | Path | None]) -> bytes:
             raise NotOwnSource(f"{file} is not a module of moor's own packages")
         chunks.append(path.read_bytes())
     return b"".join(chunks)
+
+
+def read_own_asset(package: str, name: str) -> str:
+    """The text of a data file shipped inside one of moor's own packages (the atlas page's
+    CSS, script and body): a plain file name in that package, never a path."""
+    from importlib.resources import files
+
+    if package not in OWN_PACKAGES or not name or Path(name).name != name or name.endswith(".py"):
+        raise NotOwnSource(f"{package}/{name} is not a data file of moor's own packages")
+    return files(package).joinpath(name).read_text(encoding="utf-8")
 
 
 def _in_own_package(path: Path) -> bool:

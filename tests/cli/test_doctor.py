@@ -389,3 +389,59 @@ def test_the_look_changes_nothing_a_command_that_opens_the_workspace_would(
     # the anchor's command.
     ws.moor("check", "--trust")
     assert not (ws.root / stray).exists() and (ws.root / "ran.txt").exists()
+
+
+def test_an_action_killed_half_way_is_found_and_any_command_completes_it(ws: Workspace) -> None:
+    _git_workspace(ws)
+    ws.memory("one", "src/a.py#send", body="Send is the one way out.")
+    ws.moor("bind", check=True)
+    ws.write("src/a.py", CODE.replace("return body", "return body or None"))
+    assert _codes(_doctor(ws)[1]) == []  # the control: drifted is no doctor's finding
+    # A real reaffirm, killed by its own fault point after its first file write.
+    killed = ws.moor(
+        "reaffirm",
+        "memories/one.md",
+        "--why",
+        "None for an empty body is fine",
+        env={"MOOR_FAULT_AT": "after-file-1"},
+        process=True,
+    )
+    assert killed.code == -9, killed.err
+    assert (ws.root / ".moor/intent.json").exists()
+
+    code, findings = _doctor(ws)
+
+    assert code == 1
+    [interrupted] = findings
+    assert interrupted["code"] == "interrupted_action"
+    assert interrupted["paths"] == [".moor/intent.json"]
+    assert (ws.root / ".moor/intent.json").exists()  # the look completes nothing
+    fix = interrupted["fix"].split("#")[0].split()
+    assert fix == ["moor", "check"]
+    assert "completed an interrupted" in ws.moor(*fix[1:]).err
+    assert _doctor(ws) == (0, [])
+    assert ws.state("memories/one.md") == "current"  # the reaffirm was carried through
+
+
+def test_a_hook_socket_path_that_is_not_a_socket_is_found_and_removing_it_fixes_it(
+    ws: Workspace,
+) -> None:
+    _git_workspace(ws)
+    ws.memory("one", "src/a.py#send", body="Send is the one way out.")
+    ws.moor("bind", check=True)
+    path = ws.root / ".moor/hooks.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as live:
+        live.bind(str(path))
+        live.listen(1)
+        assert _doctor(ws) == (0, [])  # the control: a socket that answers is no finding
+    path.unlink()
+    path.write_text("not a socket", encoding="utf-8")
+
+    code, findings = _doctor(ws)
+
+    assert code == 1
+    [found] = findings
+    assert found["code"] == "hook_socket_not_a_socket" and found["act"] is True
+    assert found["paths"] == [".moor/hooks.sock"] and found["fix"] == "rm -- .moor/hooks.sock"
+    subprocess.run(found["fix"].split(), cwd=ws.root, check=True)
+    assert _doctor(ws) == (0, [])

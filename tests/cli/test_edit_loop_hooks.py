@@ -280,3 +280,27 @@ def test_a_served_tool_hook_imports_neither_the_engine_nor_the_command_line(
     finally:
         ws.moor("hooks", "stop")
         until(lambda: not servers_in(ws.root), "the hook server to stop")
+
+
+def test_before_an_edit_the_retired_memories_about_that_code_are_named_beside_with_why(
+    ws: Workspace,
+) -> None:
+    workspace(ws)
+    ws.memory("send-copies", SEND, body="Send copies the payload first.")
+    ws.moor("bind", "memories/send-copies.md", check=True)
+    before = context(run(ws, "pre-tool-use", tool(ws, "Edit", "net/client.py")), "PreToolUse")
+    assert 'path="memories/send-copies.md" state="current"' in before  # control: shown live
+    ws.moor(
+        "supersede",
+        "memories/send-copies.md",
+        "--by",
+        "memories/send.md",
+        "--why",
+        "send no longer copies",
+        check=True,
+    )
+    shown = context(run(ws, "pre-tool-use", tool(ws, "Edit", "net/client.py")), "PreToolUse")
+    assert 'path="memories/send-copies.md"' not in shown
+    opening = next(line for line in shown.splitlines() if 'path="memories/send.md"' in line)
+    assert 'retired_here="memories/send-copies.md (send-copies): retired: superseded by ' in opening
+    assert "send no longer copies" in opening

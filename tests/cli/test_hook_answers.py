@@ -232,3 +232,53 @@ def test_whenever_a_kept_answer_is_used_it_is_what_the_engine_answers_now(
             started_from_kept += 1
             assert started == fresh, f"step {_step} ({action}): kept references went stale"
     assert used > 0 and started_from_kept > 0
+
+
+def test_settings_held_in_pyproject_toml_vouch_for_a_kept_answer_like_moor_toml(
+    hooked: Workspace,
+) -> None:
+    (hooked.root / "moor.toml").unlink()
+    hooked.write("pyproject.toml", '[tool.moor]\nmemory_roots = ["memories"]\n')
+    (hooked.root / "notes").mkdir()
+    backdate(hooked.root)
+    first = hook(hooked)
+    assert 'path="memories/m2.md"' in first  # control: the settings name memories/ as the root
+    assert kept(hooked) == first
+    # The memories now live elsewhere, by a change to pyproject.toml's [tool.moor] alone.
+    hooked.write("pyproject.toml", '[tool.moor]\nmemory_roots = ["notes"]\n')
+    backdate(hooked.root)
+    assert kept(hooked) is None
+    assert "memories/m2.md" not in hook(hooked)
+
+
+def test_a_prompt_hook_names_retired_memories_beside_one_it_shows_and_keys_the_retirement(
+    hooked: Workspace,
+) -> None:
+    first = hook(hooked)
+    assert "retired_here=" not in first  # control: nothing retired yet
+    hooked.memory("m2new", "src/many.py#func_2", body="func_2 adds two, checked.")
+    hooked.moor("bind", "memories/m2new.md", check=True)
+    backdate(hooked.root)
+    hook(hooked)
+    assert kept(hooked) is not None
+    hooked.moor(
+        "supersede", "memories/m2.md", "--by", "memories/m2new.md", "--why", "reworded", check=True
+    )
+    backdate(hooked.root)
+    assert kept(hooked) is None  # the kept answer rests on the retirement too
+    second = hook(hooked)
+    opening = next(line for line in second.splitlines() if 'path="memories/m2new.md"' in line)
+    assert 'retired_here="memories/m2.md (m2): retired: superseded by memories/m2new.md' in opening
+    assert "reworded" in opening
+    assert kept(hooked) == second  # and kept with it, as the engine framed it
+    # Forgotten: the text is gone, the reason stays beside the memory on the same code.
+    hooked.moor("forget", "memories/m4.md", "--why", "func_4 is private now", check=True)
+    backdate(hooked.root)
+    assert kept(hooked) is None
+    hooked.memory("m4new", "src/many.py#func_4", body="func_4 is internal.")
+    hooked.moor("bind", "memories/m4new.md", check=True)
+    backdate(hooked.root)
+    third = hook(hooked)
+    opening = next(line for line in third.splitlines() if 'path="memories/m4new.md"' in line)
+    assert 'retired_here="memories/m4.md (m4): this text was forgotten' in opening
+    assert kept(hooked) == third

@@ -108,6 +108,7 @@ def test_every_command_in_moors_help_answers_one_json_object(bound: Workspace) -
     answers["source"] = run_json(ws, "source", "list")
     answers["anchors"] = run_json(ws, "anchors")
     answers["close"] = run_json(ws, "close", "anchor:none", "--why", "gone", codes=(1,))
+    answers["revise"] = run_json(ws, "revise", "anchor:none", "--rules", "--why", "x", codes=(1,))
     outside = {"XDG_STATE_HOME": str(ws.root.parent / "state")}  # never the user's own list
     for command in ("trust", "untrust"):
         run = ws.moor(command, "--format", "json", env=outside)

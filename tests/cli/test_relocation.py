@@ -266,8 +266,9 @@ def test_a_file_git_records_as_renamed_carries_its_definition_past_a_weaker_name
     ws.moor("bind", check=True)
     ws.git("add", "-A")
     ws.git("commit", "-qm", "bound")
-    # A test helper elsewhere defines a (far weaker) `framed` of its own.
-    ws.write("tests/helpers.py", "def framed(text):\n    return f'[{text}]'\n")
+    # A test helper elsewhere defines a `framed` of its own, a near copy (an unrelated
+    # namesake is no evidence at all: test_namesake_is_not_a_move.py).
+    ws.write("tests/helpers.py", FRAMING.replace("width=72", "width=80").replace("+", "*"))
     (ws.root / "pkg/agents").mkdir()
     # Control: a move git does not record (a new untracked file) leaves two namesakes and
     # nothing to tell them apart, so nothing is followed.

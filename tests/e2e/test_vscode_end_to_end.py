@@ -26,6 +26,10 @@ SCREENSHOTS = [
     "05-reaffirmed.png",
     "06-multi-root-problems.png",
     "07-multi-root-reaffirmed.png",
+    "08-atlas-current.png",
+    "09-atlas-drifted.png",
+    "10-supersede-reason.png",
+    "11-atlas-second-folder.png",
 ]
 
 pytestmark = pytest.mark.skipif(

@@ -87,3 +87,30 @@ async def test_an_editor_that_trusts_the_workspace_runs_it_and_shows_the_change(
     await editor.start({"trusted": True})
     await editor.one("memories/roster.md", "drifted")
     assert (editor.ws.root / LEFT_BEHIND).exists()
+
+
+@pytest.mark.asyncio
+async def test_the_editor_shows_a_firing_rule_as_drifted_and_a_broken_one_as_unverified(
+    trusting_editor: Editor,
+) -> None:
+    editor = trusting_editor
+    ws = editor.ws
+    ws.write("roster.txt", "test_a\ntest_b\n")
+    ws.write("probes/roster.py", "print(open('roster.txt').read(), end='')\n")
+    command = json.dumps([sys.executable, "probes/roster.py"])
+    config = 'memory_roots = ["memories"]\n'
+    for name, when in (("fewer", "size(obs.lines) < size(state.lines)"), ("broken", "1 / 0 > 0")):
+        config += (
+            f"\n[anchors.{name}]\ncommand = {command}\n[[anchors.{name}.rule]]\n"
+            f'when = {json.dumps(when)}\nto = \'{{"status": "removed"}}\'\n'
+        )
+    ws.write("moor.toml", config)
+    ws.memory("fewer", "anchor:fewer")
+    ws.memory("broken", "anchor:broken")
+    ws.moor("bind", "--trust", check=True)
+    ws.write("roster.txt", "test_a\n")
+    await editor.start()
+    fired = await editor.one("memories/fewer.md", "drifted")  # the control: it moved
+    assert "rule 1" in fired.message
+    broken = await editor.one("memories/broken.md", "unverified")
+    assert "divide by zero" in broken.message or "divided_by_zero" in broken.message

@@ -111,3 +111,22 @@ async def test_hover_on_a_reference_shows_the_memorys_links_and_who_else_is_boun
     assert "- → see-also `memories/retry.md`\n" in shown + "\n"
     assert "- → see-also `memories/nowhere.md` (no such memory)" in shown
     assert "Also bound here" not in shown  # control: nobody else is bound to h
+
+
+async def test_hover_on_a_reference_never_names_a_retired_memory_as_bound_there(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", CODE)
+    ws.memory("retry", "src/a.py#g")
+    ws.memory("logged", "src/a.py#g")
+    ws.memory("old", "src/a.py#g")
+    bind_all(ws)
+    ws.moor("supersede", "memories/old.md", "--by", "memories/logged.md", "--why", "x", check=True)
+    await editor.start()
+    await editor.one("memories/old.md", "retired")
+
+    on_g = await editor.hover("memories/retry.md", 2, 6)
+    assert on_g is not None and isinstance(on_g.contents, types.MarkupContent)
+    # logged.md is bound alike and not retired: named (the control); old.md is retired.
+    assert "**Also bound here**: `memories/logged.md`\n" in on_g.contents.value + "\n"

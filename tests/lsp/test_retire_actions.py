@@ -181,8 +181,9 @@ async def test_vscode_asks_each_reason_in_an_input_box_of_its_own_supersede_incl
     editor: Editor,
 ) -> None:
     """The VS Code client shows an input box for an offered action that comes without its
-    reason. Only the protocol is driven here (the code-server e2e does not reach it): the
-    server's offers under VS Code's capabilities, and the client's prompts as it ships."""
+    reason. The protocol is driven here: the server's offers under VS Code's capabilities,
+    and the client's prompts as it ships; the code-server e2e (tests/e2e/vscode/run.mjs,
+    step (f)) runs the Supersede action in VS Code and reads the input box itself."""
     if editor.name != "visual-studio-code":
         pytest.skip("the input box is the VS Code client's")
     two_about_g(editor)

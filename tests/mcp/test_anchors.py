@@ -97,3 +97,36 @@ def test_memories_about_an_anchor_nothing_declares_or_binds_is_refused(probed: W
     # The control: a code target in the same workspace is answered.
     code = structured(call(probed.root, "memories_about", {"target": "app.py#f"}))
     assert [m["path"] for m in code["memories"]] == ["memories/code.md"]
+
+
+def test_the_drift_report_moves_an_anchor_with_rules_only_when_a_rule_fires(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MOOR_TRUST", raising=False)
+    ws.write("roster.txt", "test_a\ntest_b\n")
+    ws.write("probes/roster.py", "print(open('roster.txt').read(), end='')\n")
+    command = json.dumps([sys.executable, "probes/roster.py"])
+    rule = (
+        "[[anchors.{0}.rule]]\nwhen = 'size(obs.lines) < size(state.lines)'\n"
+        'to = \'{{"lines": obs.lines, "status": "removed"}}\'\n'
+    )
+    ws.write(
+        "moor.toml",
+        f'memory_roots = ["memories"]\n\n[anchors.fewer]\ncommand = {command}\n'
+        + rule.format("fewer")
+        + f"\n[anchors.more]\ncommand = {command}\n"
+        + rule.format("more").replace("<", ">"),
+    )
+    ws.memory("fewer", "anchor:fewer")
+    ws.memory("more", "anchor:more")
+    ws.moor("bind", "--trust", check=True)
+    ws.write("roster.txt", "test_a\n")
+
+    async def use(session: ClientSession) -> Any:
+        return await _report(session)
+
+    report = structured(run(ws.root, use, env={"MOOR_TRUST": "1"}))
+    flagged = {m["path"]: m["anchors"][0] for m in report["needing_a_look"]}
+    fewer = flagged["memories/fewer.md"]  # the control: it moved
+    assert fewer["state"] == "drifted" and "rule 1" in fewer["detail"]
+    assert "memories/more.md" not in flagged  # changed, but no rule fired on it

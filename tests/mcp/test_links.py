@@ -86,3 +86,37 @@ def test_memory_search_hits_carry_their_links_and_cobound_memories(ws: Workspace
     logged_hit = by_path(structured(logged)["hits"])["memories/send-is-logged.md"]
     assert logged_hit["links"] == []
     assert logged_hit["cobound"] == ["memories/retries-are-safe.md"]
+
+
+def test_a_retired_memory_is_never_named_cobound_in_search_hits(ws: Workspace) -> None:
+    setup(ws)
+    ws.memory("send-was-silent", "src/net.py#send", body="Sends are never logged.")
+    ws.memory("send-was-quiet", "src/net.py#send", body="Sends are quiet.")
+    ws.write(
+        "memories/close-replaces.md",
+        "---\nabout:\n  - src/net.py#close\nsupersedes:\n  - memories/send-was-quiet.md\n"
+        "---\n# Close replaces\n\nClosing is quiet now.\n",
+    )
+    ws.moor("bind", "memories", check=True)
+
+    async def search(session: ClientSession) -> list[Any]:
+        return [await session.call_tool("memory_search", {"query": "every send is logged"})]
+
+    def cobound() -> list[str]:
+        (result,) = run(ws.root, search)
+        hit = by_path(structured(result)["hits"])["memories/send-is-logged.md"]
+        return list(hit["cobound"])
+
+    # Control: bound to the same anchor and not retired by `moor supersede`, it is named.
+    assert cobound() == ["memories/retries-are-safe.md", "memories/send-was-silent.md"]
+    ws.moor(
+        "supersede",
+        "memories/send-was-silent.md",
+        "--by",
+        "memories/send-is-logged.md",
+        "--why",
+        "sends are logged now",
+        check=True,
+    )
+    # Superseded by a command, or by another memory's `supersedes:`: retired, not named.
+    assert cobound() == ["memories/retries-are-safe.md"]

@@ -126,3 +126,24 @@ def test_pin_and_unpin_change_only_the_pin_and_never_make_the_memory_rewritten(
     assert ws.state("memories/other.md") == "rewritten"
     missing = ws.moor("pin", "memories/nope.md", "--why", "x")
     assert missing.code == 1 and "memories/nope.md: no memory file there" in missing.err
+
+
+def test_about_code_moved_out_of_a_file_that_still_exists_finds_the_memories_bound_there(
+    ws: Workspace,
+) -> None:
+    workspace(ws)
+    ws.write("net/client.py", "class Client:\n    def close(self):\n        return None\n")
+    ws.write(
+        "net/transport.py",
+        "class Transport:\n    def send(self, payload):\n        return payload\n",
+    )
+    assert ws.state("memories/send.md") == "moved"  # the relocation found it in transport.py
+    found = structured(
+        call(ws.root, "memories_about", {"target": "net/transport.py#Transport.send"})
+    )
+    assert [(m["path"], m["relation"], m["about"]) for m in found["memories"]] == [
+        ("memories/send.md", "exact", SEND)
+    ]
+    # Control: a definition the code did not move to is not answered with it.
+    other = structured(call(ws.root, "memories_about", {"target": "net/client.py#Client.close"}))
+    assert [m["path"] for m in other["memories"]] == []

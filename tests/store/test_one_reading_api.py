@@ -276,3 +276,19 @@ def test_moors_own_source_is_the_only_file_read_outside_and_nothing_else_is(
     ):
         with pytest.raises(NotOwnSource):
             read_own_sources([path])
+
+
+def test_moors_own_data_files_are_read_by_name_and_nothing_else_is() -> None:
+    from moor_store.own_files import NotOwnSource, read_own_asset
+
+    assert "<" in read_own_asset("moor", "atlas_body.html")  # control: shipped with moor
+    for package, name in (
+        ("moor", "../moor_store/inside.py"),
+        ("moor", "/etc/passwd"),
+        ("moor", "main.py"),
+        ("moor", ""),
+        ("yaml", "__init__.py"),
+        ("json", "tool.txt"),
+    ):
+        with pytest.raises(NotOwnSource):
+            read_own_asset(package, name)

@@ -2,7 +2,10 @@
 // server's `moor.atlas` command (the atlas of its live check) and sent again whenever
 // moor's diagnostics change, so it follows the trust states as the server sees them. The
 // page's script, style and body are the CLI's own files (cli/moor/atlas.*), copied into
-// media/ at build time (copy-atlas.mjs): one page, two hosts.
+// media/ at build time (copy-atlas.mjs): one page, two hosts. One atlas per root: the
+// view shows the workspace folder of the file in the active editor when it is run (else the
+// first folder) and keeps following that folder, so a multi-root window's second folder
+// is not shown the first one's memories.
 
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -14,12 +17,20 @@ const SERVER_ATLAS = "moor.atlas";
 const REFRESH_MS = 400; // diagnostics come in bursts after a change: send the atlas once
 
 let panel: vscode.WebviewPanel | undefined;
+let shownRoot: string | undefined; // the URI of the folder the panel shows
 let timer: NodeJS.Timeout | undefined;
 
 type Running = () => LanguageClient | undefined;
 
-async function fetchAtlas(running: LanguageClient): Promise<unknown> {
-  return running.sendRequest(ExecuteCommandRequest.type, { command: SERVER_ATLAS, arguments: [] });
+async function fetchAtlas(running: LanguageClient, root: string | undefined): Promise<unknown> {
+  return running.sendRequest(ExecuteCommandRequest.type, { command: SERVER_ATLAS, arguments: root ? [root] : [] });
+}
+
+/** The folder to show: the active editor's, else the first (the server's default too). */
+function wantedRoot(): string | undefined {
+  const active = vscode.window.activeTextEditor?.document.uri;
+  const folder = (active && vscode.workspace.getWorkspaceFolder(active)) ?? vscode.workspace.workspaceFolders?.[0];
+  return folder?.uri.toString();
 }
 
 function escapeHtml(text: string): string {
@@ -50,9 +61,11 @@ export async function showAtlas(context: vscode.ExtensionContext, running: Runni
     vscode.window.showWarningMessage("moor: the language server is not running (`moor atlas` writes the page from a terminal).");
     return;
   }
+  // Run from the atlas itself (no text editor active), it keeps the folder it shows.
+  const root = (vscode.window.activeTextEditor ? wantedRoot() : shownRoot) ?? wantedRoot();
   let data: unknown;
   try {
-    data = await fetchAtlas(server);
+    data = await fetchAtlas(server, root);
   } catch (error) {
     log.error(`${SERVER_ATLAS}: ${String(error)}`);
     vscode.window.showErrorMessage(`moor: the atlas failed: ${String(error)}`);
@@ -62,12 +75,18 @@ export async function showAtlas(context: vscode.ExtensionContext, running: Runni
     vscode.window.showInformationMessage("moor: no check has finished yet; try again in a moment.");
     return;
   }
+  const media = path.join(context.extensionPath, "media");
+  const sameRoot = root === shownRoot;
+  shownRoot = root;
   if (panel) {
     panel.reveal();
-    void panel.webview.postMessage({ type: "atlas", data });
+    if (sameRoot) {
+      void panel.webview.postMessage({ type: "atlas", data });
+    } else {
+      panel.webview.html = atlasHtml(media, panel.webview, data); // its heading names the root
+    }
     return;
   }
-  const media = path.join(context.extensionPath, "media");
   const opened = vscode.window.createWebviewPanel("moor.atlas", "moor atlas", vscode.ViewColumn.Active, {
     enableScripts: true,
     localResourceRoots: [],
@@ -87,6 +106,7 @@ export async function showAtlas(context: vscode.ExtensionContext, running: Runni
       clearTimeout(timer);
     }
     panel = undefined;
+    shownRoot = undefined;
   });
 }
 
@@ -96,7 +116,7 @@ async function refresh(running: Running, log: vscode.LogOutputChannel): Promise<
     return;
   }
   try {
-    const data = await fetchAtlas(server);
+    const data = await fetchAtlas(server, shownRoot);
     if (data && panel) {
       void panel.webview.postMessage({ type: "atlas", data });
     }

@@ -9,7 +9,8 @@
   through the one write path (`memory_writes.add`), deterministically, with no model.
 
 Only the matched memories are checked (never the whole workspace), retired ones and
-other agents' (a hook reads as no agent: `namespaces.visible`) are left out, and the
+other agents' (a hook reads as no agent: `namespaces.visible`) are left out — a retired one
+is named, with why, beside each shown memory on the same code (`retired_here`) — and the
 text is rendered by `framing` (untrusted data, delimited, trust beside it, dated from the
 journal where it can be: `since.py`).
 """
@@ -38,6 +39,7 @@ from moor_engine.agents.prompt_names import (
 from moor_engine.agents.since import since
 from moor_engine.grounding.trust import MemoryReport, State
 from moor_engine.memory.namespaces import visible
+from moor_engine.memory.retired_here import Retired, beside
 from moor_engine.session import Session
 from moor_engine.workspace.git import git_all
 
@@ -108,6 +110,7 @@ def _framed(
     dates = since(session.journal, (r for r in evaluation.report.memories if r.path in wanted))
     shown: list[Framed] = []
     verdicts: Verdicts = {}
+    beside = RetiredBeside(session)
     for report in evaluation.report.memories:
         loaded = evaluation.loaded.get(report.path)
         if report.path not in wanted:
@@ -119,13 +122,28 @@ def _framed(
         if report.state is State.RETIRED or not visible(loaded.memory.agent, None):
             verdicts[report.path] = (None, ())
             continue
-        item = framed(report, loaded.memory, dates)
+        item = framed(report, loaded.memory, dates, beside.of(report))
         shown.append(item)
         verdicts[report.path] = (item, _resting_on(report, dates))
     chosen = shown_first(shown)
     if not chosen:
         return HookAnswer(""), verdicts
     return HookAnswer(frame(chosen), tuple(item.path for item in chosen)), verdicts
+
+
+class RetiredBeside:
+    """The retired memories on a shown memory's code, worded for a hook; the latches are
+    read once, on the first memory shown (a hook reads as no agent)."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._retired: Retired | None = None
+
+    def of(self, report: MemoryReport) -> list[str]:
+        if self._retired is None:
+            self._retired = Retired(self._session, None)
+        anchors = {anchor.canonical for anchor in report.anchors if anchor.canonical}
+        return [beside(known) for known in self._retired.here(report.path, anchors)]
 
 
 def _resting_on(report: MemoryReport, dates: Mapping[str, str]) -> tuple[str, ...] | None:

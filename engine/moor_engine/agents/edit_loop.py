@@ -25,7 +25,7 @@ from pathlib import Path
 
 from moor_engine.agents import hook_sessions
 from moor_engine.agents.agent_context import Shown, fit
-from moor_engine.agents.agent_hooks import references_of
+from moor_engine.agents.agent_hooks import RetiredBeside, references_of
 from moor_engine.agents.framing import frame, framed, neutralise
 from moor_engine.agents.prompt_names import about_files
 from moor_engine.agents.since import since
@@ -84,13 +84,16 @@ def _reports(
     reports = [r for r in evaluation.report.memories if r.path in wanted]
     dates = since(session.journal, reports)
     found: list[tuple[MemoryReport, Shown, str]] = []
+    beside = RetiredBeside(session)
     for report in reports:
         loaded = evaluation.loaded.get(report.path)
         if loaded is None or loaded.memory is None or report.state is State.RETIRED:
             continue
         if not visible(loaded.memory.agent, None):
             continue
-        item = Shown(framed(report, loaded.memory, dates), loaded.memory.pinned, ())
+        item = Shown(
+            framed(report, loaded.memory, dates, beside.of(report)), loaded.memory.pinned, ()
+        )
         found.append((report, item, loaded.memory.content_hash))
     return found
 

@@ -7,18 +7,21 @@ anything is matched. So each answer the engine computes (`agent_hooks.prompt`) i
 prompt is answered from it when every one of those keys is still the file's — by this
 module, which imports only the light modules below. What is kept is the engine's own
 outcome, never re-decided here: each memory's framing (`framing.Framed`, rendered again by
-`framing.frame`) or that the hook does not show it (retired, another agent's).
+`framing.frame`, with the retired memories on its code beside it) or that the hook does
+not show it (retired, another agent's).
 
 What vouches is what vouches for the parse cache (`filestat`: size, mtime, ctime, inode,
 device; a file modified within the racy window of the moment the answer was computed
-never vouches): the workspace's moor.toml and moor.lock, its root folder and every folder
+never vouches): the workspace's settings (moor.toml, and pyproject.toml, whose
+`[tool.moor]` holds them when there is no moor.toml) and moor.lock, its root folder and every folder
 under the memory roots (a memory added, removed or renamed moves its folder's mtime),
 every memory file, moor's own modules (an upgrade is a new judge), and per memory the
 files its anchors name (a memory retired by another's `supersedes:` is retired by a memory
-file, which vouches like any other). Anything else — a memory with no verdict kept, an
-anchor that is not a plain file, a key that moved, a cache that is missing or
-unreadable — is `None`: the engine answers and keeps its answer (memory:
-prompt-hooks-answer-from-vouched-verdicts).
+file, which vouches like any other; `moor supersede`, `forget` and `restore` write
+moor.lock, so the retired memories named beside one shown are vouched for too). Anything
+else — a memory with no verdict kept, an anchor that is not a plain file, a key that
+moved, a cache that is missing or unreadable — is `None`: the engine answers and keeps its
+answer (memory: prompt-hooks-answer-from-vouched-verdicts).
 """
 
 from __future__ import annotations
@@ -36,10 +39,10 @@ from moor_engine.agents.framing import Framed, frame
 from moor_engine.agents.prompt_names import matching, prompt_names, remembered
 from moor_engine.grounding.trust import State
 from moor_engine.workspace.filestat import stat_key, stored
-from moor_engine.workspace.roots import CONFIG_FILE, LOCK_FILE, STATE_DIR, find_root
+from moor_engine.workspace.roots import SETTINGS_FILES, STATE_DIR, find_root
 
 FILE = f"{STATE_DIR}/hook-answers.json"
-FORMAT = 2  # 2: `declaring` kept beside `references`
+FORMAT = 3  # 2: `declaring` kept beside `references`; 3: a framing's `retired_here`
 MAX_MEMORIES = 12  # a hook's context is read on every turn: the closest few, not all
 _MAX_BYTES = 64 * 1024 * 1024
 _PACKAGES = ("moor_engine", "moor_extractors", "moor_store")
@@ -81,7 +84,7 @@ def workspace_keys(
 ) -> Keys | None:
     """The keys of what decides which memories there are and what they say; None when one
     cannot be taken (nothing is kept then)."""
-    names = [".", CONFIG_FILE, LOCK_FILE]
+    names = [".", *SETTINGS_FILES]
     for memory_root in memory_roots:
         base = root / memory_root
         for folder, dirs, _files in os.walk(base):
@@ -91,7 +94,7 @@ def workspace_keys(
     keys: Keys = {}
     for name in names:
         key = _key(root / name, now_ns)
-        if key is None and name not in (CONFIG_FILE, LOCK_FILE):
+        if key is None and name not in SETTINGS_FILES:  # absent is kept as absent
             return None
         keys[name] = key if key is not None else []
     return keys
@@ -182,7 +185,7 @@ def _framed(fields: object) -> Framed | None:
     if not isinstance(fields, dict):
         return None
     text = {name: fields.get(name) for name in ("path", "title", "state", "text")}
-    lists = {name: fields.get(name) for name in ("about", "warnings")}
+    lists = {name: fields.get(name) for name in ("about", "warnings", "retired_here")}
     if not all(isinstance(value, str) for value in text.values()):
         return None
     if not all(
@@ -197,6 +200,7 @@ def _framed(fields: object) -> Framed | None:
         about=tuple(str(v) for v in lists["about"] or ()),
         warnings=tuple(str(v) for v in lists["warnings"] or ()),
         text=str(text["text"]),
+        retired_here=tuple(str(v) for v in lists["retired_here"] or ()),
     )
 
 

@@ -27,6 +27,11 @@ DECLARATION_AXIS: Final = "declaration"
 # part of the address — the facts are what the memory is about, the inputs say whether a
 # change came from them.
 INPUTS_AXIS: Final = "inputs"
+# With rules: the facts as an object (`rules.as_object`, canonical JSON) and when they were
+# observed — recorded, never part of the address. Bound, they are the anchor's state and
+# when it entered it (memory: anchor-rules-move-the-state).
+STATE_AXIS: Final = "state"
+ENTERED_AXIS: Final = "entered_at"
 
 
 def derivation(declaration: Declaration) -> str:
@@ -72,10 +77,14 @@ def _no_constant(name: str) -> object:
 
 
 def observation(
-    declaration: Declaration, value: object, inputs: str | None = None
+    declaration: Declaration,
+    value: object,
+    inputs: str | None = None,
+    state: tuple[str, str] | None = None,
 ) -> Found | NotFound:
     """The observation of `value`: `Found` with its address, or `NotFound` for `null`;
-    `inputs`: the digest of the declared inputs' contents (`inputs_digest`)."""
+    `inputs`: the digest of the declared inputs' contents (`inputs_digest`); `state`: with
+    rules, the facts as a state (canonical JSON) and the time they were observed."""
     path = f"anchor:{declaration.name}"
     derived = derivation(declaration)
     axes = {FACTS_AXIS: digest_json({"value": value}), DECLARATION_AXIS: declaration.digest()}
@@ -83,7 +92,9 @@ def observation(
         gone = Facts(KIND, {**axes, FACTS_AXIS: "null"})
         return NotFound(path, derived, found_address(derived, gone))
     address = found_address(derived, Facts(KIND, axes))
-    recorded = {**axes, INPUTS_AXIS: inputs} if inputs is not None else axes
+    recorded = {**axes, INPUTS_AXIS: inputs} if inputs is not None else dict(axes)
+    if state is not None:
+        recorded[STATE_AXIS], recorded[ENTERED_AXIS] = state
     return Found(path, derived, Facts(KIND, recorded), address, None)
 
 

@@ -4,12 +4,16 @@ is run and nothing read but moor.toml, moor.lock and the journal: `moor check` o
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from dataclasses import dataclass, field
 
 from moor_extractors.reference import ANCHOR_PREFIX, is_markdown_path
 from moor_store.journal import Entry
 
+from moor_engine.anchors.facts import STATE_AXIS
 from moor_engine.anchors.machine import OBSERVED
+from moor_engine.anchors.revise import KINDS
 from moor_engine.session import Session
 
 
@@ -27,6 +31,10 @@ class AnchorRow:
     last_state: str | None = None  # what the latest journalled look said
     next_due: str | None = None
     closed: dict[str, str] | None = None  # {by, reason, at} once closed (moor.lock)
+    rules: int | None = None  # command anchors: how many transition rules it declares
+    terminal: list[str] | None = None  # command anchors: the states that close it
+    state: object = None  # with rules: the state moor.lock binds (its first memory's)
+    revisions: dict[str, int] | None = None  # `moor revise`s journalled here, per kind
 
     def as_json(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -51,12 +59,17 @@ def list_anchors(session: Session) -> list[AnchorRow]:
             streak=declaration.streak,
             command=list(declaration.command),
             next_due="at the next `moor check`",
+            rules=len(declaration.rules),
+            terminal=list(declaration.terminal),
         )
     for path, memory in sorted(session.lock.memories.items()):
         for canonical in memory.anchors:
             row = rows.setdefault(canonical, AnchorRow(canonical, kind_of(canonical)))
             row.bound = True
             row.memories.append(path)
+            state = memory.anchors[canonical].axes.get(STATE_AXIS)
+            if state is not None and row.state is None:
+                row.state = json.loads(state)
     for name, closure in session.lock.closed.items():
         row = rows.setdefault(name, AnchorRow(name, "command"))
         row.closed = {"by": closure.by, "reason": closure.reason, "at": closure.at}
@@ -65,7 +78,11 @@ def list_anchors(session: Session) -> list[AnchorRow]:
         latest = session.journal.latest(rows)
         for key, row in rows.items():
             if row.kind == "command":
-                _history(row, session.journal.entries(anchor=key)[-50:])
+                entries = session.journal.entries(anchor=key)
+                _history(row, entries[-50:])
+                row.revisions = dict(
+                    Counter(e.code for e in entries if e.kind == "revise" and e.code in KINDS)
+                )
             elif key in latest:
                 row.last_state = latest[key].kind
                 row.last_observed = latest[key].at

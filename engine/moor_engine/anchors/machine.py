@@ -10,20 +10,30 @@ a person (and the editor's backoff) can count them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Final
 
+from moor_extractors.digest import canonical_json
 from moor_extractors.model import Failure
 from moor_extractors.reference import ANCHOR_PREFIX
 from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Closure, LockedAnchor
 
 from moor_engine.anchors.declarations import Declaration
-from moor_engine.anchors.facts import DECLARATION_AXIS, FACTS_AXIS, INPUTS_AXIS
+from moor_engine.anchors.facts import (
+    DECLARATION_AXIS,
+    ENTERED_AXIS,
+    FACTS_AXIS,
+    INPUTS_AXIS,
+    STATE_AXIS,
+)
 from moor_engine.grounding.observe import Found, NotFound, Observation
 from moor_engine.grounding.trust import AnchorReport, State
 
 OBSERVED: Final = "observed"  # the code of a `still` entry that records one observation
+TERMINAL: Final = "terminal"  # the code of a `close` entry a terminal state made
 _HISTORY: Final = 200  # the latest entries a streak is counted over (a streak is ≤ 100)
 
 
@@ -67,7 +77,7 @@ def command_report(
         report.code = "unbound"
         report.detail = "not bound yet: run `moor bind`"
         return report
-    if observation.address == locked.address:
+    if observation.address == locked.address and not (declaration and declaration.rules):
         return report
     now_declared = (
         observation.facts.axes.get(DECLARATION_AXIS) if isinstance(observation, Found) else None
@@ -79,8 +89,12 @@ def command_report(
         report.detail = (
             f"the declaration of {name} in moor.toml changed since it was bound; its facts "
             "are not compared across declarations: re-read the memory, then "
-            "`moor reaffirm --why ...`"
+            f"`moor revise {name} --probe|--rules|--terminal --why ...` (or `moor reaffirm`)"
         )
+        return report
+    if declaration is not None and declaration.rules and isinstance(observation, Found):
+        return _ruled(report, declaration, observation, locked, journal)
+    if observation.address == locked.address:
         return report
     seen = streak_seen(journal, name, observation.address)
     report.probe["streak"] = [min(seen, needed), needed]
@@ -103,6 +117,121 @@ def command_report(
     if declaration is not None:
         report.detail += f" ({_reproducible(declaration)})"
     return report
+
+
+def _ruled(
+    report: AnchorReport,
+    declaration: Declaration,
+    observation: Found,
+    locked: LockedAnchor,
+    journal: Journal | None,
+) -> AnchorReport:
+    """With rules, only a firing rule moves the anchor: a changed observation none fires on
+    leaves the memory current (and is journalled as an observation)."""
+    from moor_engine.anchors import rules
+
+    name = report.canonical or report.ref
+    assert report.probe is not None
+    if observation.address != locked.address:
+        seen = streak_seen(journal, name, observation.address)
+        report.probe["streak"] = [min(seen, declaration.streak), declaration.streak]
+        if seen < declaration.streak:
+            report.code = "streak_pending"
+            report.detail = (
+                f"{name} observed a change, {seen} of {declaration.streak} times in a row: "
+                "not counted yet"
+            )
+            return report
+    obs = json.loads(observation.facts.axes.get(STATE_AXIS, "{}"))
+    state = json.loads(locked.axes.get(STATE_AXIS) or observation.facts.axes.get(STATE_AXIS, "{}"))
+    fired = rules.evaluate(
+        declaration,
+        obs,
+        state,
+        rules.parse_time(observation.facts.axes.get(ENTERED_AXIS)),
+        rules.parse_time(locked.axes.get(ENTERED_AXIS)),
+    )
+    if isinstance(fired, Failure):
+        report.state = State.UNVERIFIED
+        report.reason = fired.reason.value
+        report.code = fired.code
+        report.detail = fired.detail + "; no transition was made"
+        return report
+    if fired is None:
+        if observation.address != locked.address:
+            report.code = "no_rule_fired"
+            report.detail = f"{name} observed a change no rule fires on: its state stays"
+        return report
+    report.state = State.DRIFTED
+    report.axes = [STATE_AXIS]
+    report.probe["rule"] = fired.index
+    report.probe["state"] = fired.state
+    terminal = fired.terminal(declaration)
+    shown = canonical_json(fired.state)
+    shown = shown if len(shown) <= 120 else shown[:117] + "..."
+    report.code = "terminal_state" if terminal else "rule_fired"
+    report.detail = (
+        f"{name}: rule {fired.index} (`{fired.rule.when}`) fired: its state is now {shown}"
+    )
+    if terminal:
+        report.detail += (
+            f", the terminal state {terminal!r}: the anchor is closed (in this clone's journal; "
+            f"`moor close {name} --why ...` records it in moor.lock)"
+        )
+    return report
+
+
+def reaffirmed(
+    new: LockedAnchor, old: LockedAnchor | None, report: AnchorReport | None
+) -> LockedAnchor:
+    """What a reaffirm binds of a command anchor with rules: the state a firing rule moved it
+    to (entered now), else the state it was in — a reaffirm accepts the memory, it does not
+    start the anchor's life again (memory: anchor-rules-move-the-state)."""
+    if STATE_AXIS not in new.axes:
+        return new
+    probe = report.probe if report is not None and report.probe is not None else {}
+    axes = dict(new.axes)
+    if "state" in probe:
+        axes[STATE_AXIS] = canonical_json(probe["state"])
+    elif old is not None and STATE_AXIS in old.axes:
+        axes[STATE_AXIS] = old.axes[STATE_AXIS]
+        axes[ENTERED_AXIS] = old.axes.get(ENTERED_AXIS, axes[ENTERED_AXIS])
+    return replace(new, axes=axes)
+
+
+def first_look(declaration: Declaration | None, found: Found) -> str | None:
+    """A warning when the anchor's rules, checked against its first observation (as both
+    `obs` and `state`), fire or cannot be evaluated: a bind is never refused for it, the
+    person learns now rather than at the next check."""
+    if declaration is None or not declaration.rules or STATE_AXIS not in found.facts.axes:
+        return None
+    from moor_engine.anchors import rules
+
+    obs = json.loads(found.facts.axes[STATE_AXIS])
+    now = rules.parse_time(found.facts.axes.get(ENTERED_AXIS))
+    fired = rules.evaluate(declaration, obs, obs, now, now)
+    name = f"anchor:{declaration.name}"
+    if isinstance(fired, Failure):
+        return (
+            f"warning: {name}: checked against its first observation, {fired.detail} "
+            f"({fired.code}): it stays unverified until the rule is fixed"
+        )
+    if fired is not None:
+        return (
+            f"warning: {name}: rule {fired.index} (`{fired.rule.when}`) fires on its first "
+            "observation: the memory will drift at the next check"
+        )
+    return None
+
+
+def terminal_closure(journal: Journal | None, canonical: str) -> Closure | None:
+    """The closure a terminal state made, as this clone's journal records it."""
+    if journal is None or not is_custom(canonical):
+        return None
+    entry = journal.last_of(canonical, "close", TERMINAL)
+    if entry is None:
+        return None
+    return Closure(canonical, "", entry.reason or "a terminal state", entry.at)
 
 
 def _inputs(observation: Found, locked: LockedAnchor) -> str:
@@ -145,6 +274,8 @@ def command_entries(
                 )
             )
         if isinstance(observation, Failure):
+            if observation.code in ("anchor_closed", "anchor_superseded"):
+                continue  # closed: nothing was looked at
             entries.append(
                 NewEntry(
                     "attempt",
@@ -159,6 +290,17 @@ def command_entries(
         probe = report.probe if report is not None and report.probe is not None else {}
         streak = probe.get("streak", [1, 1])
         assert isinstance(streak, list)
+        if report is not None and report.state == State.UNVERIFIED:
+            entries.append(  # a rule that could not be evaluated: an attempt, not a look
+                NewEntry(
+                    "attempt",
+                    key,
+                    reason=report.reason,
+                    code=report.code,
+                    detail=report.detail,
+                )
+            )
+            continue
         if (
             report is not None
             and report.state in (State.DRIFTED, State.GONE)
@@ -173,9 +315,13 @@ def command_entries(
                     previous=bound[key].address,
                     code=report.state.value,
                     detail=report.detail,
-                    data={"axes": report.axes},
+                    data={"axes": report.axes, **_fired(probe)},
                 )
             )
+            if report.code == "terminal_state":
+                entries.append(
+                    NewEntry("close", key, reason=report.detail, code=TERMINAL, data=_fired(probe))
+                )
         entries.append(
             NewEntry(
                 "still",
@@ -190,6 +336,10 @@ def command_entries(
             )
         )
     return entries
+
+
+def _fired(probe: Mapping[str, object]) -> dict[str, object]:
+    return {k: probe[k] for k in ("rule", "state") if k in probe}
 
 
 def _not_yet_moved(journal: Journal, key: str, address: str) -> bool:

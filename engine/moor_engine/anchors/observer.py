@@ -10,6 +10,7 @@ from pathlib import Path
 
 from moor_extractors.model import Failure, Reason
 from moor_extractors.reference import ANCHOR_PREFIX, Reference
+from moor_store.journal import utc_now
 
 from moor_engine.anchors import facts
 from moor_engine.anchors.declarations import Declaration
@@ -83,13 +84,6 @@ class CommandObserver:
                 "workspace_not_trusted",
                 f"anchor:{name}: {self.trust.how}; nothing was run",
             )
-        if declaration.rules:
-            return Failure(
-                Reason.UNEVALUABLE,
-                "rules_unsupported",
-                f"anchor:{name} declares rules, which this version of moor does not evaluate "
-                "yet; nothing was run",
-            )
         # Imported here: a workspace without command anchors never pays for it.
         from moor_engine.anchors import probe
 
@@ -104,7 +98,15 @@ class CommandObserver:
         inputs = facts.inputs_digest(self.root, declaration, self.max_input_size)
         if isinstance(inputs, Failure):
             return inputs
-        observation = facts.observation(declaration, value, inputs)
+        state = None
+        if declaration.rules:
+            from moor_engine.anchors import rules
+
+            text = rules.state_text(rules.as_object(value), name)
+            if isinstance(text, Failure):
+                return text
+            state = (text, utc_now())
+        observation = facts.observation(declaration, value, inputs, state)
         self.texts[observation.address] = facts.text(declaration, value)
         return observation
 

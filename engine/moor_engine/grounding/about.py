@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass, field, replace
 
 from moor_extractors.model import DefinitionSite, Failure
-from moor_extractors.reference import ANCHOR_PREFIX, parse_reference
+from moor_extractors.reference import ANCHOR_PREFIX, Reference, parse_reference
 from moor_extractors.resolve import reference_symbol
 
 from moor_engine.agents.since import since
-from moor_engine.grounding.links import Related, visible_relations
+from moor_engine.grounding.links import Related, retired_among, visible_relations
 from moor_engine.grounding.memories import LoadedMemory, load_memories
 from moor_engine.grounding.observe import Found, NotFound
 from moor_engine.grounding.suggest import suggestions
@@ -139,7 +139,7 @@ def about(
         if memory.memory is not None
         and (everyone or namespaces.visible(memory.memory.agent, agent))
         and any(
-            item.ref is not None and _may_be_here(session, rel, item.ref.path, span)
+            item.ref is not None and _may_be_here(session, rel, item.ref, span)
             for item in memory.entries
         )
     ]
@@ -152,7 +152,7 @@ def about(
     result = AboutResult(target)
     dates = since(session.journal, (m for m in report.memories if m.path in wanted))
     relations = visible_relations(loaded, agent, everyone=everyone)
-    retired = {m.path for m in report.memories if m.state == State.RETIRED}
+    retired = retired_among(report.memories)
     for memory_report in report.memories:
         if memory_report.path not in wanted:
             continue
@@ -222,13 +222,21 @@ def _about_anchor(session: Session, arg: str, agent: str | None, everyone: bool)
     return result
 
 
-def _may_be_here(session: Session, rel: str, path: str | None, span: _Span | None) -> bool:
-    """Whether a memory referring to `path` may be about the target in `rel`: it names that
-    file, or (a definition asked about) a file that is not there now, whose code the
-    relocation may have found here (a rename)."""
-    if path == rel:
+def _may_be_here(session: Session, rel: str, ref: Reference, span: _Span | None) -> bool:
+    """Whether a memory referring to `ref` may be about the target in `rel`: it names that
+    file, or (a definition asked about) code that is not where it names now — a file that
+    is not there, or a definition no longer in its file — which the relocation may have
+    found here (a rename, a move to another file). The check then asks the relocation
+    (`_relation`: `moved_to`). Asked about a definition, each definition a memory names in
+    another file is observed (parse-cached, and in the session's observer, which the check
+    of the candidates then reuses)."""
+    if ref.path == rel:
         return True
-    return span is not None and path is not None and not (session.workspace.root / path).is_file()
+    if span is None or ref.path is None:
+        return False
+    if not (session.workspace.root / ref.path).is_file():
+        return True
+    return ref.symbol is not None and isinstance(session.observer.observe(ref), NotFound)
 
 
 def _not_found(session: Session, target: Target) -> UsageError:

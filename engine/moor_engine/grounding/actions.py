@@ -13,7 +13,7 @@ from moor_store.intent import Change
 from moor_store.journal import NewEntry
 from moor_store.lockfile import Lock, LockedAnchor, LockedMemory, format_lock
 
-from moor_engine.anchors.machine import is_custom
+from moor_engine.anchors.machine import first_look, is_custom, reaffirmed
 from moor_engine.grounding.check import locked_anchor_from, translated_anchor
 from moor_engine.grounding.definition_index import bound_languages
 from moor_engine.grounding.memories import LoadedMemory, loaded_lock_content, lock_content
@@ -156,6 +156,11 @@ def _bind(session: Session, paths: list[str]) -> Written:
                 continue
             anchors[canonical] = locked_anchor_from(item.ref, observation)
             added.append(canonical)
+            if item.ref.anchor is not None:
+                declared = session.workspace.config.anchors.get(item.ref.anchor)
+                warning = first_look(declared, observation)
+                if warning is not None:
+                    written.done.append(f"{path}: {warning}")
             _seal(session, observation, change, canonical)
             entries.append(
                 NewEntry("open", canonical, memory=path, address=observation.address, code="bind")
@@ -267,10 +272,25 @@ def _reaffirm(session: Session, path: str, why: str) -> Written:
                 )
             )
             continue
-        observation = evaluation.observations[item.ref.canonical()]
+        canonical = item.ref.canonical()
+        observation = evaluation.observations[canonical]
         if isinstance(observation, Found):
-            anchors[item.ref.canonical()] = locked_anchor_from(item.ref, observation)
-            founds.append((item.ref.canonical(), observation))
+            anchors[canonical] = locked_anchor_from(item.ref, observation)
+            if is_custom(canonical):
+                before = session.lock.memories.get(path)
+                anchors[canonical] = reaffirmed(
+                    anchors[canonical],
+                    before.anchors.get(canonical) if before is not None else None,
+                    next(
+                        (
+                            a
+                            for a in evaluation.report.memories[0].anchors
+                            if a.canonical == canonical
+                        ),
+                        None,
+                    ),
+                )
+            founds.append((canonical, observation))
         elif isinstance(observation, NotFound):
             written.refused.append(
                 Refusal(

@@ -18,13 +18,14 @@ from moor_extractors.model import Failure, Reason
 from moor_extractors.reference import Reference
 from moor_store.inside import stat_many_inside
 from moor_store.journal import Journal, NewEntry
-from moor_store.lockfile import Lock, LockedAnchor, LockedMemory
+from moor_store.lockfile import Closure, Lock, LockedAnchor, LockedMemory
 
 from moor_engine.anchors.machine import (
     closure_report,
     command_entries,
     command_report,
     is_custom,
+    terminal_closure,
 )
 from moor_engine.grounding.bound_code import bound_code
 from moor_engine.grounding.definition_index import Indexes
@@ -192,11 +193,17 @@ class Checker:
 
     def observe(self, ref: Reference) -> Observation:
         if ref.path is None:
-            closure = self.lock.closed.get(ref.canonical())
+            closure = self.closure(ref.canonical())
             if closure is not None:  # closed for good: its command runs no more
                 return Failure(Reason.UNEVALUABLE, *closure_report(closure))
             return self.observer.observe(ref)  # a custom anchor (moor_engine.anchors)
         return self.observer.observe(ref, self._bound_addresses().get(ref.canonical(), ()))
+
+    def closure(self, canonical: str) -> Closure | None:
+        """How a custom anchor was closed: in moor.lock, or by a terminal state this
+        clone's journal saw (anchors.machine.terminal_closure)."""
+        closed = self.lock.closed.get(canonical)
+        return closed if closed is not None else terminal_closure(self.journal, canonical)
 
     def _bound_addresses(self) -> dict[str, set[str]]:
         """Every address moor.lock binds each anchor to (in any memory): what an observation
@@ -342,7 +349,7 @@ class Checker:
         observation = observations[canonical]
         locked = locked_memory.anchors.get(canonical) if locked_memory is not None else None
         report.bound_address = locked.address if locked else None
-        closure = self.lock.closed.get(canonical) if item.ref.anchor is not None else None
+        closure = self.closure(canonical) if item.ref.anchor is not None else None
         if closure is not None:
             report.state = State.RETIRED
             report.code, report.detail = closure_report(closure)

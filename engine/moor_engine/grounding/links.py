@@ -7,6 +7,11 @@ adds is a finding beside the state (`LinkFinding`, on `MemoryReport.link_finding
 memory that `contradicts` a memory that is current (one of the two is wrong), and a link to
 a memory that does not exist (with a did-you-mean). A finding never changes a state or the
 exit status of `moor check`.
+
+A retired memory is never named cobound (`named_cobound`): it is no longer knowledge about
+the code, and the surfaces that show retired siblings show them apart, with why
+(`moor about`'s count left out, a search hit's `retired_here`). Every view that lists
+cobound memories asks here (memory: retired-memories-are-never-named-cobound).
 """
 
 from __future__ import annotations
@@ -15,14 +20,16 @@ import difflib
 import posixpath
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from moor_extractors.memory import Memory
-from moor_store.journal import Journal
 
 from moor_engine.grounding.memories import LoadedMemory, load_memories
 from moor_engine.grounding.trust import LinkFinding, MemoryReport, State
 from moor_engine.memory import namespaces
-from moor_engine.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from moor_engine.session import Session
 
 CONTRADICTS = "contradicts"
 TO, FROM = "to", "from"  # a link this memory writes; one another memory writes to it
@@ -77,13 +84,26 @@ def own_links(memory: Memory, exists: Callable[[str], bool]) -> tuple[Link, ...]
     )
 
 
+def named_cobound(report: MemoryReport) -> bool:
+    """Whether a memory with this verdict may be named as cobound: not when retired."""
+    return report.state is not State.RETIRED
+
+
+def retired_among(reports: Iterable[MemoryReport]) -> set[str]:
+    """The memories of `reports` never named as cobound (`Related.without` leaves them out)."""
+    return {report.path for report in reports if not named_cobound(report)}
+
+
 def cobound_with(canonical: str, path: str, reports: Iterable[MemoryReport]) -> list[str]:
-    """The memories other than `path` bound to the anchor `canonical`, sorted (for a view
-    that has reports but not the loaded memories: the editor's hover on a reference)."""
+    """The memories other than `path` bound to the anchor `canonical`, sorted, retired ones
+    left out (for a view that has reports but not the loaded memories: the editor's hover
+    on a reference)."""
     return sorted(
         report.path
         for report in reports
-        if report.path != path and any(a.canonical == canonical for a in report.anchors)
+        if report.path != path
+        and named_cobound(report)
+        and any(a.canonical == canonical for a in report.anchors)
     )
 
 
@@ -142,17 +162,20 @@ def visible_relations(
 
 
 def hits_relations(
-    workspace: Workspace,
-    journal: Journal | None,
+    session: Session,
     hits: Collection[str],
     references: Mapping[str, Sequence[str]],
+    declaring: Sequence[str],
     agent: str | None,
 ) -> dict[str, Related]:
     """The one hop of a few recall hits without reading every memory (a warm server's
     search stats none: memory warm-servers-sync-recall-by-a-watch): each hit's own links,
     and the memories cobound with it among those whose indexed references (`references`,
-    the recall index's) name one of its files. Links *to* a hit are not known here
-    (`moor about` and `memories_about` list them)."""
+    the recall index's) name one of its files, but for retired ones: those few are checked
+    (nothing journalled) beside the memories that declare `supersedes:` (`declaring`), so
+    the verdict sees every retirement. Links *to* a hit are not known here (`moor about`
+    and `memories_about` list them)."""
+    workspace, journal = session.workspace, session.journal
     loaded = load_memories(workspace, hits, journal)
     files = {
         item.ref.path
@@ -167,7 +190,13 @@ def hits_relations(
     ]
     loaded.update(load_memories(workspace, nearby, journal))
     relations = visible_relations(loaded, agent)
-    return {path: _outgoing(relations.of(path)) for path in hits}
+    related = {path: relations.of(path) for path in hits}
+    others = sorted({p for one in related.values() for p in one.cobound} - set(hits))
+    retired: set[str] = set()
+    if others:
+        evaluation = session.evaluate(list(dict.fromkeys([*others, *declaring])))
+        retired = retired_among(r for r in evaluation.report.memories if r.path in others)
+    return {path: _outgoing(related[path].without(retired)) for path in hits}
 
 
 def _outgoing(related: Related) -> Related:

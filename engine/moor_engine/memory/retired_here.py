@@ -2,8 +2,9 @@
 or written, each with why — superseded ones by moor.lock, forgotten ones by this clone's
 journal of the forget (the anchors it unbound, the text it kept) while their tombstone is in
 force. Read from the latches and the journal alone, no check: a search's hits
-(`retired_beside`) and a write's "already known here" (`memory_writes.known_here`) show them
-beside the memory. A light module: a one-shot `moor recall` imports it.
+(`retired_beside`), a write's "already known here" (`memory_writes.known_here`) and each
+memory a hook injects (`beside`, in its framing's opening line) show them beside the
+memory. A light module: a one-shot `moor recall` imports it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ def retired_here(
     moor.lock still binds there, and forgotten ones this clone's journal kept. No check is
     made: the latches alone say what is retired."""
     return Retired(session, agent).here(path, anchors)
+
+
+def beside(known: Known) -> str:
+    """A retired memory as a hook names it beside a memory it shows (`framing.Framed`)."""
+    return f"{known.path} ({known.title}): {known.retired_because}"
 
 
 def retired_beside(

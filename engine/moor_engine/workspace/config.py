@@ -18,6 +18,7 @@ from moor_store.refusal import RefusalError
 
 from moor_engine.anchors.declarations import Declaration, DeclarationError, parse_declarations
 from moor_engine.workspace.gitignore import ignore_pattern_compiles
+from moor_engine.workspace.roots import PYPROJECT
 
 CONFIG_FILE = "moor.toml"
 DEFAULT_ROOTS: tuple[str, ...] = ("memories",)
@@ -85,7 +86,6 @@ _KNOWN_KEYS = {
     "sources",
     "doctor",
 }
-PYPROJECT = "pyproject.toml"
 MAX_CONFIG_BYTES = 1024 * 1024  # a configuration file is a few lines; more is not one
 MAX_FILE_SIZE_LIMIT = 1 << 30  # files are read whole and parsed: 1 GiB is already absurd
 _POSITION = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)$")

@@ -10,6 +10,9 @@ STATE_DIR = ".moor"
 JOURNAL_FILE = "journal.sqlite"
 LOCK_FILE = "moor.lock"
 CONFIG_FILE = "moor.toml"
+PYPROJECT = "pyproject.toml"  # its `[tool.moor]` holds the settings when there is no moor.toml
+# What the settings and the bindings are read from: a kept answer rests on all three.
+SETTINGS_FILES = (CONFIG_FILE, PYPROJECT, LOCK_FILE)
 ROOT_MARKERS = (CONFIG_FILE, LOCK_FILE, ".git")
 
 

@@ -16,7 +16,16 @@
 //   (d) a multi-root workspace of that folder (drifted again) and a second one (drifted):
 //       both warnings in Problems (one server for both folders), and "moor: Reaffirm memory" in
 //       the second folder reaffirms it there, not in the first (`moor status` agrees);
-//   (e) a screenshot of each step in ./artifacts/.
+//   (e) "moor: Show atlas" (after (c)): the webview shows the memory's tile (data-memory,
+//       data-state) current, and when the bound code changes on disk the tile turns drifted
+//       without asking (the view follows the server's diagnostics);
+//   (f) in the multi-root window, a second memory about the same code: the "Supersede …"
+//       code action on the first line of the first asks in VS Code's input box with
+//       supersede's own question and example (reaffirm's box in (c) has reaffirm's), and the
+//       memory is retired (`moor status` agrees);
+//   (g) "moor: Show atlas" there, from the second folder's memory: that folder's atlas
+//       (budget.md retired, budget-v2.md current), not the first folder's;
+//   a screenshot of each step in ./artifacts/.
 // Which moor: first none is configured, and the extension finds `moor` on PATH as a pipx
 // user has it: ~/.local/bin/moor a link into the tool's environment (here .venv/bin/moor),
 // and ~/.profile putting ~/.local/bin on PATH (VS Code takes PATH from the login shell; HOME
@@ -148,6 +157,16 @@ function moor(root, command) {
     timeout: 60000,
     env: { ...process.env, NO_COLOR: "1" },
   });
+}
+
+/** Each memory's state as `moor status --json` reports it: {path: state}. */
+function memoryStates(root) {
+  const result = spawnSync(path.join(VENV_BIN, "moor"), ["status", "--json"], { cwd: root, encoding: "utf8", timeout: 60000 });
+  try {
+    return Object.fromEntries(JSON.parse(result.stdout).memories.map((m) => [m.path, m.state]));
+  } catch (error) {
+    throw new Error(`moor status --json exited ${result.status}, unreadable (${error}):\n${result.stdout}${result.stderr}`);
+  }
 }
 
 // --- code-server ---------------------------------------------------------------------------
@@ -363,6 +382,9 @@ async function showProblems(page) {
 }
 
 const DRIFT = /drifted|body changed/i;
+// The examples the client's reason box shows (REASONS in vscode-client/src/extension.ts).
+const REAFFIRM_EXAMPLE = "e.g. the rename did not change the behaviour described";
+const SUPERSEDE_EXAMPLE = "e.g. the new memory also covers the retry budget";
 
 function driftRows(page) {
   return page.locator(".markers-panel .monaco-list-row", { hasText: DRIFT });
@@ -384,6 +406,18 @@ async function openWithFolders(page, url) {
       log(`the window opened without its folders (attempt ${attempt}): loading it again`);
     }
   }
+}
+
+/** The document inside the *moor: Show atlas* webview: VS Code puts a webview's page in an
+ * inner frame (#active-frame) of the webview's own iframe. */
+function atlasFrame(page) {
+  return page.frameLocator("iframe.webview").frameLocator("iframe#active-frame");
+}
+
+/** The atlas's tile for the memory at `rel`, optionally only while it has `state`. */
+function atlasTile(page, rel, state) {
+  const stateRule = state === undefined ? "" : `[data-state="${state}"]`;
+  return atlasFrame(page).locator(`[data-memory="${rel}"]${stateRule}`);
 }
 
 async function scenario(page, workspace, second, port, dirs) {
@@ -476,6 +510,11 @@ async function scenario(page, workspace, second, port, dirs) {
     const prompt = page.locator(".quick-input-widget", { hasText: /Why does the memory still hold/ });
     await prompt.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
     const input = page.locator(".quick-input-widget input");
+    // Each action's box has its own example (issue 24.8): reaffirm's here, supersede's in (f).
+    const placeholder = await input.getAttribute("placeholder");
+    if (placeholder !== REAFFIRM_EXAMPLE) {
+      throw new Error(`expected reaffirm's example "${REAFFIRM_EXAMPLE}" in the box, saw "${placeholder}"`);
+    }
     await input.fill("the encoding is inside send; still no retries there");
     await shot(page, "04-reaffirm-reason");
     await page.keyboard.press("Enter");
@@ -492,6 +531,30 @@ async function scenario(page, workspace, second, port, dirs) {
       throw new Error(`moor check exited ${check.status}:\n${check.stdout}${check.stderr}`);
     }
     log(`moor check: ${check.stdout.trim().split("\n").pop()}`);
+  });
+
+  await step("(e) moor: Show atlas: the memory's tile, current after the reaffirm", async () => {
+    await runCommand(page, "moor: Show atlas");
+    const tile = atlasTile(page, "memories/retry.md");
+    await tile.waitFor({ state: "attached", timeout: STEP_TIMEOUT_MS });
+    const state = await tile.getAttribute("data-state");
+    const count = await atlasFrame(page).locator("[data-memory]").count();
+    log(`atlas: ${count} memory tile(s); memories/retry.md is ${state}`);
+    if (state !== "current" || count !== 1) {
+      throw new Error(`expected one tile, memories/retry.md current; saw ${count}, ${state}`);
+    }
+    await shot(page, "08-atlas-current");
+  });
+
+  await step("(e) the atlas follows the server: change the bound code, the tile turns drifted", async () => {
+    write(path.join(workspace, "src", "net", "client.py"), CLIENT_CHANGED_AGAIN);
+    await atlasTile(page, "memories/retry.md", "drifted").waitFor({ state: "attached", timeout: STEP_TIMEOUT_MS });
+    const summary = (await atlasFrame(page).locator("#summary").innerText()).replace(/\s+/g, " ").trim();
+    log(`atlas summary: "${summary}"`);
+    if (!/1 drifted/.test(summary)) {
+      throw new Error(`the atlas's summary does not count the drifted memory: "${summary}"`);
+    }
+    await shot(page, "09-atlas-drifted");
   });
 
   await step("(d) a multi-root workspace: each folder's drift in Problems, from one server", async () => {
@@ -539,6 +602,79 @@ async function scenario(page, workspace, second, port, dirs) {
       );
     }
     await shot(page, "07-multi-root-reaffirmed");
+  });
+
+  await step("(f) Supersede as a code action asks with supersede's own question and example", async () => {
+    // A second memory about the same code in the second folder: the one that says it better.
+    write(path.join(second, "memories", "budget-v2.md"), MEMORY.replace("# Retries around", "# Retry budget around"));
+    const bind = spawnSync(path.join(VENV_BIN, "moor"), ["bind", "memories/budget-v2.md"], { cwd: second, encoding: "utf8", timeout: 60000 });
+    if (bind.status !== 0) {
+      throw new Error(`moor bind exited ${bind.status}: ${bind.stdout}${bind.stderr}${bind.error ?? ""}`);
+    }
+    // The server follows the bind: budget-v2.md is not left "not bound yet" in Problems.
+    await showProblems(page);
+    const unbound = page.locator(".markers-panel .monaco-list-row", { hasText: /not bound yet/ });
+    const bound = Date.now() + STEP_TIMEOUT_MS;
+    while ((await unbound.count()) > 0) {
+      if (Date.now() > bound) {
+        throw new Error(`budget-v2.md is still "not bound yet" in Problems after \`moor bind\``);
+      }
+      await sleep(250);
+    }
+    const title = "Supersede memories/budget.md by memories/budget-v2.md";
+    const action = page.locator(".action-widget .monaco-list-row", { hasText: title }).first();
+    const deadline = Date.now() + STEP_TIMEOUT_MS;
+    // The action is offered once the server has seen budget-v2.md: ask again until it is.
+    for (;;) {
+      await page.locator(".editor-instance .monaco-editor").first().click({ position: { x: 200, y: 200 } });
+      await page.keyboard.press(`${MOD}+Home`); // the memory's actions are on its first line
+      await page.keyboard.press(`${MOD}+Period`);
+      try {
+        await action.waitFor({ state: "visible", timeout: 3000 });
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) {
+          const offered = await page.locator(".action-widget").allInnerTexts().catch(() => []);
+          throw new Error(`no "${title}…" action; offered: ${JSON.stringify(offered)}`);
+        }
+        await page.keyboard.press("Escape");
+      }
+    }
+    await action.click();
+    const box = page.locator(".quick-input-widget", { hasText: /Why does the replacing memory say it better\?/ });
+    await box.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+    const input = page.locator(".quick-input-widget input");
+    const placeholder = await input.getAttribute("placeholder");
+    const heading = (await page.locator(".quick-input-widget .quick-input-title").innerText()).trim();
+    log(`supersede's input box: title "${heading}", placeholder "${placeholder}"`);
+    if (placeholder !== SUPERSEDE_EXAMPLE || !/supersede budget\.md/.test(heading)) {
+      throw new Error(`expected supersede's own example "${SUPERSEDE_EXAMPLE}" and title; saw "${placeholder}", "${heading}"`);
+    }
+    await input.fill("budget-v2 also says who owns the retry budget");
+    await shot(page, "10-supersede-reason");
+    await page.keyboard.press("Enter");
+    await box.waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
+    const states = memoryStates(second);
+    log(`moor status: ${JSON.stringify(states)}`);
+    if (states["memories/budget.md"] !== "retired" || states["memories/budget-v2.md"] !== "current") {
+      throw new Error(`expected budget.md retired and budget-v2.md current; moor status: ${JSON.stringify(states)}`);
+    }
+  });
+
+  await step("(g) Show atlas in the multi-root window shows the folder of the memory in the editor", async () => {
+    // budget.md (the second folder's) is the active editor; the first folder has retry.md.
+    await page.locator(".editor-instance .monaco-editor").first().click({ position: { x: 200, y: 200 } });
+    await runCommand(page, "moor: Show atlas");
+    await atlasTile(page, "memories/budget.md", "retired").waitFor({ state: "attached", timeout: STEP_TIMEOUT_MS });
+    await atlasTile(page, "memories/budget-v2.md", "current").waitFor({ state: "attached", timeout: STEP_TIMEOUT_MS });
+    const shown = await atlasFrame(page).locator("[data-memory]").evaluateAll((tiles) =>
+      tiles.map((t) => `${t.getAttribute("data-memory")}=${t.getAttribute("data-state")}`),
+    );
+    log(`atlas (second folder): ${shown.join(", ")}`);
+    if (shown.some((tile) => tile.startsWith("memories/retry.md="))) {
+      throw new Error(`the atlas mixes in the first folder's memory: ${shown.join(", ")}`);
+    }
+    await shot(page, "11-atlas-second-folder");
   });
 }
 
