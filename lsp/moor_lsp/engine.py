@@ -10,12 +10,14 @@ rewritten by `moor reaffirm` in a terminal, a `git checkout` or an agent is read
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from moor_engine.anchors.cadence import Clock, Slot, Stalled
 from moor_engine.grounding.about import AboutResult, about
 from moor_engine.grounding.actions import bind, follow, reaffirm
 from moor_engine.grounding.atlas import assemble
@@ -111,6 +113,14 @@ class Snapshot:
     # Code files seen while they were being written (`file_changing`): to evaluate again
     # after `moor_engine.grounding.live.RECHECK_CHANGING_S` if no change reported brings them back.
     changing: frozenset[str] = frozenset()
+    # Command anchors: seconds until the next is due (None: none is scheduled), and the
+    # ones that stalled in this evaluation (`moor_engine.anchors.cadence`).
+    cadence_wait: float | None = None
+    stalled: tuple[Stalled, ...] = ()
+    observed_commands: tuple[str, ...] = ()  # command anchors this evaluation's round observed
+    # Each scheduled command anchor's place in the cadence, by name, as of `clock_at`.
+    schedule: dict[str, Slot] = field(default_factory=dict)
+    clock_at: float = 0.0
 
 
 def find_root(start: Path) -> Path:
@@ -144,19 +154,29 @@ def open_session(root: Path, buffers: Mapping[str, bytes] | None = None) -> Sess
 class Evaluator:
     """The engine thread's state for one workspace: a live check and the memory views."""
 
-    def __init__(self, root: Path, *, record: bool = True, paranoid: bool = False) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        record: bool = True,
+        paranoid: bool = False,
+        clock: Clock = time.monotonic,
+    ) -> None:
         self.root = root
-        self.live = LiveCheck(root, record=record)
+        self.live = LiveCheck(root, record=record, clock=clock)
         self.paranoid = paranoid  # verify every incremental check against a full one
         self.views: dict[str, MemoryView] = {}
         self.disagreements: list[str] = []  # what the last paranoid verification found
         self._full = False  # the last evaluation checked everything (see `commit`)
 
-    def evaluate(self, generation: int, changed: Iterable[str] | None) -> Snapshot:
-        """Bring the workspace up to date with `changed` (None: check everything)."""
+    def evaluate(
+        self, generation: int, changed: Iterable[str] | None, due: bool = False
+    ) -> Snapshot:
+        """Bring the workspace up to date with `changed` (None: check everything); `due`:
+        also observe the command anchors the cadence says are due."""
         before = frozenset(self.live.overlays)
         try:
-            refreshed = self.live.refresh(changed)
+            refreshed = self.live.refresh(changed, due=due)
         except (RefusalError, OSError) as error:
             self.views = {}
             found = problem(error)
@@ -190,6 +210,11 @@ class Evaluator:
             reobserved=self.live.last_reobserved,
             overlaid=refreshed.overlaid,
             changing=frozenset(self.live.changing_files()),
+            cadence_wait=self.live.cadence.wait(),
+            stalled=tuple(self.live.take_stalled()),
+            observed_commands=tuple(self.live.last_round),
+            schedule={n: dataclasses.replace(s) for n, s in self.live.cadence.slots.items()},
+            clock_at=self.live.cadence.clock(),
         )
 
     def glance(self, generation: int, paths: Iterable[str]) -> Snapshot | None:

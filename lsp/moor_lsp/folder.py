@@ -39,6 +39,8 @@ from moor_lsp.positions import uri_to_path
 from moor_lsp.settings import Settings
 
 if TYPE_CHECKING:
+    from moor_engine.anchors.cadence import Stalled
+
     from moor_lsp.server import MoorLanguageServer
 
 logger = logging.getLogger("moor_lsp")
@@ -80,6 +82,13 @@ class Folder:
         self._ready = asyncio.Event()
         self._glanced: frozenset[str] = frozenset()  # memories shown before the first scan
         self._published = asyncio.Event()  # set (and replaced) whenever a snapshot is out
+        # Command anchors (moor_engine.anchors.cadence): the engine decides what is due; the
+        # folder only wakes when it says and asks for a round.
+        self._due = False  # the next evaluation observes the due command anchors
+        self._cadence_timer: asyncio.TimerHandle | None = None
+        self._looked_at: float | None = None  # the fake clock's last time logged
+        # What rounds of evaluations that were overtaken observed, said with the next one.
+        self._carried_round: tuple[tuple[str, ...], tuple[Stalled, ...]] = ((), ())
 
     def __repr__(self) -> str:
         return f"Folder({self.root})"
@@ -145,7 +154,9 @@ class Folder:
 
     def _evaluator(self) -> engine.Evaluator:
         if self.evaluator is None:
-            self.evaluator = engine.Evaluator(self.root, paranoid=self.server.paranoid)
+            self.evaluator = engine.Evaluator(
+                self.root, paranoid=self.server.paranoid, clock=self.server.clock.now
+            )
         # An untrusted workspace is only read: checks are not recorded.
         self.evaluator.live.record = self.settings.trusted
         self.evaluator.live.trust = self.settings.said_trusted  # declared anchor commands
@@ -270,11 +281,12 @@ class Folder:
         if generation != self.generation or self.closed:
             return  # overtaken while waiting for the quiet window
         changed, self._changed = self._changed, set()
+        due, self._due = self._due, False
         self._last_change.clear()  # the evaluation reads what a pending prepare would
         evaluator = self._evaluator()
         server = self.server
         try:
-            snapshot = await server.in_engine(evaluator.evaluate, generation, changed)
+            snapshot = await server.in_engine(evaluator.evaluate, generation, changed, due)
         except Exception as error:
             self._note_changed(None)  # the engine's state is unknown: check everything next
             server.show_once(
@@ -285,9 +297,20 @@ class Folder:
         if generation != self.generation or self.closed:
             logger.debug("%s: evaluation #%d dropped: a newer change came", self.root, generation)
             self._carried = _union(self._carried, snapshot.dirty)
+            observed, stalled = self._carried_round
+            self._carried_round = (
+                observed + snapshot.observed_commands,
+                stalled + snapshot.stalled,
+            )
             return
-        snapshot = dataclasses.replace(snapshot, dirty=_union(self._carried, snapshot.dirty))
-        self._carried = frozenset()
+        observed, stalled = self._carried_round
+        snapshot = dataclasses.replace(
+            snapshot,
+            dirty=_union(self._carried, snapshot.dirty),
+            observed_commands=observed + snapshot.observed_commands,
+            stalled=stalled + snapshot.stalled,
+        )
+        self._carried, self._carried_round = frozenset(), ((), ())
         logger.info(
             "%s: evaluation #%d: %d memories in %.3f s (%d anchors observed)",
             self.root,
@@ -304,6 +327,7 @@ class Folder:
             server.show_once(f"moor: {warning}", types.MessageType.Warning)
         for problem in snapshot.problems:
             server.show_once(f"moor: {problem[0]}: {problem[1]}", types.MessageType.Error)
+        self._after_round(snapshot)
         for disagreement in evaluator.disagreements:
             server.show_once(
                 f"moor (paranoid): the incremental check differs from a full one: {disagreement}",
@@ -324,6 +348,72 @@ class Folder:
                 RECHECK_CHANGING_S,
                 lambda: self.schedule("a file was being written", paths),
             )
+
+    # --- the cadence of command anchors ---------------------------------------------------
+
+    def _after_round(self, snapshot: Snapshot) -> None:
+        server = self.server
+        if snapshot.observed_commands:
+            server.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Log,
+                    message=f"moor: observed {', '.join(snapshot.observed_commands)} "
+                    f"at {server.clock.now():g} s",
+                )
+            )
+        for event in snapshot.stalled:
+            server.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"moor: anchor:{event.name} stalled: {event.failures} failed "
+                    f"attempts in a row (last: {event.code}); moor keeps trying, backing off",
+                )
+            )
+        if snapshot.problems:
+            return  # the workspace cannot be checked: nothing is scheduled until it can
+        self._arm_cadence(snapshot.cadence_wait)
+
+    def _arm_cadence(self, wait: float | None) -> None:
+        if self._cadence_timer is not None:
+            self._cadence_timer.cancel()
+            self._cadence_timer = None
+        clock = self.server.clock
+        if self.closed or (wait is None and not clock.fake):
+            return  # no command anchor to observe (a fake clock is looked at regardless)
+        delay = min(float("inf") if wait is None else wait, clock.longest_wait)
+        self._cadence_timer = asyncio.get_running_loop().call_later(
+            delay, lambda: self.server.spawn(self._wake())
+        )
+
+    async def _wake(self) -> None:
+        self._cadence_timer = None
+        evaluator = self.evaluator
+        if self.closed or evaluator is None:
+            return
+        cadence = evaluator.live.cadence
+        due = await self.server.in_engine(cadence.due)
+        if due:
+            self.observe_commands(f"anchors due: {', '.join(due)}")
+            return
+        clock = self.server.clock
+        if clock.fake and (now := clock.now()) != self._looked_at:
+            self._looked_at = now
+            self.server.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Log, message=f"moor: nothing due at {now:g} s"
+                )
+            )
+        self._arm_cadence(await self.server.in_engine(cadence.wait))
+
+    async def observe_now(self, reason: str) -> Snapshot | None:
+        """Evaluate now, observing the command anchors that are due (a person asked)."""
+        self._due = True
+        return await self.recompute(reason, [])
+
+    def observe_commands(self, reason: str) -> None:
+        """Evaluate soon, observing the command anchors that are due."""
+        self._due = True
+        self.schedule(reason, [])
 
     async def _commit(self, evaluator: engine.Evaluator) -> None:
         try:
@@ -410,6 +500,7 @@ class Folder:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._arm_cadence(None)
         self._ready.set()  # whoever waits for a first snapshot stops waiting
         self._published.set()
         if self.evaluator is not None:

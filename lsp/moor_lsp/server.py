@@ -46,6 +46,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from moor_lsp import engine, inbox
+from moor_lsp.clock import server_clock
 from moor_lsp.features import Feature
 from moor_lsp.features.diagnostics import pulls_diagnostics
 from moor_lsp.folder import Folder, contains
@@ -87,6 +88,7 @@ class MoorLanguageServer(LanguageServer):
         self.debounce = debounce
         self.watch = watch
         self.paranoid = paranoid
+        self.clock = server_clock()  # of the command anchors' cadence (a fake one in tests)
         self.engine_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="moor-engine")
         # Requests that only read (hover, go to definition, lenses, completion) each open a
         # session of their own: they run here, never queued behind the engine thread's

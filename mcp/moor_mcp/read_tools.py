@@ -75,8 +75,10 @@ def register(server: MCPServer, root: Path) -> None:
     def memories_about(target: str, agent: str | None = None) -> AboutResult:
         """List the memories bound to some code — PATH#SYMBOL, PATH:LINE or PATH — including
         its enclosing and nested definitions, with trust states: ask this before editing
-        code, and before memory_write, to see what is already known there. With `agent`,
-        that agent's own memories are listed too (without it, only the shared ones)."""
+        code, and before memory_write, to see what is already known there. A custom anchor,
+        anchor:NAME, lists the memories bound to what its command prints (run only where
+        the server's environment trusts the workspace). With `agent`, that agent's own
+        memories are listed too (without it, only the shared ones)."""
         from moor_engine.grounding.about import about
 
         with engine_refusals(root), Session.open(root) as session:

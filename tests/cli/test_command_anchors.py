@@ -233,6 +233,20 @@ def test_a_declaration_change_is_reported_never_read_as_changed_facts(ws: Worksp
     assert (changed["state"], changed["code"]) == ("drifted", "declaration_changed")
 
 
+def test_changing_how_often_the_editor_observes_an_anchor_is_no_declaration_change(
+    ws: Workspace,
+) -> None:
+    ws.write("roster.txt", "a\n")
+    declare(ws, "roster", print_file("roster.txt"))
+    bound(ws)
+    toml = ws.read("moor.toml")
+    ws.write("moor.toml", toml.replace('timeout = "20s"', 'timeout = "20s"\nevery = "1h"'))
+    assert anchor(ws, PROBE, "--trust")["state"] == "current"
+    # The control: a change of what runs is one.
+    ws.write("moor.toml", toml.replace('timeout = "20s"', 'timeout = "20s"\nenv = ["HOME"]'))
+    assert anchor(ws, PROBE, "--trust")["code"] == "declaration_changed"
+
+
 @pytest.mark.parametrize(
     ("declaration", "said"),
     [
@@ -244,6 +258,8 @@ def test_a_declaration_change_is_reported_never_read_as_changed_facts(ws: Worksp
         ('command = ["x"]\nstreak = 0', "streak"),
         ('command = ["x"]\nenv = ["PATH"]', "fixed by moor"),
         ('command = ["x"]\nshell = true', "unknown key"),
+        ('command = ["x"]\nevery = "1s"', "every must be a duration"),
+        ('command = ["x"]\nevery = 300', "every must be a duration"),
     ],
 )
 def test_a_bad_declaration_is_refused_with_its_line(

@@ -12,7 +12,7 @@ import pytest
 from mcp.client.session import ClientSession
 
 from tests.conftest import Workspace
-from tests.mcp.conftest import call, run, structured
+from tests.mcp.conftest import call, error_text, run, structured
 
 LEFT_BEHIND = "ran.txt"
 
@@ -69,6 +69,34 @@ def test_the_drift_report_runs_no_command_of_an_untrusted_workspace(probed: Work
     flagged = {m["path"]: m for m in trusted["needing_a_look"]}
     assert flagged["memories/roster.md"]["anchors"][0]["state"] == "drifted"
     assert (probed.root / LEFT_BEHIND).exists()
+
+
+def test_memories_about_a_custom_anchor_runs_its_command_only_when_trusted(
+    probed: Workspace,
+) -> None:
+    async def about(session: ClientSession) -> Any:
+        return await session.call_tool("memories_about", {"target": "anchor:roster"})
+
+    untrusted = structured(run(probed.root, about))
+    assert [(m["path"], m["state"]) for m in untrusted["memories"]] == [
+        ("memories/roster.md", "unverified")
+    ]
+    assert untrusted["memories"][0]["about"] == "anchor:roster"
+    assert not (probed.root / LEFT_BEHIND).exists()
+    # Positive control: trusted from the server's own environment, it runs and sees the change.
+    trusted = structured(run(probed.root, about, env={"MOOR_TRUST": "1"}))
+    assert [(m["path"], m["state"]) for m in trusted["memories"]] == [
+        ("memories/roster.md", "drifted")
+    ]
+    assert (probed.root / LEFT_BEHIND).exists()
+
+
+def test_memories_about_an_anchor_nothing_declares_or_binds_is_refused(probed: Workspace) -> None:
+    refused = error_text(call(probed.root, "memories_about", {"target": "anchor:nothing"}))
+    assert "anchor:nothing is neither declared" in refused and "declared: roster" in refused
+    # The control: a code target in the same workspace is answered.
+    code = structured(call(probed.root, "memories_about", {"target": "app.py#f"}))
+    assert [m["path"] for m in code["memories"]] == ["memories/code.md"]
 
 
 def test_the_drift_report_moves_an_anchor_with_rules_only_when_a_rule_fires(

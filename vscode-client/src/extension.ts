@@ -35,6 +35,7 @@ const WRITING_COMMANDS = new Set([
   "moor.forget",
   "moor.supersede",
   "moor.restore",
+  "moor.reobserve",
 ]);
 /** Commands whose last argument is a reason the person gives: the question, and how many
  * arguments come before the reason. */

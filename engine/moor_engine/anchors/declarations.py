@@ -21,8 +21,22 @@ DEFAULT_OUTPUT_CAP: Final = 1024 * 1024
 MAX_TIMEOUT_S: Final = 3600.0
 MAX_OUTPUT_CAP: Final = 64 * 1024 * 1024
 MAX_STREAK: Final = 100
+DEFAULT_EVERY_S: Final = 300.0
+MIN_EVERY_S: Final = 10.0
+MAX_EVERY_S: Final = 24 * 3600.0
 _KEYS: Final = frozenset(
-    {"command", "timeout", "output_cap", "facts", "env", "streak", "inputs", "rule", "terminal"}
+    {
+        "command",
+        "timeout",
+        "every",
+        "output_cap",
+        "facts",
+        "env",
+        "streak",
+        "inputs",
+        "rule",
+        "terminal",
+    }
 )
 _NAME: Final = re.compile(r"[A-Za-z0-9_.\-]+")
 _ENV_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -67,6 +81,9 @@ class Declaration:
     inputs: tuple[str, ...] = ()  # workspace files whose contents the output depends on
     rules: tuple[Rule, ...] = ()
     terminal: tuple[str, ...] = field(default=())
+    # How often the language server observes it (`anchors.cadence`); not in `digest`: when
+    # it is looked at does not change what it is.
+    every_s: float = DEFAULT_EVERY_S
 
     @property
     def reproducibility(self) -> str:
@@ -152,6 +169,7 @@ def _declaration(name: object, table: object) -> Declaration:
         name=name,
         command=tuple(command),
         timeout_s=_duration(table.get("timeout"), where),
+        every_s=_every(table.get("every"), where),
         output_cap=_size(table.get("output_cap"), where),
         facts="json" if facts == "json" else "lines",
         env=tuple(env),
@@ -180,6 +198,20 @@ def _duration(value: object, where: str) -> float:
     if not 0 < seconds <= MAX_TIMEOUT_S:
         raise DeclarationError(
             "timeout", f"{where}: timeout must be more than 0 and at most {MAX_TIMEOUT_S:.0f}s"
+        )
+    return seconds
+
+
+def _every(value: object, where: str) -> float:
+    if value is None:
+        return DEFAULT_EVERY_S
+    found = _DURATION.fullmatch(value) if isinstance(value, str) else None
+    seconds = float(found.group(1)) * _SECONDS[found.group(2)] if found else 0.0
+    if not MIN_EVERY_S <= seconds <= MAX_EVERY_S:
+        raise DeclarationError(
+            "every",
+            f'{where}: every must be a duration with its unit from "{MIN_EVERY_S:.0f}s" to '
+            f'"{MAX_EVERY_S / 3600:.0f}h", such as "5m"',
         )
     return seconds
 

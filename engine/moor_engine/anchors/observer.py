@@ -5,7 +5,7 @@ workspace is trusted (`trust.py`); otherwise nothing runs and the anchor is unve
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from moor_extractors.model import Failure, Reason
@@ -60,9 +60,13 @@ class CommandObserver:
         fresh, self._fresh = self._fresh, set()
         return fresh
 
-    def forget(self) -> None:
-        """Observe every command again on the next look (the editor's next round)."""
-        self._seen.clear()
+    def forget(self, names: Iterable[str] | None = None) -> None:
+        """Observe these commands (None: every one) again on the next look (the editor's
+        next round, `anchors.cadence`)."""
+        if names is None:
+            self._seen.clear()
+        for name in names or ():
+            self._seen.pop(name, None)
 
     def _observe(self, name: str) -> Observation:
         declaration = self.declarations.get(name)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from moor_extractors.model import DefinitionSite, Failure
-from moor_extractors.reference import Reference, parse_reference
+from moor_extractors.reference import ANCHOR_PREFIX, Reference, parse_reference
 from moor_extractors.resolve import reference_symbol
 
 from moor_engine.agents.since import since
@@ -122,6 +122,8 @@ def about(
     them (`namespaces`). `everyone`: a person's whole view (the editor, like `moor check`),
     every agent's memories too, each item naming its owner."""
     agent = namespaces.reader(agent)
+    if arg.startswith(ANCHOR_PREFIX):
+        return _about_anchor(session, arg, agent, everyone)
     path_arg, symbol, line = _split(session, arg)
     rel = session.relative_arg(path_arg)
     if not (session.workspace.root / rel).is_file():
@@ -171,6 +173,52 @@ def about(
     result.items.sort(key=lambda item: (RELATIONS.index(item.relation), item.path))
     if target.missing and not any(item.relation == "exact" for item in result.items):
         raise _not_found(session, target)
+    return result
+
+
+def _about_anchor(session: Session, arg: str, agent: str | None, everyone: bool) -> AboutResult:
+    """Memories bound to a custom anchor (`anchor:NAME`): those naming it in `about:`, all
+    `exact`. Checking them observes its command — only where the workspace is trusted."""
+    ref = parse_reference(arg)
+    if isinstance(ref, Failure) or ref.anchor is None:
+        detail = ref.detail if isinstance(ref, Failure) else "not an anchor:NAME reference"
+        raise UsageError(f"{arg}: {detail}", code="bad_reference")
+    canonical = ref.canonical()
+    loaded = load_memories(session.workspace, session.workspace.memory_paths(), session.journal)
+    candidates = [
+        path
+        for path, memory in loaded.items()
+        if memory.memory is not None
+        and (everyone or namespaces.visible(memory.memory.agent, agent))
+        and any(
+            item.ref is not None and item.ref.canonical() == canonical for item in memory.entries
+        )
+    ]
+    bound = any(canonical in memory.anchors for memory in session.lock.memories.values())
+    if ref.anchor not in session.workspace.config.anchors and not bound and not candidates:
+        declared = ", ".join(sorted(session.workspace.config.anchors)) or "none"
+        raise UsageError(
+            f"{canonical} is neither declared in moor.toml ([anchors.{ref.anchor}]) nor "
+            f"bound by any memory; declared: {declared}",
+            code="not_found",
+        )
+    declaring = [p for p, m in loaded.items() if m.memory is not None and m.memory.supersedes]
+    report = session.check(list(dict.fromkeys([*candidates, *declaring])), record=False)
+    wanted = set(candidates)
+    result = AboutResult(Target(canonical, None, None))
+    dates = since(session.journal, (m for m in report.memories if m.path in wanted))
+    relations = visible_relations(loaded, agent, everyone=everyone)
+    retired = {m.path for m in report.memories if m.state == State.RETIRED}
+    for memory_report in report.memories:
+        anchor = next((a for a in memory_report.anchors if a.canonical == canonical), None)
+        if memory_report.path not in wanted or anchor is None:
+            continue
+        if memory_report.state == State.RETIRED:
+            result.retired += 1
+            continue
+        item = _item(memory_report, "exact", anchor, loaded, dates.get(canonical))
+        result.items.append(replace(item, related=relations.of(item.path).without(retired)))
+    result.items.sort(key=lambda item: item.path)
     return result
 
 

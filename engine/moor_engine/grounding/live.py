@@ -26,9 +26,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from moor_extractors.model import Failure
+from moor_extractors.model import Failure, Reason
+from moor_extractors.reference import ANCHOR_PREFIX
 from moor_store.lockfile import Lock
 
+from moor_engine.anchors.cadence import Cadence, Clock, Stalled
 from moor_engine.grounding.check import Checker, Evaluation
 from moor_engine.grounding.dependents import Dependents
 from moor_engine.grounding.links import annotate
@@ -105,7 +107,7 @@ def _same(old: Observation | None, new: Observation) -> bool:
 class LiveCheck:
     """One workspace, checked incrementally. Not thread-safe: use it from one thread."""
 
-    def __init__(self, root: Path, *, record: bool = True) -> None:
+    def __init__(self, root: Path, *, record: bool = True, clock: Clock = time.monotonic) -> None:
         self.root = root
         self.record = record  # journal checks and adopt re-derived addresses (moor check)
         # The editor's word on running the workspace's declared commands (Session.open).
@@ -126,6 +128,11 @@ class LiveCheck:
         self.last_reobserved = 0  # anchors the last refresh observed (for tests, benchmarks)
         self._opened = False  # a session opened by `glance`, for the full check to use
         self._recent: list[str] = []  # code files edited lately, whose trees are kept
+        # When each command anchor is observed again (trusted workspaces only), and the
+        # `stalled` events not yet taken by the editor.
+        self.cadence = Cadence(clock)
+        self.stalled: list[Stalled] = []
+        self.last_round: list[str] = []  # what the last refresh's round observed, as said
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -187,9 +194,15 @@ class LiveCheck:
             return {}
         return {report.path: report for report in checker.evaluate(chosen).report.memories}
 
-    def refresh(self, changed: Iterable[str] | None = None) -> Refreshed:
+    def refresh(self, changed: Iterable[str] | None = None, *, due: bool = False) -> Refreshed:
         """Bring every report up to date with the paths in `changed` (workspace-relative);
-        None (or a change to a file in RESCAN_FILES, or to a .gitignore) checks everything."""
+        None (or a change to a file in RESCAN_FILES, or to a .gitignore) checks everything.
+        `due`: also observe again the command anchors the cadence says are due (a full
+        check observes every one anyway)."""
+        self.last_round = []
+        return self._refresh(changed, due)
+
+    def _refresh(self, changed: Iterable[str] | None, due: bool) -> Refreshed:
         self.commit()
         started = time.perf_counter()
         paths = None if changed is None else set(changed)
@@ -199,7 +212,7 @@ class LiveCheck:
                 self._full()
                 dirty = None
             else:
-                dirty = frozenset(self._incremental(paths))
+                dirty = frozenset(self._incremental(paths, due))
         except BaseException:
             self._drop()  # half-updated state is never served: the next refresh is full
             raise
@@ -248,8 +261,64 @@ class LiveCheck:
         self._stale.clear()
         self.last_reobserved = len(self._observations)
         self._pending = _Pending(evaluation, set(session.observer.changed))
+        self._track_commands()
 
-    def _incremental(self, changed: set[str]) -> set[str]:
+    def _track_commands(self) -> None:
+        """Schedule the command anchors memories use (none when the workspace's commands may
+        not run: nothing would), and count what the full check just saw of each."""
+        session = self.session
+        assert session is not None
+        declared = session.workspace.config.anchors
+        names = {
+            ref.anchor
+            for canonical, ref in self._graph.refs.items()
+            if ref.anchor is not None
+            and ref.anchor in declared
+            and canonical not in session.lock.closed
+        }
+        if names and session.commands is not None and not session.commands.trust.trusted:
+            names = set()
+        self.cadence.track({name: declared[name].every_s for name in names})
+        for name in sorted(names):
+            observation = self._observations.get(ANCHOR_PREFIX + name)
+            if observation is not None:
+                self._count_command(name, observation)
+
+    def _count_command(self, name: str, observation: Observation) -> None:
+        failed = observation if isinstance(observation, Failure) else None
+        event = self.cadence.record(
+            name,
+            failed.code if failed else None,
+            unevaluable=failed is not None and failed.reason == Reason.UNEVALUABLE,
+        )
+        if event is not None:
+            self.stalled.append(event)
+
+    def _observe_due_commands(self) -> dict[str, Observation]:
+        """One round of the cadence: the due command anchors, observed again in turn while
+        the round's budget lasts."""
+        session, checker = self.session, self._checker
+        assert session is not None and checker is not None
+        if session.commands is None:
+            return {}
+        fresh: dict[str, Observation] = {}
+        self.last_round = []
+        for name in self.cadence.round():
+            canonical = ANCHOR_PREFIX + name
+            session.commands.forget([name])
+            fresh[canonical] = checker.observe(self._graph.refs[canonical])
+            self._count_command(name, fresh[canonical])
+            failed = fresh[canonical]
+            code = f" ({failed.code})" if isinstance(failed, Failure) else ""
+            self.last_round.append(canonical + code)
+        return fresh
+
+    def take_stalled(self) -> list[Stalled]:
+        """The `stalled` events since the last call (each is said once)."""
+        events, self.stalled = self.stalled, []
+        return events
+
+    def _incremental(self, changed: set[str], due: bool = False) -> set[str]:
         session, checker = self.session, self._checker
         assert session is not None and checker is not None
         workspace, observer = session.workspace, session.observer
@@ -301,12 +370,20 @@ class LiveCheck:
         # What code near a syntax error is believed to be depends on what it is bound to.
         again |= {c for path in relocked for c in self._graph.uses.get(path, ())}
         again |= self._graph.refs.keys() - self._observations.keys()  # new references
+        commands = self._observe_due_commands() if due else {}
+        again |= commands.keys()
+        for event in self.stalled:  # its memories now say it stalled, though it failed alike
+            dirty.update(self._graph.users.get(ANCHOR_PREFIX + event.name, ()))
         if code:
             # Gone code may have gone to any changed file: look for it again.
             again |= self._missing
         for canonical in again:
             checker.forget_relocation(canonical)
-            new = checker.observe(self._graph.refs[canonical])
+            new = (
+                commands[canonical]
+                if canonical in commands
+                else checker.observe(self._graph.refs[canonical])
+            )
             old = self._observations.get(canonical)
             self._observations[canonical] = new
             if _changing(new):

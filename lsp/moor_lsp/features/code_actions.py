@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from moor_engine.grounding.verdicts import reaffirm_prompt, reaffirm_verdict
+from moor_extractors.reference import ANCHOR_PREFIX
 from pygls.exceptions import (
     JsonRpcInvalidParams,
     JsonRpcInvalidRequest,
@@ -95,6 +96,7 @@ FOLLOW = "moor.follow"
 BIND = "moor.bind"
 SHOW_CODE = "moor.showCode"
 SHOW_DIFF = "moor.showDiff"
+REOBSERVE = "moor.reobserve"
 REAFFIRM_STATES = frozenset({"drifted", "rewritten"})
 DIFF_STATES = frozenset({"drifted", "moved"})
 WRITING = frozenset({REAFFIRM, FOLLOW, BIND})
@@ -144,6 +146,7 @@ class CodeActions(Feature):
         self.command(BIND, self.bind)
         self.command(SHOW_CODE, self.show_code)
         self.command(SHOW_DIFF, self.show_diff)
+        self.command(REOBSERVE, self.reobserve)
 
     # --- offering ----------------------------------------------------------------------
 
@@ -315,6 +318,9 @@ class CodeActions(Feature):
                                 edit=edit,
                             )
                         )
+        canonical = data.get("canonical")
+        if isinstance(canonical, str) and home is not None and _scheduled(home[0], canonical):
+            action("Re-observe now", REOBSERVE, [target_memory, canonical])
         if data.get("bindable"):
             action(f"Bind {memory} to the code as it is now", BIND, [target_memory], preferred=True)
         if not self.server.settings.trusted or data.get("preview"):
@@ -688,6 +694,25 @@ class CodeActions(Feature):
             return self._refuse("bind", refusal)
         return await self._act("bind", where, [])
 
+    async def reobserve(self, memory: object = None, anchor: object = None) -> object:
+        """Observe a command anchor now, outside its cadence, and re-check."""
+        self._writable(REOBSERVE)
+        folder, _path = self._memory(memory)
+        if not isinstance(anchor, str) or not anchor.startswith(ANCHOR_PREFIX):
+            raise JsonRpcInvalidParams(f"{REOBSERVE} needs [memory, anchor:NAME]")
+        evaluator = folder.evaluator
+        name = anchor.removeprefix(ANCHOR_PREFIX)
+        if evaluator is None or not await self.server.in_engine(
+            evaluator.live.cadence.now_due, name
+        ):
+            return self._refuse(
+                "re-observe",
+                f"{anchor} is not observed on a cadence here (the workspace's commands may "
+                "not run, or the anchor is closed, undeclared or used by no memory)",
+            )
+        await folder.observe_now(f"re-observe {anchor}")
+        return {"done": [anchor], "refused": [], "warnings": []}
+
     async def show_code(self, uri: object = None, where: object = None) -> object:
         if not isinstance(uri, str):
             raise JsonRpcInvalidParams(f"{SHOW_CODE} needs [uri, range]")
@@ -721,3 +746,10 @@ class CodeActions(Feature):
                 types.ShowDocumentParams(uri=uri, take_focus=True)
             )
         return {"diff": found.text, "uri": uri}
+
+
+def _scheduled(folder: Folder, canonical: str) -> bool:
+    """Whether the folder's cadence observes this command anchor (it can be re-observed)."""
+    snapshot = folder.snapshot
+    name = canonical.removeprefix(ANCHOR_PREFIX)
+    return canonical != name and snapshot is not None and name in snapshot.schedule

@@ -33,6 +33,7 @@ from lsprotocol import types
 from moor_engine.grounding.severity import SEVERITY as STATE_LEVELS
 from moor_engine.grounding.trust import State, needs_look
 from moor_engine.grounding.verdicts import bind_verdict, follow_verdict
+from moor_extractors.reference import ANCHOR_PREFIX
 
 from moor_lsp.engine import QUIET_ANCHOR_STATES, AnchorView, MemoryView, Snapshot, Spot
 from moor_lsp.features import Feature
@@ -111,6 +112,20 @@ def _anchor_message(view: AnchorView) -> str:
     if anchor.state == State.INVALID:
         return f"{anchor.ref}: {anchor.detail or 'invalid reference'}"
     return anchor.detail or f"{ref}: {anchor.state.value}"
+
+
+def stalled_note(snapshot: Snapshot | None, view: AnchorView) -> str:
+    """What an unverified command anchor's diagnostic adds once the cadence says it
+    stalled (`moor_engine.anchors.cadence`)."""
+    canonical = view.report.canonical or ""
+    if snapshot is None or view.report.state != State.UNVERIFIED:
+        return ""
+    slot = snapshot.schedule.get(canonical.removeprefix(ANCHOR_PREFIX))
+    if slot is None or not canonical.startswith(ANCHOR_PREFIX) or not slot.stalled:
+        return ""
+    # No count: later failures alike re-derive nothing, so a count would go stale (the hover
+    # has it).
+    return " — stalled: it keeps failing; moor keeps trying, backing off (hover: when next)"
 
 
 def range_json(value: types.Range) -> dict[str, dict[str, int]]:
@@ -280,7 +295,7 @@ class Diagnostics(Feature):
             items.append(
                 types.Diagnostic(
                     range=to_range(anchor.span, encoding),
-                    message=anchor_message(anchor),
+                    message=anchor_message(anchor) + stalled_note(folder.snapshot, anchor),
                     severity=anchor_severity,
                     code=state.value,
                     source=SOURCE,

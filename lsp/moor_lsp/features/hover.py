@@ -17,6 +17,7 @@ from moor_lsp import engine
 from moor_lsp.documents import ReferenceAt, reference_at
 from moor_lsp.engine import Snapshot
 from moor_lsp.features import Feature
+from moor_lsp.features.anchor_schedule import schedule_text
 from moor_lsp.features.code_hover import code_hover
 from moor_lsp.features.definition import anchor_at, locate, moved_ref
 from moor_lsp.features.diagnostics import to_range
@@ -110,6 +111,7 @@ def hover_text(
     history: engine.History | None,
     now: str | None = None,
     related: Related | None = None,
+    schedule: str = "",
 ) -> str:
     """`now`: where the engine says the code is now (`moved_to`), as a link to it."""
     ref = at.canonical or at.entry.raw
@@ -122,6 +124,8 @@ def hover_text(
             parts.append(f"**Now at** {now}")
         if anchor.detail:
             parts.append(anchor.detail)
+    if schedule:
+        parts.append(schedule)
     if history is not None:
         reason = last_reason(history.entries)
         if reason is not None:
@@ -209,7 +213,15 @@ class Hover(Feature):
         )
         return types.Hover(
             contents=types.MarkupContent(
-                kind=kind, value=hover_text(at, anchor, history, now, _related(at, snapshot))
+                kind=kind,
+                value=hover_text(
+                    at,
+                    anchor,
+                    history,
+                    now,
+                    _related(at, snapshot),
+                    schedule_text(at.canonical, anchor, snapshot),
+                ),
             ),
             range=to_range(at.span, self.server.position_encoding),
         )
