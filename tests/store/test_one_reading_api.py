@@ -68,6 +68,9 @@ ALLOWED = {
     ("cli/moor/hook_server.py", "_listen"): "the current folder, to come back to",
     # /dev/null as stdout once the reader went away (`moor log | head`).
     ("cli/moor/guard.py", "run_guarded"): "/dev/null",
+    # The language server's test-only clock: a number in a file the test names through the
+    # server's environment (no client can set it), outside any workspace; read as a float.
+    ("lsp/moor_lsp/clock.py", "now"): "a test's clock file, not workspace content",
     # The MCP stdio server's own stdin, taken as a file (a descriptor moor was given) with
     # /dev/null put in its place, so no other code reads the wire.
     ("mcp/moor_mcp/stdio.py", "_claimed_stdin"): "stdin and /dev/null, not files",
