@@ -11,6 +11,7 @@ server looks at the file every `FAKE_POLL_S` seconds and logs each look at a new
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -35,10 +36,19 @@ def server_clock(environ: Mapping[str, str] = os.environ) -> ServerClock:
     file = Path(path)
 
     def now() -> float:
-        # A test's own file outside any workspace, not workspace content: read directly.
+        # A test's own file outside any workspace, not workspace content, so not through
+        # `inside`; still a regular file only (no FIFO to hang on, no link to follow).
         try:
-            return float(file.read_text(encoding="ascii").strip() or "0")
+            fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return 0.0
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return 0.0
+            return float(os.read(fd, 64).decode("ascii").strip() or "0")
         except (OSError, ValueError):
             return 0.0
+        finally:
+            os.close(fd)
 
     return ServerClock(now, FAKE_POLL_S, fake=True)
