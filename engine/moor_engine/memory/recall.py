@@ -15,7 +15,6 @@ there is no second scoring path to drift from this one.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -427,6 +426,8 @@ def nearby(
         longer = sorted((w for w in words if w.startswith(term)), key=lambda w: (-words[w], w))
         # Only words of about its length can be close spellings: difflib is slow.
         alike = [w for w in words if abs(len(w) - len(term)) <= 2]
+        import difflib  # for a weak match only
+
         close = difflib.get_close_matches(term, alike, n=count * 2, cutoff=0.7)
         ranked = list(dict.fromkeys([*longer[:count], *close]))[:count]
         if ranked:
