@@ -21,6 +21,7 @@ from moor_extractors.reference import ANCHOR_PREFIX
 from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Closure, LockedAnchor
 
+from moor_engine.anchors.attempts import attempt_entry
 from moor_engine.anchors.declarations import Declaration
 from moor_engine.anchors.facts import (
     DECLARATION_AXIS,
@@ -277,13 +278,7 @@ def command_entries(
             if observation.code in ("anchor_closed", "anchor_superseded"):
                 continue  # closed: nothing was looked at
             entries.append(
-                NewEntry(
-                    "attempt",
-                    key,
-                    reason=observation.reason.value,
-                    code=observation.code,
-                    detail=observation.detail,
-                )
+                attempt_entry(key, observation.reason.value, observation.code, observation.detail)
             )
             continue
         report = reports.get(key)
@@ -291,15 +286,8 @@ def command_entries(
         streak = probe.get("streak", [1, 1])
         assert isinstance(streak, list)
         if report is not None and report.state == State.UNVERIFIED:
-            entries.append(  # a rule that could not be evaluated: an attempt, not a look
-                NewEntry(
-                    "attempt",
-                    key,
-                    reason=report.reason,
-                    code=report.code,
-                    detail=report.detail,
-                )
-            )
+            # A rule that could not be evaluated: an attempt, not a look.
+            entries.append(attempt_entry(key, report.reason, report.code, report.detail))
             continue
         if (
             report is not None
