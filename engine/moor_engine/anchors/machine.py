@@ -28,7 +28,9 @@ from moor_engine.anchors.facts import (
     ENTERED_AXIS,
     FACTS_AXIS,
     INPUTS_AXIS,
+    PART_AXES,
     STATE_AXIS,
+    changed_parts,
 )
 from moor_engine.grounding.observe import Found, NotFound, Observation
 from moor_engine.grounding.trust import AnchorReport, State
@@ -87,10 +89,14 @@ def command_report(
         report.state = State.DRIFTED
         report.code = "declaration_changed"
         report.axes = [DECLARATION_AXIS]
+        parts = changed_parts(locked.axes, observation.facts.axes)
+        kinds = [kind for kind in PART_AXES if parts is None or kind in parts] or list(PART_AXES)
         report.detail = (
-            f"the declaration of {name} in moor.toml changed since it was bound; its facts "
-            "are not compared across declarations: re-read the memory, then "
-            f"`moor revise {name} --probe|--rules|--terminal --why ...` (or `moor reaffirm`)"
+            f"the declaration of {name} in moor.toml changed since it was bound"
+            + (f" (its {' and '.join(kinds)})" if parts else "")
+            + "; its facts are not compared across declarations: re-read the memory, then "
+            f"`moor revise {name} {'|'.join('--' + kind for kind in kinds)} --why ...` "
+            "(or `moor reaffirm`)"
         )
         return report
     if declaration is not None and declaration.rules and isinstance(observation, Found):
