@@ -123,3 +123,29 @@ def test_add_and_bind_run_nothing_untrusted(probed: Workspace) -> None:
     added = probed.moor("add", "Another", "--about", "anchor:leave", "--trust")
     assert added.code == 0, added.err
     assert ran(probed)
+
+
+def about_anchor(ws: Workspace, *args: str, env: dict[str, str] | None = None) -> dict[str, object]:
+    run = ws.moor("about", "anchor:leave", "--format", "json", *args, env=env)
+    assert run.code in (0, 1), run.err
+    items = run.json()["memories"]
+    assert isinstance(items, list) and len(items) == 1
+    value = items[0]
+    assert isinstance(value, dict)
+    return value
+
+
+def test_moor_about_shows_a_command_anchors_observed_state_only_when_trusted(
+    probed: Workspace,
+) -> None:
+    probed.write("probes/leave.py", f"open({LEFT_BEHIND!r}, 'a').write('ran\\n')\nprint('new')\n")
+    untrusted = about_anchor(probed)
+    assert untrusted["anchor_state"] == "unverified"
+    assert "not trusted" in str(untrusted["detail"])
+    assert not ran(probed)  # nothing ran
+    trusted = about_anchor(probed, "--trust")  # the control: the person's word runs it
+    assert trusted["anchor_state"] == "drifted", trusted
+    assert ran(probed)
+    (probed.root / LEFT_BEHIND).unlink()
+    by_environment = about_anchor(probed, env={"MOOR_TRUST": "1"})
+    assert by_environment["anchor_state"] == "drifted" and ran(probed)
