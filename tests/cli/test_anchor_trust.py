@@ -5,6 +5,7 @@ leaves none — and each source of trust, shown to run it, is the control."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -149,3 +150,40 @@ def test_moor_about_shows_a_command_anchors_observed_state_only_when_trusted(
     (probed.root / LEFT_BEHIND).unlink()
     by_environment = about_anchor(probed, env={"MOOR_TRUST": "1"})
     assert by_environment["anchor_state"] == "drifted" and ran(probed)
+
+
+@pytest.mark.parametrize(
+    ("configuration", "setting"),
+    [
+        (".envrc", "export MOOR_TRUST=1\n"),
+        (".claude/settings.json", '{"env": {"MOOR_TRUST": "1"}}\n'),
+        (".env", "MOOR_TRUST=1\n"),
+        (".vscode/settings.json", '{"terminal.integrated.env.linux": {"MOOR_TRUST": "1"}}\n'),
+    ],
+)
+def test_moor_trust_is_not_believed_where_the_repository_configures_it(
+    probed: Workspace, configuration: str, setting: str
+) -> None:
+    trusted_env = {"MOOR_TRUST": "1"}
+    probed.write(configuration, setting.replace("MOOR_TRUST", "OTHER_SETTING"))
+    assert looked(probed, env=trusted_env)["state"] == "current" and ran(probed)  # the control
+    (probed.root / LEFT_BEHIND).unlink()
+    probed.write(configuration, setting)  # now the repository sets the variable itself
+    seen = looked(probed, env=trusted_env)
+    assert (seen["state"], seen["code"]) == ("unverified", "workspace_not_trusted")
+    assert f"this repository's {configuration} names it" in str(seen["detail"])
+    assert not ran(probed)
+    assert looked(probed, "--trust", env=trusted_env)["state"] == "current"  # the person's word
+    assert ran(probed)
+
+
+def test_an_unreadable_environment_configuration_keeps_moor_trust_from_being_believed(
+    probed: Workspace,
+) -> None:
+    os.mkfifo(probed.root / ".envrc")  # would hang a reader that opened it blocking
+    seen = looked(probed, env={"MOOR_TRUST": "1"})
+    assert seen["code"] == "workspace_not_trusted" and "cannot be read" in str(seen["detail"])
+    assert not ran(probed)
+    (probed.root / ".envrc").unlink()
+    assert looked(probed, env={"MOOR_TRUST": "1"})["state"] == "current"  # the control
+    assert ran(probed)
