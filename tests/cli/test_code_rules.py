@@ -39,11 +39,12 @@ def declare_roster(ws: Workspace, rule: bool) -> None:
         config.write(text)
 
 
-def test_moor_anchors_shows_the_rules_a_code_anchor_generates_and_none_for_a_command_anchor(
-    ws: Workspace,
+@pytest.mark.parametrize("rule", [False, True])
+def test_moor_anchors_shows_the_generated_rules_of_a_code_anchor_and_an_unruled_command_anchor(
+    ws: Workspace, rule: bool
 ) -> None:
     ws.write("app.py", "def f():\n    return 1\n")
-    declare_roster(ws, rule=False)
+    declare_roster(ws, rule=rule)
     ws.memory("code", "app.py#f")
     ws.memory("roster", "anchor:roster")
     ws.moor("bind", "--trust", check=True)
@@ -53,10 +54,14 @@ def test_moor_anchors_shows_the_rules_a_code_anchor_generates_and_none_for_a_com
     }
     assert rows["app.py#f"]["kind"] == "symbol"
     assert rows["app.py#f"]["generated_rules"] == GENERATED
-    assert rows["anchor:roster"]["generated_rules"] is None  # its rules are declared ones
+    command = rows["anchor:roster"]["generated_rules"]
+    if rule:  # its rules are the declared ones
+        assert command is None
+    else:  # "without rules, any change is a transition": the same rule shape as code's
+        assert command == [{"when": 'changed("facts")', "to": '{"status": "drifted"}'}]
     text = ws.moor("anchors", check=True).out
     assert 'rules (generated from the default watch): changed("kind"), ' in text
-    assert text.count("rules (generated") == 1
+    assert ('rules (generated from no declared rule): changed("facts")' in text) is not rule
 
 
 def test_a_code_anchor_moves_by_the_rules_its_watch_generates(ws: Workspace) -> None:

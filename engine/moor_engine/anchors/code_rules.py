@@ -1,5 +1,6 @@
 """The built-in code axes as generated transition rules (DESIGN §4b; memory:
-code-axes-are-generated-rules).
+code-axes-are-generated-rules); and the one rule a command anchor without declared rules
+moves by, `changed("facts")` (`UNRULED`): "any change is a transition", for both kinds.
 
 A code anchor (a symbol, a file, a section) moves when an axis it watches differs from what
 moor.lock binds. That is one rule per watched axis, in the shape of a declared rule (`when`,
@@ -17,7 +18,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
+from moor_engine.anchors.facts import FACTS_AXIS
+
 DRIFTED: Final = '{"status": "drifted"}'
+UNRULED: Final = (FACTS_AXIS,)  # what a command anchor without declared rules watches
 
 
 @dataclass(frozen=True)

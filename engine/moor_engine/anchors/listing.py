@@ -12,7 +12,7 @@ from moor_extractors.model import DEFAULT_WATCH
 from moor_extractors.reference import ANCHOR_PREFIX, is_markdown_path
 from moor_store.journal import Entry
 
-from moor_engine.anchors.code_rules import generated
+from moor_engine.anchors.code_rules import UNRULED, generated
 from moor_engine.anchors.facts import STATE_AXIS
 from moor_engine.anchors.machine import OBSERVED
 from moor_engine.anchors.revise import KINDS
@@ -66,6 +66,7 @@ def list_anchors(session: Session) -> list[AnchorRow]:
             next_due="at the next `moor check`",
             rules=len(declaration.rules),
             terminal=list(declaration.terminal),
+            generated_rules=None if declaration.rules else _generated(UNRULED),
         )
     for path, memory in sorted(session.lock.memories.items()):
         for canonical in memory.anchors:
@@ -97,8 +98,12 @@ def list_anchors(session: Session) -> list[AnchorRow]:
 def _code_row(rows: dict[str, AnchorRow], canonical: str) -> AnchorRow:
     row = rows[canonical] = AnchorRow(canonical, kind_of(canonical))
     if row.kind != "command":
-        row.generated_rules = [{"when": r.when, "to": r.to} for r in generated(DEFAULT_WATCH)]
+        row.generated_rules = _generated(DEFAULT_WATCH)
     return row
+
+
+def _generated(watch: tuple[str, ...]) -> list[dict[str, str]]:
+    return [{"when": rule.when, "to": rule.to} for rule in generated(watch)]
 
 
 def _history(row: AnchorRow, entries: list[Entry]) -> None:

@@ -22,6 +22,7 @@ from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Closure, LockedAnchor
 
 from moor_engine.anchors.attempts import attempt_entry
+from moor_engine.anchors.code_rules import UNRULED, fired
 from moor_engine.anchors.declarations import Declaration
 from moor_engine.anchors.facts import (
     DECLARATION_AXIS,
@@ -101,7 +102,11 @@ def command_report(
         return report
     if declaration is not None and declaration.rules and isinstance(observation, Found):
         return _ruled(report, declaration, observation, locked, journal)
-    if observation.address == locked.address:
+    # Without declared rules, the rule generated for it as for code (code_rules.py): any
+    # change of the facts. `null` is facts too: the address a NotFound has.
+    observed = observation.facts.axes if isinstance(observation, Found) else {FACTS_AXIS: "null"}
+    moved = fired(UNRULED, observed, locked.axes)
+    if not moved:
         return report
     seen = streak_seen(journal, name, observation.address)
     report.probe["streak"] = [min(seen, needed), needed]
@@ -111,7 +116,7 @@ def command_report(
             f"{name} observed a change, {seen} of {needed} times in a row: not counted yet"
         )
         return report
-    report.axes = [FACTS_AXIS]
+    report.axes = moved
     if isinstance(observation, NotFound):
         report.state = State.GONE
         report.code = "not_found"
