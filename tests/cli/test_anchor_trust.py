@@ -185,5 +185,6 @@ def test_an_unreadable_environment_configuration_keeps_moor_trust_from_being_bel
     assert seen["code"] == "workspace_not_trusted" and "cannot be read" in str(seen["detail"])
     assert not ran(probed)
     (probed.root / ".envrc").unlink()
+    (probed.root / ".env").mkdir()  # a folder (a virtualenv's usual name) is no configuration
     assert looked(probed, env={"MOOR_TRUST": "1"})["state"] == "current"  # the control
     assert ran(probed)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from moor_store.inside import read_inside
+from moor_store.inside import read_inside, stat_many_inside
 
 from moor_engine.usage import UsageError
 
@@ -102,13 +102,15 @@ def repository_environment(root: Path) -> str | None:
     MOOR_TRUST, or exists and cannot be read, said as a phrase; None when none does. Such a
     file can set the variable for the process moor runs in once a person approves it for
     something else."""
-    for rel in REPOSITORY_ENVIRONMENTS:
+    for rel, info in stat_many_inside(root, REPOSITORY_ENVIRONMENTS).items():
+        if isinstance(info, (FileNotFoundError, NotADirectoryError)):
+            continue  # none (or a file where its path needs a folder)
+        if isinstance(info, os.stat_result) and stat.S_ISDIR(info.st_mode):
+            continue  # a folder is no configuration (a virtualenv is often named `.env`)
         try:
             data = read_inside(root, rel, limit=_MAX_LIST_BYTES)
         except FileNotFoundError:
             continue
-        except NotADirectoryError:
-            continue  # a file where the path needs a folder: no such configuration
         except OSError as error:  # a link out, a FIFO, too large: cannot tell
             code = getattr(error, "code", None) or error.strerror or "unreadable"
             return f"{rel} cannot be read ({code}), so whether it sets it cannot be told"
