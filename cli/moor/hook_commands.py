@@ -131,6 +131,8 @@ def _settings(action: str, agent: str, start: Path, output: str) -> int:
     else:
         verb = "added to" if action == "install" else "removed from"
         print(f"{change.path}: moor's {', '.join(events)} hooks {verb} it")
+    if action == "install" and layout.notice:
+        print(f"note: {layout.notice}")
     return EXIT_OK
 
 

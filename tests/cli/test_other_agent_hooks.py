@@ -12,13 +12,17 @@ import sys
 from typing import Any
 
 from tests.cli.test_edit_loop_hooks import CODE, workspace
+from tests.cli.test_hook_server import SERVED, answered, server_pid, servers_in, until
+from tests.cli.test_start_up import _imported
 from tests.conftest import Workspace
 
 GEMINI_SESSION = "gemini-7d1f"
 CURSOR_CONVERSATION = "conv-1a2b"
 
 
-def run(ws: Workspace, event: str, agent: str, payload: object) -> dict[str, Any] | None:
+def run(
+    ws: Workspace, event: str, agent: str, payload: object, env: dict[str, str] | None = None
+) -> dict[str, Any] | None:
     """The JSON a real hook process prints (None: nothing); it must exit 0, say nothing on
     stderr."""
     result = subprocess.run(
@@ -27,7 +31,7 @@ def run(ws: Workspace, event: str, agent: str, payload: object) -> dict[str, Any
         input=json.dumps(payload),
         capture_output=True,
         text=True,
-        env={**os.environ, "NO_COLOR": "1"},
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
         timeout=120,
     )
     assert (result.returncode, result.stderr) == (0, ""), result.stderr
@@ -86,8 +90,8 @@ def test_gemini_install_merges_with_its_settings_is_idempotent_and_uninstall_rem
     assert after_tool[1]["matcher"] == "read_file|write_file|replace"
     assert after_tool[1]["hooks"][0]["command"] == "moor hooks run post-tool-use --agent gemini"
     assert after_tool[1]["hooks"][0]["timeout"] == 10000  # Gemini CLI counts milliseconds
-    again = ws.moor("hooks", "install", "gemini", "--format", "json", check=True).out
-    assert json.loads(again)["changed"] is False
+    again = ws.moor("hooks", "install", "gemini", check=True).out
+    assert "nothing to change" in again and "Enable Hooks System" in again
     ws.moor("hooks", "uninstall", "gemini", check=True)
     assert json.loads(ws.read(".gemini/settings.json")) == {
         "theme": "dark",
@@ -232,3 +236,37 @@ def test_every_agent_the_hooks_translate_for_can_be_installed_and_the_other_way_
     from moor_engine.agents.agent_layouts import LAYOUTS
 
     assert tuple(LAYOUTS) == AGENTS
+
+
+def test_gemini_and_cursor_hooks_take_the_fast_path_and_are_served_as_answered_alone(
+    ws: Workspace,
+) -> None:
+    workspace(ws)
+    read = gemini_tool(ws, "read_file", "net/client.py")
+    alone = run(ws, "post-tool-use", "gemini", read)
+    try:
+        run(ws, "session-start", "gemini", gemini(ws, "SessionStart", source="startup"), SERVED)
+        server_pid(ws)
+        before = answered(ws) or 0
+        assert run(ws, "post-tool-use", "gemini", read, SERVED) == alone is not None
+        assert answered(ws) == before + 1
+        ws.write("net/client.py", CODE.replace("return payload", "return payload * 2"))
+        edit = cursor(ws, "afterFileEdit", file_path=str(ws.root / "net/client.py"), edits=[])
+        stop = cursor(ws, "stop", status="completed", loop_count=0)
+        for event, payload in (("post-tool-use", edit), ("stop", stop)):
+            out, modules = _imported(
+                ws.root,
+                "hooks",
+                "run",
+                event,
+                "--agent",
+                "cursor",
+                stdin=json.dumps(payload),
+                env=SERVED,
+            )
+            assert not modules & {"moor.main", "argparse", "moor_engine.session"}, event
+        assert answered(ws) == before + 3  # the server answered both
+        assert "memories/send.md (drifted)" in json.loads(out)["followup_message"]
+    finally:
+        ws.moor("hooks", "stop")
+        until(lambda: not servers_in(ws.root), "the hook server to stop")

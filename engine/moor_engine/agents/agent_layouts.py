@@ -29,6 +29,9 @@ GEMINI = Layout(
     },
     {"AfterTool": "read_file|write_file|replace"},
     entry={"timeout": 10000},  # milliseconds
+    # A person's switch, in their own settings: moor does not turn it on for them.
+    notice="Gemini CLI runs hooks only while its hooks system is on "
+    "(/settings, Advanced: Enable Hooks System; `tools.enableHooks`)",
 )
 CURSOR = Layout(
     "cursor",

@@ -39,6 +39,7 @@ class Layout:
     grouped: bool = True  # matcher groups (Claude Code, Gemini CLI) or a flat list (Cursor)
     entry: Mapping[str, object] = field(default_factory=dict)  # more fields of each hook
     top: Mapping[str, object] = field(default_factory=dict)  # keys the file must have
+    notice: str = ""  # what a person must still do for the agent to run them
 
 
 @dataclass(frozen=True)
