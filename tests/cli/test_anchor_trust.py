@@ -158,6 +158,7 @@ def test_moor_about_shows_a_command_anchors_observed_state_only_when_trusted(
         (".envrc", "export MOOR_TRUST=1\n"),
         (".claude/settings.json", '{"env": {"MOOR_TRUST": "1"}}\n'),
         (".env", "MOOR_TRUST=1\n"),
+        (".gemini/settings.json", '{"mcpServers": {"moor": {"env": {"MOOR_TRUST": "1"}}}}\n'),
         (".vscode/settings.json", '{"terminal.integrated.env.linux": {"MOOR_TRUST": "1"}}\n'),
     ],
 )

@@ -32,6 +32,8 @@ REPOSITORY_ENVIRONMENTS: Final = (
     ".claude/settings.json",
     ".claude/settings.local.json",
     ".cursor/mcp.json",
+    ".gemini/settings.json",
+    ".gemini/.env",
     ".vscode/mcp.json",
     ".vscode/settings.json",
     ".envrc",
