@@ -44,6 +44,11 @@ def test_the_anchors_tool_lists_command_and_code_anchors(probed: Workspace) -> N
     assert by_name["anchor:roster"]["reproducibility"] == "closed"
     assert by_name["anchor:roster"]["memories"] == ["memories/roster.md"]
     assert by_name["app.py#f"]["kind"] == "symbol"
+    assert by_name["app.py#f"]["generated_rules"][-1] == {
+        "when": 'changed("body")',
+        "to": '{"status": "drifted"}',
+    }
+    assert [r["when"] for r in by_name["anchor:roster"]["generated_rules"]] == ['changed("facts")']
     only = structured(call(probed.root, "anchors", {"kind": "command"}))["anchors"]
     assert [row["anchor"] for row in only] == ["anchor:roster"]
     assert not (probed.root / LEFT_BEHIND).exists()  # listing runs nothing
