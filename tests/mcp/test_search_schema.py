@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]  # the SDK client validates with it
 from mcp.client.session import ClientSession
 from mcp.server.mcpserver import MCPServer
 
