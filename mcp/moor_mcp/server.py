@@ -91,7 +91,7 @@ class MoorServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        known = [tool.name for tool in await self.list_tools()]
+        known = [tool.name for tool in await super().list_tools()]  # names only: unshaped
         if name not in known:
             return refusals.unknown_tool(name, known)
         try:
