@@ -12,7 +12,8 @@ keys as a kept check (`kept_check`, `filestat`):
   every file its anchors name hold, its moor.lock entry is the same, and so are what
   every memory declaring `supersedes:` declares (their files' keys), the superseded
   memories' texts (their files' keys) and the latches in moor.lock. Only verdicts that
-  rest on those alone are kept (`kept_check.keepable_memory`).
+  rest on those alone are kept (`kept_check.keepable_memory`), each with the memory it
+  read (`memories`: what a search shows beside the verdict, not read again).
 
 The first verdicts asked of an empty memo are those of every memory, evaluated at once
 (~1 s at 10,000): a warm server then re-evaluates only what moved (memory:
