@@ -189,9 +189,18 @@ def test_a_one_shot_recall_of_found_code_never_imports_the_search_for_vanished_c
 
 
 # What a read (a one-shot recall, a prompt hook's first mention) never needs: a write's
-# modules (an intent record's id and encoding, a temporary file's name), difflib (a link to
-# no memory, a weak match), the HTML entity table (a memory naming an entity).
-_ONLY_FOR_WRITES_AND_MISTAKES = {"secrets", "hmac", "base64", "difflib", "html"}
+# modules (an intent record's id and encoding, a temporary file's name, what a write is
+# told: `written`), difflib (a link to no memory, a weak match), the HTML entity table and
+# the look-alike tables (a memory naming an entity or holding an angle).
+_ONLY_FOR_WRITES_AND_MISTAKES = {
+    "secrets",
+    "hmac",
+    "base64",
+    "difflib",
+    "html",
+    "moor_engine.written",
+    "moor_engine.agents.lookalikes",
+}
 
 
 def test_a_read_imports_no_module_only_a_write_or_a_mistake_needs(ws: Workspace) -> None:
@@ -216,7 +225,7 @@ def test_a_read_imports_no_module_only_a_write_or_a_mistake_needs(ws: Workspace)
     # The controls: a write imports its modules; a weak match difflib; a memory naming an
     # entity the entity table.
     _, modules = _imported(ws.root, "add", "send retries once.", "--about", "src/net.py#send")
-    assert {"secrets", "base64"} <= modules
+    assert {"secrets", "base64", "moor_engine.written"} <= modules
     weak, modules = _imported(ws.root, "recall", "sendd", codes=(1,))
     assert "weak match" in weak, weak
     assert "difflib" in modules
@@ -228,3 +237,4 @@ def test_a_read_imports_no_module_only_a_write_or_a_mistake_needs(ws: Workspace)
         ws.root, "hooks", "run", "prompt", stdin=prompt, env={"MOOR_HOOK_SERVER": "0"}
     )
     assert "entity" in told and "html.entities" in modules
+    assert "moor_engine.agents.lookalikes" in modules
