@@ -297,3 +297,47 @@ def test_each_dataclass_a_prompt_hook_imports_has_its_own_docstring(ws: Workspac
         name: str
 
     assert _generated_doc(Bare) and not _generated_doc(Told)
+
+
+# Run as the `moor` script runs (`launch.run`), with an exit handler that says whether the
+# interpreter's teardown ran.
+_RUN_WITH_EXIT_HANDLER = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print('torn down', file=sys.stderr))\n"
+    "sys.argv = ['moor', *sys.argv[1:]]\n"
+    "from moor.launch import run\n"
+    "run()\n"
+)
+
+
+def test_a_one_shot_answer_ends_its_process_without_the_teardown(ws: Workspace) -> None:
+    ws.write("src/net.py", "def send(payload):\n    return payload\n")
+    ws.memory("sending", "src/net.py#send", body="send is idempotent.")
+    ws.moor("bind", check=True)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MOOR_")}
+
+    def ran(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", _RUN_WITH_EXIT_HANDLER, *args],
+            cwd=ws.root,
+            env=base | {"MOOR_HOOK_SERVER": "0"},
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    prompt = json.dumps({"prompt": "is send safe?", "cwd": str(ws.root)})
+    hook = ran("hooks", "run", "prompt", stdin=prompt)
+    assert hook.returncode == 0, hook.stderr
+    told = json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "memories/sending.md" in told  # the whole answer was written before the end
+    assert "torn down" not in hook.stderr
+    recall = ran("recall", "idempotent", "send")
+    assert recall.returncode == 0 and recall.stdout.startswith("1. memories/sending.md")
+    assert "torn down" not in recall.stderr
+    missing = ran("recall", "nothing-here-at-all")
+    assert missing.returncode == 1 and "torn down" not in missing.stderr  # its code kept
+    # The control: any other command ends as Python ends, teardown and all.
+    check = ran("check")
+    assert check.returncode == 0 and "torn down" in check.stderr
