@@ -413,6 +413,9 @@ class FileObserver:
         self.changed: set[str] = set()  # files whose bytes differ from the cached ones
         # Unsaved editor buffers, by workspace-relative path: observed instead of the file.
         self.overlays: dict[str, bytes] = {}
+        # Views of buffers made by an earlier observer of this workspace in this thread
+        # (`carry_overlays`).
+        self._carried: dict[str, FileView] = {}
         # Files known to have changed since their view was made (see `forget`): their
         # earlier view, whose facts the new one may reuse.
         self._previous: dict[str, FileView | None] = {}
@@ -424,6 +427,21 @@ class FileObserver:
         # How an `anchor:NAME` reference is observed (moor_engine.anchors.observer), set by
         # the session: the grounding layer knows no commands.
         self.commands: Callable[[Reference], Observation] | None = None
+
+    def carry_overlays(self, views: dict[str, FileView]) -> None:
+        """Views of the unsaved buffers an earlier observer of this workspace made, in the
+        same thread (an editor's reads each open a session): one of exactly a buffer's
+        bytes now is observed as it is, parsed once for every read of that version;
+        another is the earlier version the buffer's new view re-parses from."""
+        self._carried = {rel: view for rel, view in views.items() if view.root == self.root}
+
+    def overlay_views(self) -> dict[str, FileView]:
+        """The views of unsaved buffers made here, to carry to the next observer."""
+        return {
+            rel: view
+            for rel, view in self._views.items()
+            if rel in self.overlays and isinstance(view, FileView) and view.overlay
+        }
 
     def forget(self, rels: Iterable[str]) -> None:
         """Files that changed (an editor saw them change): observe them afresh, from their
@@ -680,6 +698,11 @@ class FileObserver:
         data = _usable(rel, self.overlays[rel], self.max_file_size)
         if isinstance(data, Failure):
             return data
+        carried = self._carried.pop(rel, None)
+        if carried is not None and carried.language == language:
+            if carried.held_source() == data:
+                return carried
+            previous = previous or carried
         reuse = previous.known_facts() if previous is not None else None
         view = FileView(
             rel, self.root, unstatted(len(data)), digest_bytes(data), language, None, data, reuse
