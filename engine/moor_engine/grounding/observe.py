@@ -13,12 +13,14 @@ import json
 import os
 import re
 import stat
+import sys
 import textwrap
 import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import moor_extractors as extractors_package
 from moor_extractors.digest import digest_bytes, digest_json, digest_tokens
@@ -68,7 +70,7 @@ _ADDRESS_MEMO = 200_000
 _BINARY_SNIFF = 8192
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Found:
     path: str
     derivation: str
@@ -77,7 +79,7 @@ class Found:
     site: DefinitionSite | None  # None for a whole-file reference
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NotFound:
     path: str
     derivation: str
@@ -287,7 +289,11 @@ class FileView:
         if stored is None:
             return None
         kind, axes = stored
-        facts = self._facts[index] = Facts(kind=kind, axes=axes)  # type: ignore[arg-type]
+        # Interned: the lock holds the same digests for every current anchor (it interns
+        # its own), and many axes share one (an empty docstring's).
+        if isinstance(axes, dict):
+            axes = {_interned(axis): _interned(digest) for axis, digest in axes.items()}
+        facts = self._facts[index] = Facts(kind=_interned(kind), axes=axes)  # type: ignore[arg-type]
         return facts
 
     def _every_fact(self) -> dict[int, Facts]:
@@ -908,6 +914,10 @@ def _own_name(language: str, symbol: str) -> str:
     an overload's parameter list or a receiver's type parameters."""
     own = split_qualified(language, symbol)[1]
     return re.split(r"[(\[<\s]", own, maxsplit=1)[0] or own
+
+
+def _interned(value: object) -> Any:
+    return sys.intern(value) if type(value) is str else value
 
 
 def _row_key(row: CachedFile) -> StatKey:
