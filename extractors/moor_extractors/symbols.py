@@ -20,7 +20,7 @@ from .languages import definition_query, new_parser
 from .model import AXES, DefinitionSite, Facts
 from .normalise import Streams
 
-NORMALISER_VERSION = 4
+NORMALISER_VERSION = 5
 """Bump whenever any axis's token stream changes for the same source."""
 
 _SPECS: dict[str, tuple[str, str]] = {
