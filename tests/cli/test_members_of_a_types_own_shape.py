@@ -107,3 +107,67 @@ def test_a_lock_bound_before_stays_current(ws: Workspace) -> None:
     ws.write("src/shapes.ts", SHAPES_TS.replace("c: number", "c: bigint"))
     anchors = ws.states()["memories/before.md"]["anchors"]
     assert [a["state"] for a in anchors] == ["current", "drifted", *["current"] * 4]
+
+
+METHODS_TS = """\
+export type Pending = Promise<{ settle(): void; label: string }>
+
+export type Handlers = {
+  onLoad(): void
+  onError(reason: string): void
+}
+
+export interface Api {
+  fetch(url: string): Promise<{ json(): unknown }>
+}
+
+export function take(options: { run(): void }): void {}
+"""
+
+
+def test_a_method_signature_follows_the_rule_properties_follow(ws: Workspace) -> None:
+    """A method signature in a generic argument or a parameter's object type is no one's
+    member, as a property there is not; one in a type's own shape is."""
+    ws.write("src/methods.ts", METHODS_TS)
+    listed = ws.moor("symbols", "src/methods.ts", check=True).out.splitlines()
+    assert [line.removeprefix("src/methods.ts#") for line in listed] == [
+        "Pending",
+        "Handlers",
+        "Handlers.onLoad",
+        "Handlers.onError",
+        "Api",
+        "Api.fetch",
+        "take",
+    ]
+    ws.memory("wrong", ["src/methods.ts#Pending.settle"])
+    run = ws.moor("bind")
+    assert run.code == 1, run.out
+    assert "cannot bind src/methods.ts#Pending.settle: no_longer_listed" in run.err
+    assert run.err.rstrip().endswith("name the definition that holds it: src/methods.ts#Pending")
+    # Positive control: a method of the alias's own shape binds, and is its own anchor.
+    ws.memory("wrong", ["src/methods.ts#Handlers.onError"])
+    assert ws.moor("bind").code == 0
+    ws.write("src/methods.ts", METHODS_TS.replace("onLoad(): void", "onLoad(): boolean"))
+    assert ws.state("memories/wrong.md") == "current"
+    ws.write("src/methods.ts", METHODS_TS.replace("reason: string", "reason: Error"))
+    assert ws.state("memories/wrong.md") == "drifted"
+
+
+def test_a_lock_bound_to_such_a_method_is_told_why_and_never_called_gone(
+    ws: Workspace,
+) -> None:
+    """moor.lock as the previous moor wrote it for `Pending.settle`, which it listed."""
+    ws.write("src/methods.ts", METHODS_TS)
+    ws.memory("before", ["src/methods.ts#Pending.settle"])
+    ws.write(
+        "moor.lock", Path(__file__).with_name("method_in_a_generic_argument_old.lock").read_text()
+    )
+    anchor = ws.anchor("memories/before.md")
+    assert (anchor["state"], anchor["code"]) == ("unverified", "no_longer_listed")
+    assert str(anchor["detail"]).endswith(
+        "name the definition that holds it: src/methods.ts#Pending"
+    )
+    # Positive control: a name that was never there is gone, as before.
+    ws.memory("before", ["src/methods.ts#Pending.never"])
+    anchor = ws.anchor("memories/before.md")
+    assert (anchor["state"], anchor["code"]) == ("gone", "not_found")
