@@ -171,3 +171,30 @@ def test_a_lock_bound_to_such_a_method_is_told_why_and_never_called_gone(
     ws.memory("before", ["src/methods.ts#Pending.never"])
     anchor = ws.anchor("memories/before.md")
     assert (anchor["state"], anchor["code"]) == ("gone", "not_found")
+
+
+MAPPED_TS = """\
+export type Optional<T> = { [K in keyof T]?: T[K] }
+
+export type Frozen<T> = { readonly [K in keyof T]: T[K] } & { frozenAt: number }
+"""
+
+
+def test_a_mapped_type_is_referenceable_as_its_alias_and_lists_no_members(
+    ws: Workspace,
+) -> None:
+    """A mapped type's keys exist only once a type argument is given: no member of it is
+    written in the source, so only the alias (and an own object branch's property) is."""
+    ws.write("src/mapped.ts", MAPPED_TS)
+    listed = ws.moor("symbols", "src/mapped.ts", check=True).out.splitlines()
+    assert [line.removeprefix("src/mapped.ts#") for line in listed] == [
+        "Optional",
+        "Frozen",
+        "Frozen.frozenAt",
+    ]
+    ws.memory("mapped", ["src/mapped.ts#Optional", "src/mapped.ts#Frozen.frozenAt"])
+    assert ws.moor("bind").code == 0
+    # The mapping is the alias's body: dropping the `?` modifier drifts it, not the sibling.
+    ws.write("src/mapped.ts", MAPPED_TS.replace("]?: T[K] }", "]-?: T[K] }"))
+    states = [anchor["state"] for anchor in ws.states()["memories/mapped.md"]["anchors"]]
+    assert states == ["drifted", "current"]
