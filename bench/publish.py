@@ -960,9 +960,38 @@ def render_tool_hooks(t: dict[str, float]) -> str:
             f"| {t['post_served_over_python']:.2f}x |",
             "",
             f"The goal, p95 ≤ {HOOK_GOAL_P95_MS:g} ms per served tool hook: "
-            f"{'met' if served_met else '**not met**'} in this run.",
+            f"{'met' if served_met else '**not met**'} in this run. "
+            "`tests/bench/test_readme_numbers.py` re-measures (8 calls each) under "
+            "`make bench-check` and fails if any p50 over `python -c pass`'s is more than 2x "
+            "the one above, or if a served tool hook is not at least 1.5x faster than an "
+            "unserved one.",
         ]
     )
+
+
+# The tool-hook figures `make bench-check` compares, each a p50 over `python -c pass`'s p50
+# in the same run (a ratio survives a busy machine; milliseconds do not).
+TOOL_HOOK_RATIOS = ("pre_unserved", "post_unserved", "pre_served", "post_served")
+_TOOL_ROW = re.compile(
+    r"^\| [\d,]+ \| ([\d.]+) / [\d.]+ ms \| ([\d.]+) / [\d.]+ ms \| ([\d.]+) / [\d.]+ ms "
+    r"\| ([\d.]+) / [\d.]+ ms \| [\d.]+x \|$",
+    re.MULTILINE,
+)
+
+
+def tool_hook_ratios(t: dict[str, float]) -> dict[str, float]:
+    """Each tool hook's p50 over `python -c pass`'s, as measured (`measure_tools`)."""
+    return {name: t[f"{name}_p50_ms"] / t["python_p50_ms"] for name in TOOL_HOOK_RATIOS}
+
+
+def parse_tool_hooks(section: str) -> dict[str, float] | None:
+    """The tool-hook ratios the hooks section publishes (None: it publishes no tool row)."""
+    _, found, tools = section.partition("The edit loop's tool hooks")
+    python = re.search(r"`python -c pass` took ([\d.]+) ms", tools)
+    row = _TOOL_ROW.search(tools)
+    if not found or python is None or row is None:
+        return None
+    return {name: float(row[i + 1]) / float(python[1]) for i, name in enumerate(TOOL_HOOK_RATIOS)}
 
 
 def render_hooks(measured: dict[str, float], tools: dict[str, float] | None = None) -> str:

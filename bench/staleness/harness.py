@@ -51,6 +51,7 @@ from staleness.history import (
     export,
     first_sentence,
     functions,
+    repository_name,
 )
 from staleness.systems import (
     TOP,
@@ -116,10 +117,12 @@ class Result:
     subjects: dict[str, int]  # kind -> how many
     scores: dict[str, Score]
     skipped: list[str]
+    source: str  # who the history is of (`history.repository_name`): the published label
 
     def as_json(self) -> dict[str, object]:
         return {
             "repo": self.repo,
+            "source": self.source,
             "from": {"rev": self.labels[0], "commit": self.commits[0], "date": self.dates[0]},
             "to": {"rev": self.labels[1], "commit": self.commits[1], "date": self.dates[1]},
             "memories": self.memories,
@@ -268,6 +271,7 @@ def run(
         counts,
         scores,
         skipped,
+        repository_name(git_dir),
     )
 
 

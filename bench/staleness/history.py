@@ -46,6 +46,30 @@ def git(git_dir: Path, *args: str) -> bytes:
     ).stdout
 
 
+def repository_name(git_dir: Path) -> str:
+    """Who the history is of, as `owner/name` where the git directory says: its `origin`
+    remote's last two parts; else a mirror's folder (`owner+name/repo`); else the folder's
+    own name (a checkout's, for its `.git`)."""
+    found = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "config", "--get", "remote.origin.url"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    url = found.stdout.strip().removesuffix("/").removesuffix(".git")
+    parts = [part for part in re.split(r"[/:]", url) if part]
+    if found.returncode == 0 and len(parts) >= 2:
+        return f"{parts[-2]}/{parts[-1]}"
+    where = git_dir.resolve()
+    if where.name in (".git", "repo"):
+        where = where.parent
+    owner, plus, name = where.name.partition("+")
+    if plus and owner and name:
+        return f"{owner}/{name}"
+    return where.name.removesuffix(".git")
+
+
 def commit_of(git_dir: Path, rev: str) -> tuple[str, str]:
     """The commit `rev` names and its committer date (YYYY-MM-DD)."""
     line = git(git_dir, "log", "-1", "--format=%H %cs", f"{rev}^{{commit}}").decode().split()

@@ -38,7 +38,7 @@ def markdown(result: Result) -> str:
     subjects = sum(result.subjects.values())
     kinds = ", ".join(f"{n} {kind}" for kind, n in result.subjects.items())
     lines = [
-        f"pallets/click {a} → {b} ({result.dates[0]} → {result.dates[1]}): "
+        f"{result.source} {a} → {b} ({result.dates[0]} → {result.dates[1]}): "
         f"{result.memories} memories written at {a}, {subjects} questions ({kinds}).",
         "",
         "| system | stale served as current | current missed | answer recall@5 "

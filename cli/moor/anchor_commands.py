@@ -80,6 +80,10 @@ def cmd_anchors(args: argparse.Namespace, start: Path) -> int:
             print(f"  closed{by} {row.closed['at']}: {row.closed['reason']}")
         if row.state is not None:
             print(f"  state: {json.dumps(row.state, ensure_ascii=False)[:200]}")
+        if row.generated_rules:
+            whens = ", ".join(rule["when"] for rule in row.generated_rules)
+            source = "the default watch" if row.kind != "command" else "no declared rule"
+            print(f"  rules (generated from {source}): {whens} -> drifted")
         if row.revisions:
             print("  revised: " + ", ".join(f"{k} {n}x" for k, n in row.revisions.items()))
         if row.next_due:

@@ -1,8 +1,10 @@
-"""`moor hooks install|uninstall claude` and `moor hooks run EVENT`.
+"""`moor hooks install|uninstall AGENT` and `moor hooks run EVENT [--agent AGENT]`.
 
-A hook run is Claude Code's: it reads the hook's JSON on stdin (`cwd`, `prompt`,
-`tool_input`, ...) and prints `hookSpecificOutput.additionalContext` (a Stop hook with
-something to ask prints `decision: block` and the question as its `reason`). It is
+A hook run reads the agent's JSON on stdin — Claude Code's by default (`cwd`, `prompt`,
+`tool_input`, ...), Gemini CLI's or Cursor's with `--agent`, translated by `hook_dialects`
+— and prints the answer in that agent's form (Claude Code's
+`hookSpecificOutput.additionalContext`; a Stop hook with something to ask prints
+`decision: block` and the question as its `reason`). It is
 fail-silent: whatever goes wrong, it exits 0 with nothing on stdout and one line in
 `.moor/hooks.log`, so a broken workspace never blocks a prompt. The engine is imported
 only once the run has begun, inside that guard. What is shown is decided by
@@ -16,6 +18,7 @@ import json
 import sys
 from pathlib import Path
 
+from moor.hook_dialects import AGENTS, CLAUDE_EVENTS, incoming, outgoing
 from moor.hook_reply import hook_answer, log_line
 
 # Not `typing.TYPE_CHECKING`: every prompt hook imports this module, and `typing` alone costs
@@ -26,13 +29,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 EXIT_OK, EXIT_USAGE = 0, 2
-_EVENTS = {
-    "session-start": "SessionStart",
-    "prompt": "UserPromptSubmit",
-    "pre-tool-use": "PreToolUse",
-    "post-tool-use": "PostToolUse",
-    "stop": "Stop",
-}
 # The hooks the workspace's hook server answers (a session start starts it).
 _SERVED = ("prompt", "pre-tool-use", "post-tool-use", "stop")
 
@@ -41,14 +37,23 @@ def add_parsers(commands: Any) -> None:
     # Imported here: a prompt hook imports this module, never argparse.
     from moor.arguments import add_format
 
-    hooks = commands.add_parser("hooks", help="hooks for Claude Code: install, uninstall, run")
+    hooks = commands.add_parser(
+        "hooks", help="hooks for Claude Code, Gemini CLI and Cursor: install, uninstall, run"
+    )
     actions = hooks.add_subparsers(dest="hooks_action", required=True, metavar="ACTION")
     for name, text in (("install", "write"), ("uninstall", "remove")):
-        action = actions.add_parser(name, help=f"{text} moor's hooks in .claude/settings.json")
-        action.add_argument("agent", choices=("claude",))
+        action = actions.add_parser(
+            name,
+            help=f"{text} moor's hooks in the agent's settings (.claude/settings.json, "
+            ".gemini/settings.json, .cursor/hooks.json)",
+        )
+        action.add_argument("agent", choices=AGENTS)
         add_format(action)
-    run = actions.add_parser("run", help="run a hook (Claude Code calls this, JSON on stdin)")
-    run.add_argument("event", choices=tuple(_EVENTS))
+    run = actions.add_parser("run", help="run a hook (the agent calls this, JSON on stdin)")
+    run.add_argument("event", choices=tuple(CLAUDE_EVENTS))
+    run.add_argument(
+        "--agent", choices=AGENTS, default="claude", help="whose hook JSON (default: claude)"
+    )
     add_format(
         actions.add_parser(
             "status", help="whether this workspace's hook server runs, and since when"
@@ -60,14 +65,14 @@ def add_parsers(commands: Any) -> None:
 
 def cmd_hooks(args: argparse.Namespace, start: Path) -> int:
     if args.hooks_action == "run":
-        return run_hook(args.event, start)
+        return run_hook(args.event, start, args.agent)
     if args.hooks_action == "serve":
         from moor.hook_server import main_serve
 
         return main_serve(start)
     if args.hooks_action in ("status", "stop"):
         return _server(args.hooks_action, start, args.format)
-    return _settings(args.hooks_action, start, args.format)
+    return _settings(args.hooks_action, args.agent, start, args.format)
 
 
 def _server(action: str, start: Path, output: str) -> int:
@@ -93,20 +98,22 @@ def _server(action: str, start: Path, output: str) -> int:
     return EXIT_OK
 
 
-def _settings(action: str, start: Path, output: str) -> int:
-    from moor_engine.agents import claude_settings
+def _settings(action: str, agent: str, start: Path, output: str) -> int:
+    from moor_engine.agents import hook_settings
+    from moor_engine.agents.agent_layouts import LAYOUTS
     from moor_engine.workspace.workspace import Workspace
 
     root = Workspace.open(start).root
+    layout = LAYOUTS[agent]
     try:
         if action == "install":
-            change = claude_settings.install(root)
+            change = hook_settings.install(layout, root)
         else:
-            change = claude_settings.uninstall(root)
+            change = hook_settings.uninstall(layout, root)
             from moor import hook_client
 
             hook_client.stop(root)  # nothing is left serving hooks that are gone
-    except claude_settings.SettingsError as error:
+    except hook_settings.SettingsError as error:
         print(f"moor: {error}", file=sys.stderr)
         return EXIT_USAGE
     events = change.added or change.removed
@@ -124,11 +131,13 @@ def _settings(action: str, start: Path, output: str) -> int:
     else:
         verb = "added to" if action == "install" else "removed from"
         print(f"{change.path}: moor's {', '.join(events)} hooks {verb} it")
+    if action == "install" and layout.notice:
+        print(f"note: {layout.notice}")
     return EXIT_OK
 
 
-def run_hook(event: str, start: Path) -> int:
-    """Answer one hook: a prompt by the workspace's hook server when one answers
+def run_hook(event: str, start: Path, agent: str = "claude") -> int:
+    """Answer one hook of `agent`: a prompt by the workspace's hook server when one answers
     (`hook_server`), else in this process; a hook answered here then starts the server
     for the hooks after it (`hook_client.start`, in the background)."""
     where = start
@@ -136,26 +145,25 @@ def run_hook(event: str, start: Path) -> int:
     try:
         from moor import hook_client
 
-        payload = _payload(sys.stdin.read())
+        translated = incoming(agent, event, _payload(sys.stdin.read()))
+        if translated is None:
+            return EXIT_OK  # a tool or an event moor does not answer for this agent
+        asked, payload = translated
         cwd = payload.get("cwd")
         if isinstance(cwd, str) and cwd and Path(cwd).is_dir():
             where = Path(cwd)
         context = None
         wait = hook_client.hook_wait()
-        if event in _SERVED and hook_client.enabled():
-            context = hook_client.served(where, event, payload, wait)
+        if asked in _SERVED and hook_client.enabled():
+            context = hook_client.served(where, asked, payload, wait)
         if context is None:
             unserved = True
-            context = hook_answer(event, where, payload)
+            context = hook_answer(asked, where, payload)
     except BaseException as error:  # fail-silent: a hook must never block the agent
         log_line(where, f"{event}: {type(error).__name__}: {error}")
         return EXIT_OK  # nothing to serve here, so no server is started either
-    if context:
-        output: dict[str, object] = {
-            "hookSpecificOutput": {"hookEventName": _EVENTS[event], "additionalContext": context}
-        }
-        if event == "stop":  # Claude Code goes on with `reason` as what it is asked
-            output = {"decision": "block", "reason": context}
+    output = outgoing(agent, event, context)
+    if output is not None:
         with contextlib.suppress(OSError):  # the agent stopped reading: nothing to tell it
             sys.stdout.write(json.dumps(output) + "\n")
             sys.stdout.flush()

@@ -2,7 +2,8 @@
 the engine are imported (their imports, the engine and argparse's whole tree of commands,
 cost ~150 ms, 5 times the interpreter's own start-up): `moor --version`, which imports only
 `distribution` of the engine, and Claude Code's hooks that run on every prompt and every
-tool call (prompt, pre-tool-use, post-tool-use, stop), which go straight to `hook_commands`
+tool call (prompt, pre-tool-use, post-tool-use, stop; Gemini CLI's and Cursor's too), which
+go straight to `hook_commands`
 (which asks the workspace's hook server, or answers from the engine's kept answer when
 nothing moved: `moor_engine.agents.hook_answers`). `moor recall` is parsed by its own
 arguments alone (`recall_commands.plain_recall`) and run as the full command line runs it
@@ -12,9 +13,14 @@ from __future__ import annotations
 
 import sys
 
-# Exactly what `moor hooks install claude` writes (`claude_settings`): anything else,
+# Exactly what `moor hooks install AGENT` writes (`agent_layouts`): anything else,
 # `-C` or `--help` included, is parsed by the full command line.
-_HOOKS = {("hooks", "run", event) for event in ("prompt", "pre-tool-use", "post-tool-use", "stop")}
+_FAST = ("prompt", "pre-tool-use", "post-tool-use", "stop")
+_HOOKS: dict[tuple[str, ...], str] = {("hooks", "run", event): "claude" for event in _FAST} | {
+    ("hooks", "run", event, "--agent", agent): agent
+    for event in _FAST
+    for agent in ("gemini", "cursor")
+}
 # Exactly `moor --version`; with anything else argparse decides (`--version` ends the
 # parse where it stands, so `moor --version check` prints it too: the full parser does).
 _VERSION = ["--version"]
@@ -37,7 +43,7 @@ def main() -> int:
         with collecting_less():  # a short process: its imports are not garbage
             from moor.hook_commands import run_hook
 
-            return run_hook(sys.argv[3], Path.cwd())
+            return run_hook(sys.argv[3], Path.cwd(), _HOOKS[tuple(sys.argv[1:])])
     if sys.argv[1:2] == _RECALL:
         from moor.one_shot import collecting_less
 

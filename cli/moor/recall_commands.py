@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from moor.arguments import add_format, at_least
+from moor.arguments import add_format, add_trust, at_least
 from moor.sessions import told_session
 
 EXIT_OK, EXIT_LOOK, EXIT_USAGE = 0, 1, 2
@@ -24,8 +24,9 @@ def add_parsers(commands: Any) -> None:
     about = commands.add_parser(
         "about", help="memories about a symbol, a line or a file (PATH#SYMBOL, PATH:LINE, PATH)"
     )
-    about.add_argument("target", help="PATH#SYMBOL, PATH:LINE or PATH")
+    about.add_argument("target", help="PATH#SYMBOL, PATH:LINE, PATH or anchor:NAME")
     add_format(about)
+    add_trust(about)
     about.add_argument(
         "--agent", metavar="NAME", help="read as this agent: shared memories and its own"
     )
@@ -144,7 +145,7 @@ def cmd_recall(args: argparse.Namespace, start: Path) -> int:
 def cmd_about(args: argparse.Namespace, start: Path) -> int:
     from moor_engine.grounding.about import about
 
-    with told_session(start) as session:
+    with told_session(start, trust=args.trust) as session:
         result = about(session, args.target, args.agent)
     if args.format == "json":
         print(json.dumps(result.as_json(), indent=2))

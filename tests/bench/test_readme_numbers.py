@@ -97,6 +97,9 @@ def test_every_published_table_is_well_formed_with_the_rows_the_bench_check_comp
     assert {what for what, *_ in lsp_scale.rows(SCALE_SAMPLE, SCALE_SAMPLE)} == set(scale), scale
     hooks = section(publish.HOOKS)
     assert re.search(r"^\| 1,000 \| .*\| ([0-9.]+)x \| ([0-9.]+)x \| ([0-9.]+)x \|$", hooks, re.M)
+    tools = publish.parse_tool_hooks(hooks)
+    assert tools is not None, "the hooks section publishes no tool-hook row"
+    assert set(tools) == set(publish.TOOL_HOOK_RATIOS), tools
 
 
 SCALE_SAMPLE = lsp_scale.Scale(
@@ -338,6 +341,67 @@ def test_hook_latency_ratios_match_readme_within_tolerance() -> None:
     assert measured["served_again_over_python"] <= served_again * 2, measured
     # What the server is for: a first mention served costs well under one answered alone.
     assert measured["served_p50_ms"] * 1.5 <= measured["hook_p50_ms"], measured
+
+
+HOOK_SAMPLE = {
+    "memories": 1000.0,
+    "hook_p50_ms": 169.0,
+    "hook_p95_ms": 205.0,
+    "again_p50_ms": 57.0,
+    "again_p95_ms": 73.0,
+    "served_p50_ms": 50.0,
+    "served_p95_ms": 61.0,
+    "served_again_p50_ms": 38.0,
+    "served_again_p95_ms": 56.0,
+    "python_p50_ms": 27.0,
+    "moor_version_p50_ms": 80.0,
+    "hook_over_moor_version": 6.35,
+    "served_over_python": 2.16,
+    "served_again_over_python": 1.64,
+    "load_average": 0.6,
+}
+TOOL_SAMPLE = {
+    "memories": 1000.0,
+    "pre_unserved_p50_ms": 178.0,
+    "pre_unserved_p95_ms": 213.0,
+    "post_unserved_p50_ms": 185.0,
+    "post_unserved_p95_ms": 265.0,
+    "pre_served_p50_ms": 35.0,
+    "pre_served_p95_ms": 48.0,
+    "post_served_p50_ms": 58.0,
+    "post_served_p95_ms": 60.0,
+    "python_p50_ms": 22.0,
+    "post_served_over_python": 58.0 / 22.0,
+    "load_average": 0.6,
+}
+
+
+def test_the_tool_hook_row_reads_back_as_the_ratios_it_was_rendered_from() -> None:
+    text = publish.render_hooks(HOOK_SAMPLE, TOOL_SAMPLE)
+    read = publish.parse_tool_hooks(text)
+    assert read is not None
+    expected = publish.tool_hook_ratios(TOOL_SAMPLE)
+    assert set(read) == set(expected) == set(publish.TOOL_HOOK_RATIOS)
+    for name, value in expected.items():
+        assert read[name] == pytest.approx(value, rel=0.01), name
+    # Control: a section without the tool row reads as none (the prompt row alone).
+    assert publish.parse_tool_hooks(publish.render_hooks(HOOK_SAMPLE)) is None
+
+
+@pytest.mark.bench_check
+def test_tool_hook_latency_ratios_match_readme_within_tolerance() -> None:
+    import hook_latency
+
+    published = publish.parse_tool_hooks(section(publish.HOOKS))
+    assert published is not None, "docs/benchmarks.md's hooks section has no tool-hook row"
+    measured = hook_latency.measure_tools(1000, 8)
+    now = publish.tool_hook_ratios(measured)
+    # Ratios to `python -c pass` measured in the same run survive a busy machine.
+    for name in publish.TOOL_HOOK_RATIOS:
+        assert now[name] <= published[name] * 2, (name, now, published)
+    # What the server is for: a served tool hook well under one answered alone.
+    assert measured["pre_served_p50_ms"] * 1.5 <= measured["pre_unserved_p50_ms"], measured
+    assert measured["post_served_p50_ms"] * 1.5 <= measured["post_unserved_p50_ms"], measured
 
 
 @pytest.mark.bench_check

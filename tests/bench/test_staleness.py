@@ -127,3 +127,39 @@ def test_the_published_table_is_what_the_harness_measures(tmp_path: Path) -> Non
         expected.pop(staleness.LABELS["basic-memory"], None)
 
     assert measured == expected
+
+
+def test_the_published_label_names_the_repository_the_history_was_read_from(
+    tmp_path: Path,
+) -> None:
+    from staleness.harness import Result
+    from staleness.history import repository_name
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], check=True, capture_output=True)
+
+    # Its remote says who it is; a mirror without one, the folder it was fetched into; else
+    # the folder's own name.
+    remote = tmp_path / "some" / "checkout.git"
+    git("init", "-q", "--bare", str(remote))
+    git(f"--git-dir={remote}", "remote", "add", "origin", "https://git.invalid/acme/widgets.git")
+    mirror = tmp_path / "acme+gadgets" / "repo"
+    git("init", "-q", "--bare", str(mirror))
+    plain = tmp_path / "tool"
+    git("init", "-q", str(plain))
+    assert repository_name(remote) == "acme/widgets"
+    assert repository_name(mirror) == "acme/gadgets"
+    assert repository_name(plain / ".git") == "tool"
+    result = Result(
+        str(remote),
+        ("a" * 40, "b" * 40),
+        ("2026-01-01", "2026-02-01"),
+        ("v1", "v2"),
+        3,
+        {"changed": 1},
+        {},
+        [],
+        repository_name(remote),
+    )
+    assert staleness.markdown(result).startswith("acme/widgets v1 → v2 (2026-01-01 → 2026-02-01)")
+    assert "pallets/click" not in staleness.markdown(result)

@@ -5,6 +5,7 @@ leaves none — and each source of trust, shown to run it, is the control."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -122,4 +123,69 @@ def test_add_and_bind_run_nothing_untrusted(probed: Workspace) -> None:
     assert not ran(probed)
     added = probed.moor("add", "Another", "--about", "anchor:leave", "--trust")
     assert added.code == 0, added.err
+    assert ran(probed)
+
+
+def about_anchor(ws: Workspace, *args: str, env: dict[str, str] | None = None) -> dict[str, object]:
+    run = ws.moor("about", "anchor:leave", "--format", "json", *args, env=env)
+    assert run.code in (0, 1), run.err
+    items = run.json()["memories"]
+    assert isinstance(items, list) and len(items) == 1
+    value = items[0]
+    assert isinstance(value, dict)
+    return value
+
+
+def test_moor_about_shows_a_command_anchors_observed_state_only_when_trusted(
+    probed: Workspace,
+) -> None:
+    probed.write("probes/leave.py", f"open({LEFT_BEHIND!r}, 'a').write('ran\\n')\nprint('new')\n")
+    untrusted = about_anchor(probed)
+    assert untrusted["anchor_state"] == "unverified"
+    assert "not trusted" in str(untrusted["detail"])
+    assert not ran(probed)  # nothing ran
+    trusted = about_anchor(probed, "--trust")  # the control: the person's word runs it
+    assert trusted["anchor_state"] == "drifted", trusted
+    assert ran(probed)
+    (probed.root / LEFT_BEHIND).unlink()
+    by_environment = about_anchor(probed, env={"MOOR_TRUST": "1"})
+    assert by_environment["anchor_state"] == "drifted" and ran(probed)
+
+
+@pytest.mark.parametrize(
+    ("configuration", "setting"),
+    [
+        (".envrc", "export MOOR_TRUST=1\n"),
+        (".claude/settings.json", '{"env": {"MOOR_TRUST": "1"}}\n'),
+        (".env", "MOOR_TRUST=1\n"),
+        (".gemini/settings.json", '{"mcpServers": {"moor": {"env": {"MOOR_TRUST": "1"}}}}\n'),
+        (".vscode/settings.json", '{"terminal.integrated.env.linux": {"MOOR_TRUST": "1"}}\n'),
+    ],
+)
+def test_moor_trust_is_not_believed_where_the_repository_configures_it(
+    probed: Workspace, configuration: str, setting: str
+) -> None:
+    trusted_env = {"MOOR_TRUST": "1"}
+    probed.write(configuration, setting.replace("MOOR_TRUST", "OTHER_SETTING"))
+    assert looked(probed, env=trusted_env)["state"] == "current" and ran(probed)  # the control
+    (probed.root / LEFT_BEHIND).unlink()
+    probed.write(configuration, setting)  # now the repository sets the variable itself
+    seen = looked(probed, env=trusted_env)
+    assert (seen["state"], seen["code"]) == ("unverified", "workspace_not_trusted")
+    assert f"this repository's {configuration} names it" in str(seen["detail"])
+    assert not ran(probed)
+    assert looked(probed, "--trust", env=trusted_env)["state"] == "current"  # the person's word
+    assert ran(probed)
+
+
+def test_an_unreadable_environment_configuration_keeps_moor_trust_from_being_believed(
+    probed: Workspace,
+) -> None:
+    os.mkfifo(probed.root / ".envrc")  # would hang a reader that opened it blocking
+    seen = looked(probed, env={"MOOR_TRUST": "1"})
+    assert seen["code"] == "workspace_not_trusted" and "cannot be read" in str(seen["detail"])
+    assert not ran(probed)
+    (probed.root / ".envrc").unlink()
+    (probed.root / ".env").mkdir()  # a folder (a virtualenv's usual name) is no configuration
+    assert looked(probed, env={"MOOR_TRUST": "1"})["state"] == "current"  # the control
     assert ran(probed)

@@ -255,6 +255,33 @@ def test_moor_hooks_installed_for_some_events_only_are_found(ws: Workspace) -> N
     assert _codes(_doctor(ws)[1]) == ["hooks_settings_unreadable"]
 
 
+def test_gemini_and_cursor_hooks_installed_in_part_or_unreadable_are_found(
+    ws: Workspace,
+) -> None:
+    import json
+
+    _git_workspace(ws)
+    for agent in ("gemini", "cursor"):
+        assert ws.moor("hooks", "install", agent).code == 0
+    assert _doctor(ws) == (0, [])  # the control: whole installations
+
+    hooks = json.loads(ws.read(".cursor/hooks.json"))
+    del hooks["hooks"]["stop"]
+    ws.write(".cursor/hooks.json", json.dumps(hooks))
+    ws.write(".gemini/settings.json", "{not json")
+    code, findings = _doctor(ws)
+
+    assert code == 1
+    by_code = {finding["code"]: finding for finding in findings}
+    assert set(by_code) == {"hooks_partly_installed", "hooks_settings_unreadable"}
+    partial = by_code["hooks_partly_installed"]
+    assert partial["fix"] == "moor hooks install cursor" and "stop" in partial["message"]
+    assert partial["paths"] == [".cursor/hooks.json"]
+    unreadable = by_code["hooks_settings_unreadable"]
+    assert unreadable["paths"] == [".gemini/settings.json"]
+    assert "moor hooks install gemini" in unreadable["fix"]
+
+
 def test_an_mcp_configuration_that_is_not_json_is_found(ws: Workspace) -> None:
     _git_workspace(ws)
     ws.write(".mcp.json", '{"mcpServers": {"moor": {"command": "moor", "args": ["mcp"]}}}\n')

@@ -280,3 +280,46 @@ def test_the_refusal_names_the_successor_that_is_current_now(ws: Workspace) -> N
     again = ws.moor("add", NEW_TEXT, "--about", "src/a.py#receive", "--format", "json")
     [second] = again.json()["refused"]
     assert second["path"] == NEW and "memories/newest.md" in second["message"]
+
+
+def test_a_superseded_text_stays_retired_after_its_file_is_deleted(ws: Workspace) -> None:
+    _superseded(ws)
+    add = ("add", OLD_TEXT, "--about", "src/a.py#receive", "--title", "Again", "--format", "json")
+    (ws.root / OLD).unlink()  # the retired file goes; its retirement stays latched
+    ws.moor("bind", check=True)
+
+    run = ws.moor(*add)
+
+    assert run.code == 1
+    [refusal] = run.json()["refused"]
+    _assert_superseded_refusal(refusal)
+    assert not (ws.root / "memories/again.md").exists()
+    # A copy written by hand is flagged by the check as before the deletion.
+    ws.memory("copy", "src/a.py#receive", body="SEND retries three times, on a timeout!")
+    states = {m["path"]: m for m in ws.moor("check", "--format", "json").json()["memories"]}
+    assert states["memories/copy.md"]["code"] == "superseded_text"
+    # Controls: another claim is written, and the successor is current.
+    ok = ("add", "Receive never retries.", "--about", "src/a.py#receive", "--title", "Other")
+    assert ws.moor(*ok).code == 0
+    assert states[NEW]["state"] == "current"
+
+
+def test_a_declared_supersession_keeps_the_text_retired_after_the_file_is_deleted(
+    ws: Workspace,
+) -> None:
+    ws.write("src/a.py", CODE)
+    ws.memory("old", "src/a.py#send", body=OLD_TEXT)
+    ws.moor("bind", check=True)
+    ws.write(
+        NEW,
+        "---\nabout:\n  - src/a.py#send\nsupersedes:\n  - memories/old.md\n---\n# new\n\n"
+        f"{NEW_TEXT}\n",
+    )
+    ws.moor("bind", check=True)  # latches what `new` declares, while old.md is there
+    (ws.root / OLD).unlink()
+    ws.moor("bind", check=True)
+
+    run = ws.moor("add", OLD_TEXT, "--about", "src/a.py#receive", "--title", "Again")
+
+    assert run.code == 1 and "superseded" in run.out + run.err
+    assert ws.moor("add", "Receive is cheap.", "--about", "src/a.py#receive").code == 0

@@ -80,6 +80,22 @@ async def test_an_editor_that_says_nothing_leaves_it_to_moor_trust_outside_the_w
 
 
 @pytest.mark.asyncio
+async def test_moor_trust_the_repositorys_editor_settings_name_is_not_believed(
+    trusting_editor: Editor,
+) -> None:
+    """The control is the test above: the same silent editor and server, no such setting."""
+    editor = trusting_editor
+    probed(editor)
+    editor.ws.write(
+        ".vscode/settings.json", '{"terminal.integrated.env.linux": {"MOOR_TRUST": "1"}}'
+    )
+    await editor.start()
+    shown = await editor.one("memories/roster.md", "unverified")
+    assert ".vscode/settings.json names it" in shown.message
+    assert not (editor.ws.root / LEFT_BEHIND).exists()
+
+
+@pytest.mark.asyncio
 async def test_an_editor_that_trusts_the_workspace_runs_it_and_shows_the_change(
     editor: Editor,
 ) -> None:

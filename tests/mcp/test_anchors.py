@@ -44,6 +44,11 @@ def test_the_anchors_tool_lists_command_and_code_anchors(probed: Workspace) -> N
     assert by_name["anchor:roster"]["reproducibility"] == "closed"
     assert by_name["anchor:roster"]["memories"] == ["memories/roster.md"]
     assert by_name["app.py#f"]["kind"] == "symbol"
+    assert by_name["app.py#f"]["generated_rules"][-1] == {
+        "when": 'changed("body")',
+        "to": '{"status": "drifted"}',
+    }
+    assert [r["when"] for r in by_name["anchor:roster"]["generated_rules"]] == ['changed("facts")']
     only = structured(call(probed.root, "anchors", {"kind": "command"}))["anchors"]
     assert [row["anchor"] for row in only] == ["anchor:roster"]
     assert not (probed.root / LEFT_BEHIND).exists()  # listing runs nothing
@@ -130,3 +135,25 @@ def test_the_drift_report_moves_an_anchor_with_rules_only_when_a_rule_fires(
     fewer = flagged["memories/fewer.md"]  # the control: it moved
     assert fewer["state"] == "drifted" and "rule 1" in fewer["detail"]
     assert "memories/more.md" not in flagged  # changed, but no rule fired on it
+
+
+def test_moor_trust_set_by_the_repositorys_mcp_configuration_is_not_believed(
+    probed: Workspace,
+) -> None:
+    async def use(session: ClientSession) -> Any:
+        return await _report(session)
+
+    server = {"command": "moor", "args": ["mcp"], "env": {"MOOR_TRUST": "1"}}
+    probed.write(".mcp.json", json.dumps({"mcpServers": {"moor": server}}))
+    report = structured(run(probed.root, use, env={"MOOR_TRUST": "1"}))
+    flagged = {m["path"]: m for m in report["needing_a_look"]}
+    anchor = flagged["memories/roster.md"]["anchors"][0]
+    assert anchor["state"] == "unverified"
+    assert "this repository's .mcp.json names it" in anchor["detail"]
+    assert not (probed.root / LEFT_BEHIND).exists()
+    # The control: the same server environment, with no repository configuring it, runs it.
+    (probed.root / ".mcp.json").unlink()
+    trusted = structured(run(probed.root, use, env={"MOOR_TRUST": "1"}))
+    flagged = {m["path"]: m for m in trusted["needing_a_look"]}
+    assert flagged["memories/roster.md"]["anchors"][0]["state"] == "drifted"
+    assert (probed.root / LEFT_BEHIND).exists()

@@ -4,21 +4,32 @@ and the memories an edit left stale (`edited`, asked about before the agent stop
 
 A note of which memories to look at again, never a verdict: every answer built on it checks
 those memories as they are then (`edit_loop`). Kept in `.moor/hook-sessions.json` for the
-`KEEP` sessions noted last, keyed by Claude Code's `session_id`; a hook without one notes
-nothing. A cache: unreadable, it is empty, and failing to write it is no error.
+`KEEP` sessions noted last, keyed by the agent's session (Claude Code's and Gemini CLI's
+`session_id`, Cursor's `conversation_id`); a hook without one notes nothing. A cache:
+unreadable, it is empty, and failing to write it is no error.
+
+Parallel sub-agents' hooks note at the same moment, each reading the whole file and writing
+it back, so a note is one read-modify-write under `LOCK` (an advisory `flock` of its own,
+not the workspace write lock: a hook must not wait behind a long `moor bind`). The kernel
+drops it when its holder exits however it exits; a note that cannot have it within
+`_WAIT` seconds is skipped, as any failure to write the cache is.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
+import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from moor_store.inside import NotInside, read_inside, write_inside
+from moor_store.inside import NotInside, open_inside_dir, read_inside, write_inside
 
 FILE = ".moor/hook-sessions.json"
+LOCK = "hook-sessions.lock"  # in .moor/
+_WAIT = 2.0  # seconds; a holder only reads and writes one small file
 KEEP = 16  # sessions
 _MAX_PATHS = 500  # per list: a session that touches more keeps the last ones
 _MAX_BYTES = 8 * 1024 * 1024
@@ -81,7 +92,7 @@ def note(
     touched, edited = list(touched), list(edited)
     if not touched and not states and not edited:
         return  # a tool call on a file no memory is about: nothing to write
-    with contextlib.suppress(OSError, NotInside, ValueError):
+    with contextlib.suppress(OSError, NotInside, ValueError, TimeoutError), _locked(root):
         every = _read(root)
         entry = every.pop(session_id, {})
         old_states = entry.get("states")
@@ -97,6 +108,27 @@ def note(
         last = sorted(every, key=lambda key: _at(every[key]))[-KEEP:]
         document = {key: every[key] for key in last}
         write_inside(root, FILE, json.dumps(document, sort_keys=True).encode(), durable=False)
+
+
+@contextlib.contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    """Hold `.moor/hook-sessions.lock` (TimeoutError after `_WAIT` seconds)."""
+    with open_inside_dir(root, ".moor") as folder:
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(LOCK, flags, 0o666, dir_fd=folder)
+    try:
+        deadline = time.monotonic() + _WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"{LOCK} is held") from None
+                time.sleep(0.002)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def _at(entry: Mapping[str, object]) -> float:

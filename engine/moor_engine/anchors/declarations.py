@@ -93,16 +93,31 @@ class Declaration:
 
     def digest(self) -> str:
         """What the declaration is, hashed: a change of it is not a change of the facts."""
-        return digest_json(
-            {
-                "command": list(self.command),
-                "facts": self.facts,
-                "env": list(self.env),
-                "inputs": list(self.inputs),
-                "rules": [[r.when, r.to] for r in self.rules],
-                "terminal": list(self.terminal),
-            }
-        )
+        return digest_json({**self._probe(), **self._rules(), **self._terminal()})
+
+    def parts(self) -> dict[str, str]:
+        """The declaration hashed per kind `moor revise` names (probe, rules, terminal), so
+        a revise can be checked against what changed (memory:
+        revising-an-anchor-says-what-and-why)."""
+        return {
+            "probe": digest_json(self._probe()),
+            "rules": digest_json(self._rules()),
+            "terminal": digest_json(self._terminal()),
+        }
+
+    def _probe(self) -> dict[str, object]:
+        return {
+            "command": list(self.command),
+            "facts": self.facts,
+            "env": list(self.env),
+            "inputs": list(self.inputs),
+        }
+
+    def _rules(self) -> dict[str, object]:
+        return {"rules": [[r.when, r.to] for r in self.rules]}
+
+    def _terminal(self) -> dict[str, object]:
+        return {"terminal": list(self.terminal)}
 
 
 def parse_declarations(raw: object) -> dict[str, Declaration]:

@@ -9,6 +9,7 @@ facts (the address holds both).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -32,6 +33,21 @@ INPUTS_AXIS: Final = "inputs"
 # when it entered it (memory: anchor-rules-move-the-state).
 STATE_AXIS: Final = "state"
 ENTERED_AXIS: Final = "entered_at"
+# The declaration's digest per kind (`Declaration.parts`): recorded, never part of the
+# address (the whole `declaration` is); a lock written before them has none.
+PART_AXES: Final = {
+    "probe": "declared_probe",
+    "rules": "declared_rules",
+    "terminal": "declared_terminal",
+}
+
+
+def changed_parts(bound: Mapping[str, str], now: Mapping[str, str]) -> set[str] | None:
+    """The kinds of the declaration that differ between `bound` and `now` axes; None when
+    `bound` has no per-kind digests (moor.lock from before they were kept)."""
+    if not all(axis in bound for axis in PART_AXES.values()):
+        return None
+    return {kind for kind, axis in PART_AXES.items() if bound[axis] != now.get(axis)}
 
 
 def derivation(declaration: Declaration) -> str:
@@ -93,6 +109,7 @@ def observation(
         return NotFound(path, derived, found_address(derived, gone))
     address = found_address(derived, Facts(KIND, axes))
     recorded = {**axes, INPUTS_AXIS: inputs} if inputs is not None else dict(axes)
+    recorded.update((PART_AXES[kind], part) for kind, part in declaration.parts().items())
     if state is not None:
         recorded[STATE_AXIS], recorded[ENTERED_AXIS] = state
     return Found(path, derived, Facts(KIND, recorded), address, None)

@@ -8,9 +8,11 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
+from moor_extractors.model import DEFAULT_WATCH
 from moor_extractors.reference import ANCHOR_PREFIX, is_markdown_path
 from moor_store.journal import Entry
 
+from moor_engine.anchors.code_rules import UNRULED, generated
 from moor_engine.anchors.facts import STATE_AXIS
 from moor_engine.anchors.machine import OBSERVED
 from moor_engine.anchors.revise import KINDS
@@ -35,6 +37,9 @@ class AnchorRow:
     terminal: list[str] | None = None  # command anchors: the states that close it
     state: object = None  # with rules: the state moor.lock binds (its first memory's)
     revisions: dict[str, int] | None = None  # `moor revise`s journalled here, per kind
+    # Code anchors: the transition rules the default `watch:` generates (code_rules.py); a
+    # memory's own `watch:` generates its own.
+    generated_rules: list[dict[str, str]] | None = None
 
     def as_json(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -61,10 +66,11 @@ def list_anchors(session: Session) -> list[AnchorRow]:
             next_due="at the next `moor check`",
             rules=len(declaration.rules),
             terminal=list(declaration.terminal),
+            generated_rules=None if declaration.rules else _generated(UNRULED),
         )
     for path, memory in sorted(session.lock.memories.items()):
         for canonical in memory.anchors:
-            row = rows.setdefault(canonical, AnchorRow(canonical, kind_of(canonical)))
+            row = rows.get(canonical) or _code_row(rows, canonical)
             row.bound = True
             row.memories.append(path)
             state = memory.anchors[canonical].axes.get(STATE_AXIS)
@@ -87,6 +93,17 @@ def list_anchors(session: Session) -> list[AnchorRow]:
                 row.last_state = latest[key].kind
                 row.last_observed = latest[key].at
     return sorted(rows.values(), key=lambda row: (row.kind != "command", row.anchor))
+
+
+def _code_row(rows: dict[str, AnchorRow], canonical: str) -> AnchorRow:
+    row = rows[canonical] = AnchorRow(canonical, kind_of(canonical))
+    if row.kind != "command":
+        row.generated_rules = _generated(DEFAULT_WATCH)
+    return row
+
+
+def _generated(watch: tuple[str, ...]) -> list[dict[str, str]]:
+    return [{"when": rule.when, "to": rule.to} for rule in generated(watch)]
 
 
 def _history(row: AnchorRow, entries: list[Entry]) -> None:

@@ -21,13 +21,17 @@ from moor_extractors.reference import ANCHOR_PREFIX
 from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Closure, LockedAnchor
 
+from moor_engine.anchors.attempts import attempt_entry
+from moor_engine.anchors.code_rules import UNRULED, fired
 from moor_engine.anchors.declarations import Declaration
 from moor_engine.anchors.facts import (
     DECLARATION_AXIS,
     ENTERED_AXIS,
     FACTS_AXIS,
     INPUTS_AXIS,
+    PART_AXES,
     STATE_AXIS,
+    changed_parts,
 )
 from moor_engine.grounding.observe import Found, NotFound, Observation
 from moor_engine.grounding.trust import AnchorReport, State
@@ -86,15 +90,23 @@ def command_report(
         report.state = State.DRIFTED
         report.code = "declaration_changed"
         report.axes = [DECLARATION_AXIS]
+        parts = changed_parts(locked.axes, observation.facts.axes)
+        kinds = [kind for kind in PART_AXES if parts is None or kind in parts] or list(PART_AXES)
         report.detail = (
-            f"the declaration of {name} in moor.toml changed since it was bound; its facts "
-            "are not compared across declarations: re-read the memory, then "
-            f"`moor revise {name} --probe|--rules|--terminal --why ...` (or `moor reaffirm`)"
+            f"the declaration of {name} in moor.toml changed since it was bound"
+            + (f" (its {' and '.join(kinds)})" if parts else "")
+            + "; its facts are not compared across declarations: re-read the memory, then "
+            f"`moor revise {name} {'|'.join('--' + kind for kind in kinds)} --why ...` "
+            "(or `moor reaffirm`)"
         )
         return report
     if declaration is not None and declaration.rules and isinstance(observation, Found):
         return _ruled(report, declaration, observation, locked, journal)
-    if observation.address == locked.address:
+    # Without declared rules, the rule generated for it as for code (code_rules.py): any
+    # change of the facts. `null` is facts too: the address a NotFound has.
+    observed = observation.facts.axes if isinstance(observation, Found) else {FACTS_AXIS: "null"}
+    moved = fired(UNRULED, observed, locked.axes)
+    if not moved:
         return report
     seen = streak_seen(journal, name, observation.address)
     report.probe["streak"] = [min(seen, needed), needed]
@@ -104,7 +116,7 @@ def command_report(
             f"{name} observed a change, {seen} of {needed} times in a row: not counted yet"
         )
         return report
-    report.axes = [FACTS_AXIS]
+    report.axes = moved
     if isinstance(observation, NotFound):
         report.state = State.GONE
         report.code = "not_found"
@@ -277,13 +289,7 @@ def command_entries(
             if observation.code in ("anchor_closed", "anchor_superseded"):
                 continue  # closed: nothing was looked at
             entries.append(
-                NewEntry(
-                    "attempt",
-                    key,
-                    reason=observation.reason.value,
-                    code=observation.code,
-                    detail=observation.detail,
-                )
+                attempt_entry(key, observation.reason.value, observation.code, observation.detail)
             )
             continue
         report = reports.get(key)
@@ -291,15 +297,8 @@ def command_entries(
         streak = probe.get("streak", [1, 1])
         assert isinstance(streak, list)
         if report is not None and report.state == State.UNVERIFIED:
-            entries.append(  # a rule that could not be evaluated: an attempt, not a look
-                NewEntry(
-                    "attempt",
-                    key,
-                    reason=report.reason,
-                    code=report.code,
-                    detail=report.detail,
-                )
-            )
+            # A rule that could not be evaluated: an attempt, not a look.
+            entries.append(attempt_entry(key, report.reason, report.code, report.detail))
             continue
         if (
             report is not None

@@ -22,7 +22,15 @@ from moor_store.intent import Change
 from moor_store.journal import NewEntry, utc_now
 from moor_store.lockfile import LockedAnchor, LockedMemory, format_lock
 
-from moor_engine.anchors.facts import DECLARATION_AXIS, ENTERED_AXIS, FACTS_AXIS, STATE_AXIS
+from moor_engine.anchors.declarations import Declaration
+from moor_engine.anchors.facts import (
+    DECLARATION_AXIS,
+    ENTERED_AXIS,
+    FACTS_AXIS,
+    PART_AXES,
+    STATE_AXIS,
+    changed_parts,
+)
 from moor_engine.grounding.observe import Found, found_address
 from moor_engine.session import Session
 from moor_engine.usage import UsageError
@@ -84,6 +92,14 @@ def _revise(session: Session, raw: str, kinds: list[str], state: str | None, why
             )
         )
         return written
+    unchecked = False
+    named = {kind for kind in kinds if kind in PART_AXES}
+    if named and declaration is not None:  # checked before the command runs
+        mismatch = _mismatch(session, bound, name, named, declaration)
+        if isinstance(mismatch, Refusal):
+            written.refused.append(mismatch)
+            return written
+        unchecked = mismatch
     observation = session.checker.observe(ref)
     if not isinstance(observation, Found):
         what = (
@@ -130,8 +146,49 @@ def _revise(session: Session, raw: str, kinds: list[str], state: str | None, why
     session.commit(change)
     session.lock = lock
     written.done.append(f"{name}: revised ({', '.join(kinds)}): {why}")
+    if unchecked:
+        written.done.append(
+            f"{name}: moor.lock kept no per-kind digests of its declaration (an older moor "
+            "bound it): the kinds named were not checked against what changed; they are "
+            "kept from now on"
+        )
     written.done.extend(f"{path}: bound to it as revised" for path in bound)
     return written
+
+
+def _mismatch(
+    session: Session, bound: list[str], name: str, named: set[str], declaration: Declaration
+) -> Refusal | bool:
+    """A refusal when the declaration kinds named are not the kinds that changed since the
+    anchor was bound (in any of its memories); True when moor.lock cannot tell (an older
+    lock, without per-kind digests), False when they match."""
+    now = {PART_AXES[kind]: part for kind, part in declaration.parts().items()}
+    changed: set[str] = set()
+    for path in bound:
+        parts = changed_parts(session.lock.memories[path].anchors[name].axes, now)
+        if parts is None:
+            return True
+        changed |= parts
+    flags = ", ".join(f"--{kind}" for kind in KINDS if kind in changed) or "none"
+    unnamed = [kind for kind in KINDS if kind in changed - named]
+    if unnamed:
+        return Refusal(
+            "revision_not_named",
+            f"revise {name}: its {' and '.join(unnamed)} changed too since it was bound, and "
+            f"the revision does not name it: name what changed ({flags}), after reading the "
+            "memories bound to it; nothing was written",
+            ref=name,
+        )
+    unchanged = [kind for kind in KINDS if kind in named - changed]
+    if unchanged:
+        return Refusal(
+            "revision_unchanged",
+            f"revise {name}: its {' and '.join(unchanged)} did not change since it was bound "
+            f"(changed: {flags}); a revision names what changed — for changed facts, "
+            "`moor reaffirm` the memory; nothing was written",
+            ref=name,
+        )
+    return False
 
 
 def _revised(
@@ -148,6 +205,7 @@ def _revised(
                 axes[kept] = before.axes[kept]
     if kinds != ["state"]:
         axes[DECLARATION_AXIS] = now[DECLARATION_AXIS]
+        axes.update((axis, now[axis]) for axis in PART_AXES.values() if axis in now)
     if STATE_AXIS not in axes and STATE_AXIS in now:  # rules declared since it was bound
         axes[STATE_AXIS], axes[ENTERED_AXIS] = now[STATE_AXIS], now[ENTERED_AXIS]
     if state is not None:

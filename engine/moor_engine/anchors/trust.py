@@ -19,9 +19,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from moor_store.inside import read_inside, stat_many_inside
+
 from moor_engine.usage import UsageError
 
 ENVIRONMENT_VARIABLE: Final = "MOOR_TRUST"
+# Files by which a repository configures the environment of the tools a person runs in it
+# (agents' and editors' MCP servers and settings, direnv, dotenv, dev containers, mise): one
+# that names MOOR_TRUST makes the variable not believed (`repository_environment`).
+REPOSITORY_ENVIRONMENTS: Final = (
+    ".mcp.json",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".cursor/mcp.json",
+    ".gemini/settings.json",
+    ".gemini/.env",
+    ".vscode/mcp.json",
+    ".vscode/settings.json",
+    ".envrc",
+    ".env",
+    ".devcontainer/devcontainer.json",
+    ".devcontainer.json",
+    "mise.toml",
+    ".mise.toml",
+)
 LIST_PATH: Final = ("moor", "trusted-roots")
 _MAX_LIST_BYTES: Final = 1024 * 1024
 
@@ -54,17 +75,50 @@ def decide(root: Path, flag: bool | None, environ: Mapping[str, str] | None = No
         return Trust(True, "--trust")
     if flag is False:
         return Trust(False, "the editor does not trust this workspace (its workspace trust)")
+    configured = None
     if environ.get(ENVIRONMENT_VARIABLE) == "1":
-        return Trust(True, f"{ENVIRONMENT_VARIABLE}=1")
+        configured = repository_environment(root)
+        if configured is None:
+            return Trust(True, f"{ENVIRONMENT_VARIABLE}=1")
     real = os.path.realpath(root)
     path = list_file(environ)
     if path is not None and not _inside(path, real) and real in _read_list(path):
         return Trust(True, f"`moor trust` ({path})")
+    if configured is not None:
+        return Trust(
+            False,
+            f"{ENVIRONMENT_VARIABLE}=1 is set, but this repository's {configured}: an "
+            "environment the repository configures cannot trust it, so the variable "
+            "is not believed here; run with --trust, or `moor trust` this workspace",
+        )
     return Trust(
         False,
         "this workspace is not trusted to run its declared commands: run with --trust or "
         f"{ENVIRONMENT_VARIABLE}=1, or `moor trust` it",
     )
+
+
+def repository_environment(root: Path) -> str | None:
+    """Which of the repository's own environment configurations (`REPOSITORY_ENVIRONMENTS`:
+    a project's MCP or agent settings, a direnv `.envrc`, a dotenv file, ...) names
+    MOOR_TRUST, or exists and cannot be read, said as a phrase; None when none does. Such a
+    file can set the variable for the process moor runs in once a person approves it for
+    something else."""
+    for rel, info in stat_many_inside(root, REPOSITORY_ENVIRONMENTS).items():
+        if isinstance(info, (FileNotFoundError, NotADirectoryError)):
+            continue  # none (or a file where its path needs a folder)
+        if isinstance(info, os.stat_result) and stat.S_ISDIR(info.st_mode):
+            continue  # a folder is no configuration (a virtualenv is often named `.env`)
+        try:
+            data = read_inside(root, rel, limit=_MAX_LIST_BYTES)
+        except FileNotFoundError:
+            continue
+        except OSError as error:  # a link out, a FIFO, too large: cannot tell
+            code = getattr(error, "code", None) or error.strerror or "unreadable"
+            return f"{rel} cannot be read ({code}), so whether it sets it cannot be told"
+        if ENVIRONMENT_VARIABLE.encode() in data:
+            return f"{rel} names it"
+    return None
 
 
 def trust_root(root: Path, environ: Mapping[str, str] | None = None) -> tuple[Path, bool]:

@@ -50,7 +50,6 @@ _STRAY_FOLDERS: Final = (
     (".claude", ("settings.json",)),
 )
 _HOOK_SOCKET: Final = "hooks.sock"
-_CLAUDE_SETTINGS: Final = ".claude/settings.json"
 _MOOR_HOOK: Final = "moor hooks run "
 _MCP_FILE: Final = ".mcp.json"
 
@@ -294,19 +293,22 @@ def _hook_server(root: Path) -> list[Finding]:
 
 
 def _installations(root: Path) -> list[Finding]:
+    from moor_engine.agents.agent_layouts import LAYOUTS
+
     found: list[Finding] = []
-    settings = _json_file(root, _CLAUDE_SETTINGS)
-    if isinstance(settings, str):
-        found.append(
-            Finding(
-                "hooks_settings_unreadable",
-                f"{_CLAUDE_SETTINGS}: {settings}; moor's hooks cannot be installed or run",
-                f"fix {_CLAUDE_SETTINGS} by hand, then `moor hooks install claude`",
-                (_CLAUDE_SETTINGS,),
+    for agent, layout in LAYOUTS.items():
+        settings = _json_file(root, layout.file)
+        if isinstance(settings, str):
+            found.append(
+                Finding(
+                    "hooks_settings_unreadable",
+                    f"{layout.file}: {settings}; moor's hooks cannot be installed or run",
+                    f"fix {layout.file} by hand, then `moor hooks install {agent}`",
+                    (layout.file,),
+                )
             )
-        )
-    elif isinstance(settings, dict):
-        found.extend(_partial_hooks(settings))
+        elif isinstance(settings, dict):
+            found.extend(_partial_hooks(agent, layout.file, layout.hooks, settings))
     mcp = _json_file(root, _MCP_FILE)
     if isinstance(mcp, str):
         found.append(
@@ -320,23 +322,24 @@ def _installations(root: Path) -> list[Finding]:
     return found
 
 
-def _partial_hooks(settings: dict[str, object]) -> list[Finding]:
-    from moor_engine.agents.claude_settings import HOOKS
-
+def _partial_hooks(
+    agent: str, file: str, events: Iterable[str], settings: dict[str, object]
+) -> list[Finding]:
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return []
-    present = {event for event in HOOKS if _MOOR_HOOK in json.dumps(hooks.get(event, []))}
-    missing = sorted(set(HOOKS) - present)
+    wanted = set(events)
+    present = {event for event in wanted if _MOOR_HOOK in json.dumps(hooks.get(event, []))}
+    missing = sorted(wanted - present)
     if not present or not missing:
         return []
     return [
         Finding(
             "hooks_partly_installed",
-            f"{_CLAUDE_SETTINGS} has moor's hooks for {', '.join(sorted(present))} but not for "
+            f"{file} has moor's hooks for {', '.join(sorted(present))} but not for "
             f"{', '.join(missing)}",
-            "moor hooks install claude",
-            (_CLAUDE_SETTINGS,),
+            f"moor hooks install {agent}",
+            (file,),
         )
     ]
 

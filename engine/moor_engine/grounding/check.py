@@ -20,6 +20,8 @@ from moor_store.inside import stat_many_inside
 from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Closure, Lock, LockedAnchor, LockedMemory
 
+from moor_engine.anchors.attempts import attempt_entry
+from moor_engine.anchors.code_rules import fired
 from moor_engine.anchors.machine import (
     closure_report,
     command_entries,
@@ -440,9 +442,7 @@ class Checker:
                 f"{_also(report.axes)}{note}"
             )
             return report
-        moved = [
-            axis for axis in watch if observation.facts.axes.get(axis) != locked.axes.get(axis)
-        ]
+        moved = fired(watch, observation.facts.axes, locked.axes)
         if moved:
             report.state = State.DRIFTED
             report.axes = moved
@@ -550,8 +550,7 @@ class Checker:
                     "`moor diff` shows the code"
                 )
             bound = translation.facts.axes
-        axes = [axis for axis in watch if observation.facts.axes.get(axis) != bound.get(axis)]
-        return axes, ""
+        return fired(watch, observation.facts.axes, bound), ""
 
 
 def bound_addresses(lock: Lock) -> dict[str, set[str]]:
@@ -629,12 +628,8 @@ def observation_entries(
         if isinstance(observation, Failure):
             if previous is None or previous.kind != "attempt" or previous.code != observation.code:
                 entries.append(
-                    NewEntry(
-                        "attempt",
-                        key,
-                        reason=observation.reason.value,
-                        code=observation.code,
-                        detail=observation.detail,
+                    attempt_entry(
+                        key, observation.reason.value, observation.code, observation.detail
                     )
                 )
             continue

@@ -19,6 +19,12 @@ memory still declares the retirement: the declaration would retire it again.
 
 Every write re-records the latches in force into moor.lock (`healed`, from
 `Session.writing`): an old lock that came back is mended by the next write.
+
+A retirement's journal entry also keeps what the retired memory said (its `Memory.value`,
+a digest), so its text stays retired after its file is deleted (`retired_text`). moor.lock
+does not carry it: its retirement table has a fixed shape that moor versions before this
+one parse strictly, so only clones that journalled the retirement know a deleted file's
+value.
 """
 
 from __future__ import annotations
@@ -29,8 +35,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from moor_extractors.memory import Memory
-from moor_store.inside import exists_inside
+from moor_extractors.memory import Memory, parse_memory
+from moor_store.inside import NotInside, exists_inside, read_inside
 from moor_store.journal import Journal, NewEntry, utc_now
 from moor_store.lockfile import Lock, Restoration, Retirement, Tombstone
 
@@ -50,6 +56,7 @@ class Event:
     at: str  # ISO-8601 UTC, as the journal writes it
     by: str = ""  # retire: the memory that superseded it
     origin: str = "moor.lock"  # "moor.lock", "journal" or "declared"
+    value: str = ""  # retire: what the retired memory said then (`Memory.value`), if known
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -116,9 +123,8 @@ def journal_events(journal: Journal | None) -> list[Event]:
         path = entry.memory or ""
         reason = entry.reason or ""
         if entry.code == "retire":
-            events.append(
-                Event("retire", path, path, reason, at, str(data.get("by", "")), "journal")
-            )
+            by, value = str(data.get("by", "")), str(data.get("value") or "")
+            events.append(Event("retire", path, path, reason, at, by, "journal", value))
         elif entry.code == "forget" and data.get("value"):
             events.append(Event("forget", str(data["value"]), path, reason, at, origin="journal"))
         elif entry.code == "restore" and data.get("key"):
@@ -135,9 +141,12 @@ def latches_of(events: Iterable[Event], locked: Iterable[Tombstone] = ()) -> Lat
     for event in events:
         slot = (event.kind, event.key)
         held = latest.get(slot)
-        # Equal times: the same event in both records; moor.lock's copy is kept.
+        # Equal times: the same event in both records; moor.lock's copy is kept, with the
+        # value only the journal's holds.
         if held is None or event.at > held.at:
             latest[slot] = event
+        elif event.at == held.at and event.value and not held.value:
+            latest[slot] = replace(held, value=event.value)
     restored = {key: e for (kind, key), e in latest.items() if kind == "restore"}
 
     def in_force(kind: str) -> dict[str, Event]:
@@ -181,13 +190,23 @@ def declared(supersedes: Mapping[str, Iterable[str]]) -> dict[str, Event]:
     return found
 
 
+def value_at(root: Path, path: str) -> str:
+    """What the memory file at `path` says (`Memory.value`); empty when it cannot be read."""
+    try:
+        memory = parse_memory(path, read_inside(root, path)).memory
+    except (OSError, NotInside):
+        return ""
+    return memory.value if memory is not None else ""
+
+
 def retire(
-    lock: Lock, latches: Latches, path: str, by: str, why: str
+    lock: Lock, latches: Latches, path: str, by: str, why: str, value: str = ""
 ) -> tuple[Lock, NewEntry, Event]:
-    """The lock and journal entry that retire `path` (superseded by `by`)."""
+    """The lock and journal entry that retire `path` (superseded by `by`); `value` is what
+    it says, kept in the journal."""
     previous = latches.restored.get(path)
     at = stamp(previous.at if previous else None)
-    event = Event("retire", path, path, why, at, by)
+    event = Event("retire", path, path, why, at, by, value=value)
     retired = {**lock.retired, path: Retirement(path, by, why, at)}
     entry = NewEntry(
         "revise",
@@ -196,7 +215,7 @@ def retire(
         reason=why,
         code="retire",
         detail=f"superseded by {by}",
-        data={"by": by, "at": at},
+        data={"by": by, "at": at, **({"value": value} if value else {})},
     )
     return replace(lock, retired=retired), entry, event
 
@@ -237,6 +256,7 @@ def latch_declared(
                 continue
             if not exists_inside(root, old):
                 continue
-            lock, entry, _event = retire(lock, latches, old, path, f"superseded by {path}")
+            why = f"superseded by {path}"
+            lock, entry, _event = retire(lock, latches, old, path, why, value_at(root, old))
             entries.append(entry)
     return lock, entries

@@ -26,6 +26,7 @@ from moor_engine.memory.latch import (
     restore_entry,
     retire,
     stamp,
+    value_at,
 )
 from moor_engine.memory.memory_writes import after_write, known_here, memory_arg, relative_arg
 from moor_engine.session import Session
@@ -88,7 +89,8 @@ def _supersede(session: Session, old: str, by: str, why: str) -> Written:
         )
     if written.refused:
         return written
-    lock, entry, _event = retire(session.lock, latches, old_rel, by_rel, why)
+    value = value_at(session.workspace.root, old_rel)
+    lock, entry, _event = retire(session.lock, latches, old_rel, by_rel, why, value)
     change = Change("moor supersede")
     change.write("moor.lock", session.lock_bytes, format_lock(lock).encode("utf-8"))
     change.entries = [entry]

@@ -3,7 +3,8 @@ takes (add, edit, bind, and through them MCP's writes, the hook's `remember:` an
 source bind`).
 
 A value is retired two ways (`latch.py`): forgotten (its tombstone holds the value) or
-superseded (the retired memory's file is kept, and its text is the value). Writing either
+superseded (the retired memory's text is the value: its file's, or once the file is
+deleted, what the retirement's journal entry kept). Writing either
 back under another title or path would bring it back as current without anyone deciding
 so; `moor restore` is the one way back. Values compare as `Memory.value` does (case,
 spacing and punctuation do not count), never by similarity: a paraphrase is a new claim,
@@ -80,15 +81,17 @@ class RetiredText:
 def superseded_values(
     workspace: Workspace, journal: Journal | None, latches: Latches
 ) -> dict[str, list[Event]]:
-    """Each superseded memory's value, with its retirement (files still there only): read
-    once per state of the latches, by a write and by a check alike."""
+    """Each superseded memory's value, with its retirement: read once per state of the
+    latches, by a write and by a check alike. A retired file that is gone (or unreadable)
+    says what its retirement's journal entry kept (`latch.retire`)."""
     paths = sorted(latches.retired)
     loaded = load_memories(workspace, paths, journal)
     values: dict[str, list[Event]] = {}
     for path in paths:
         memory = loaded[path].memory
-        if memory is not None and memory.value:
-            values.setdefault(memory.value, []).append(latches.retired[path])
+        value = memory.value if memory is not None else latches.retired[path].value
+        if value:
+            values.setdefault(value, []).append(latches.retired[path])
     return values
 
 
