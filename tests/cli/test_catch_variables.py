@@ -24,7 +24,6 @@ STORAGE = """export function createStorage(getStorage: () => Storage) {
 }
 """
 RENAMED = STORAGE.replace("catch (e)", "catch (_e)").replace("', e,", "', _e,")
-CAPTURED = STORAGE.replace("catch (e)", "catch (fallback)").replace("', e,", "', fallback,")
 
 
 def check(ws: Workspace, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
@@ -36,21 +35,57 @@ def check(ws: Workspace, capsys: pytest.CaptureFixture[str]) -> dict[str, object
     return anchor
 
 
-def bound(ws: Workspace, source: str) -> None:
-    ws.write("src/storage.ts", source)
-    ws.memory("storage", "src/storage.ts#createStorage")
+def bound(
+    ws: Workspace, source: str, path: str = "src/storage.ts", name: str = "createStorage"
+) -> None:
+    ws.write(path, source)
+    ws.memory("storage", f"{path}#{name}")
     assert main(["-C", str(ws.root), "bind"]) == 0
 
 
+LOADER_PY = """def load(path, fallback):
+    try:
+        return read(path)
+    except OSError as error:
+        log("unreadable", error, fallback)
+        return None
+"""
+LOADER_JAVA = """class Loader {
+  Object load(String path, Object fallback) {
+    try {
+      return read(path);
+    } catch (IOException error) {
+      log("unreadable", error, fallback);
+      return null;
+    }
+  }
+}
+"""
+CASES = [
+    ("src/storage.ts", "createStorage", STORAGE, "e", "_e"),
+    ("src/loader.py", "load", LOADER_PY, "error", "err"),
+    ("src/Loader.java", "Loader.load", LOADER_JAVA, "error", "ex"),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "source", "old", "new"), CASES, ids=[case[0] for case in CASES]
+)
 def test_a_renamed_catch_variable_is_current_and_a_capturing_rename_drifts(
-    ws: Workspace, capsys: pytest.CaptureFixture[str]
+    ws: Workspace,
+    capsys: pytest.CaptureFixture[str],
+    path: str,
+    name: str,
+    source: str,
+    old: str,
+    new: str,
 ) -> None:
-    bound(ws, STORAGE)
-    ws.write("src/storage.ts", RENAMED)
+    bound(ws, source, path, name)
+    ws.write(path, re.sub(rf"\b{old}\b", new, source))
     assert check(ws, capsys)["state"] == "current"
     # Control: renamed to `fallback`, a name the clause reads, `fallback` now means the
     # caught error: the body drifted.
-    ws.write("src/storage.ts", CAPTURED)
+    ws.write(path, re.sub(rf"\b{old}\b", "fallback", source))
     anchor = check(ws, capsys)
     assert (anchor["state"], anchor["axes"]) == ("drifted", ["body"])
 

@@ -106,8 +106,9 @@ def test_a_rename_moor_cannot_prove_the_same_is_still_drift(
     qname = "A.f" if language == "java" else "f"
 
     def renamed(text: str) -> str:
-        # The variable and its uses renamed to `x`; an `eval`'s string is left as it is.
-        clause_x = re.sub(r"\be\b(?!')", "x", text)
+        # The variable and its uses in the clause renamed to `x`; an `eval`'s string and a
+        # use after the clause (`return e`, which then reads another variable) are not.
+        clause_x = re.sub(r"(?<!return )\be\b(?!')", "x", text)
         variable = {"python": ("as e:", "as x:"), "java": ("E e)", "E x)")}.get(
             language, ("(e)", "(x)")
         )
