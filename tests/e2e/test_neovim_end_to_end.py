@@ -62,8 +62,9 @@ def neovim(nvim: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Edit
 
 @pytest.fixture(scope="module")
 def neovim_09(nvim: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EditorRun]:
-    """The scenario up to the memory opened late with the Neovim 0.9-0.10 set-up
-    (`vim.lsp.start` in a FileType autocmd), run in the same Neovim 0.11."""
+    """The scenario up to the code lenses, then the reaffirm by reason line, with the Neovim
+    0.9-0.10 set-up (`vim.lsp.start` in a FileType autocmd), run in the same Neovim 0.11:
+    the only Neovim this test can install."""
     yield run_neovim(nvim, tmp_path_factory.mktemp("nvim09"), "moor-0.9.lua", "short")
 
 
@@ -138,6 +139,12 @@ def test_the_neovim_09_set_up_shows_updates_and_reaffirms(neovim_09: EditorRun) 
     scenario.check_reaffirm(neovim_09)
     scenario.check_late_open(neovim_09)
     scenario.check_code_lenses(neovim_09)
+
+
+def test_the_neovim_09_set_up_leaves_the_buffer_as_saved_after_a_reaffirm_by_reason_line(
+    neovim_09: EditorRun,
+) -> None:
+    scenario.check_reaffirm_by_reason_line(neovim_09)
 
 
 def test_neovim_names_the_file_types_of_moor_languages_as_the_set_ups_do(nvim: str) -> None:

@@ -8,8 +8,11 @@ from __future__ import annotations
 import os
 import sqlite3
 
+import pytest
+from moor_engine.grounding import definition_index
 from moor_engine.grounding.check import Checker
-from moor_engine.grounding.definition_index import DefinitionIndex, Indexes, _Table
+from moor_engine.grounding.definition_index import DefinitionIndex, Indexes, Rows, Site, _Table
+from moor_engine.grounding.observe import FileView
 from moor_engine.session import Session
 
 from tests.conftest import Workspace
@@ -81,6 +84,7 @@ def columns(table: _Table) -> tuple[object, ...]:
         table.lengths,
         table.errors,
         table.bodies,
+        table.offsets,
     )
 
 
@@ -204,3 +208,131 @@ def test_a_damaged_kept_index_is_rebuilt_never_trusted(ws: Workspace) -> None:
     named, _table, index = kept(ws)
     assert named == {"pkg/a.py", "pkg/new.py"}
     assert index.reindexed >= 1 and index.reindexed < files
+
+
+def sized(n: int) -> str:
+    """A function as long as BOUND, with other code: compared with it, never a candidate."""
+    return (
+        f"def fill{n}(items, limit={n}):\n"
+        "    kept = sorted(items)[:limit]\n"
+        f"    print(kept, '{n:04d}')\n"
+        "    return len(kept)\n"
+    )
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one CPU: no workers")
+def test_the_first_check_after_code_goes_reads_compared_code_at_its_span_unparsed(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moor.main import main
+
+    ws.write("pkg/a.py", BOUND)
+    ws.write("pkg/near.py", NEAR)
+    for n in range(120):
+        ws.write(f"pkg/s{n}.py", sized(n))
+    ws.memory("send", "pkg/a.py#send")
+    ws.git("init", "-q")
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "code")
+    # As in a large tree: the files are parsed for the index by worker processes, so
+    # nothing else of them is kept (no file's cache row).
+    monkeypatch.setattr(definition_index, "_PARALLEL_AT", 100)
+    monkeypatch.chdir(ws.root)
+    assert main(["bind"]) == 0
+    ws.write("pkg/a.py", GONE)
+    settle(ws, "pkg/a.py")
+    with Session.open(ws.root) as session:
+        checker = Checker(session.workspace, session.lock, session.journal, session.observer)
+        anchor = checker.evaluate(session.select([])).report.memories[0].anchors[0]
+        index, parsed = checker.indexes.of("python"), session.observer.parse_count
+    assert anchor.state.value == "gone"
+    assert [c.ref for c in anchor.candidates] == ["pkg/near.py#deliver"]
+    # Only the file that changed was parsed (each compared definition's file was: 122) ...
+    assert parsed == 1, parsed
+    # ... yet the search compared the bound code with every definition of its size (the
+    # candidate and the 120 others), each read from its file's bytes at its span.
+    assert index.read_at_span == 121, index.read_at_span
+
+
+SHAPES = (
+    "import functools\n\n\n"
+    "class Box:\n"
+    "    @functools.cache\n"
+    "    def size(self, scale=2):\n"
+    "        return len(self.items) * scale\n\n"
+    "    def twice(self):\n"
+    "        def inner(x):\n"
+    "            return x * 2\n\n"
+    "        return inner(self.size())\n\n\n"
+    "def pick(a):\n    return a\n\n\n"
+    "def pick(a, b):  # defined twice: which one a symbol names is the view's to say\n"
+    "    return a or b\n"
+)
+
+
+def test_a_definition_read_at_its_span_is_the_code_its_file_shows(ws: Workspace) -> None:
+    ws.write("pkg/shapes.py", SHAPES)
+    ws.git("init", "-q")
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "code")
+    with Session.open(ws.root, use_journal=False) as session:
+        index = index_of(session)
+        definitions = [index._definition(at) for at in range(len(index._refresh().qnames))]
+        view = session.observer.view("pkg/shapes.py")
+        assert isinstance(view, FileView)
+        shown = {site.qname: view.source_text(site) for site in view.sites()}
+        read = {d.qname: index.source(d) for d in definitions}
+        assert {"Box.size", "Box.twice.inner", "pick"} <= read.keys()
+        for qname, found in read.items():
+            if qname == "pick":
+                assert found is None  # the view tells the two apart, not the index
+            else:
+                assert found == (qname, shown[qname]), qname
+        # Bytes other than the ones indexed are never read as the definition.
+        ws.write("pkg/shapes.py", SHAPES.replace("len(self.items)", "sum(self.items)"))
+        assert all(index.source(d) is None for d in definitions)
+
+
+def test_a_damaged_offset_is_rebuilt_never_read(ws: Workspace) -> None:
+    committed_tree(ws, 20)
+    assert ws.moor("bind").code == 0
+    named, _table, index = kept(ws)
+    assert (named, index.reindexed) == ({"pkg/a.py"}, 0)  # the control: it was kept
+    base = rows(ws)["index:python"]
+    columns = base.split("\x1e")
+    offsets = columns[11]  # packed: a typecode, then hexadecimal
+    assert offsets[:1] in "BHIQ" and len(offsets) > 3
+    damaged = offsets[:-1] + ("1" if offsets[-1] != "1" else "2")  # one number moved
+    damage(ws, "index:python", "\x1e".join([*columns[:11], damaged, *columns[12:]]))
+    named, _table, index = kept(ws)
+    assert (named, index.reindexed) == ({"pkg/a.py"}, 21)
+
+
+def test_a_table_patched_in_place_is_the_one_built_anew() -> None:
+    import random
+
+    def site(rel: str, n: int) -> Site:
+        return (f"{rel}:f{n}", "function", 10 + n, n % 3 == 0, f"b{n}", 7 * n)
+
+    def table_of(rows: Rows) -> _Table:
+        table = _Table()
+        for rel in sorted(rows):
+            table.add(rel, *rows[rel])
+        return table
+
+    chance = random.Random(22)
+    for _round in range(30):
+        now = {f"m{n:03d}.py": ("k", [site(f"m{n}", i) for i in range(n % 4)]) for n in range(60)}
+        table = table_of(now)
+        drop = set(chance.sample(sorted(now), 8)) | {"z-not-there.py"}
+        rows = {
+            rel: ("k2", [site(rel, i) for i in range(chance.randrange(4))])
+            for rel in chance.sample([*sorted(now), "a-new.py", "m0155.py", "zz.py"], 10)
+        }
+        few, many = table_of(now), table_of(now)
+        few.patch(rows, drop | rows.keys())
+        many._rebuild(rows, sorted(drop | rows.keys()))
+        after = {rel: row for rel, row in now.items() if rel not in drop} | rows
+        assert columns(few) == columns(table_of(after))
+        assert columns(many) == columns(few)
+        assert columns(few) != columns(table)  # the control: the change changed the table

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import random
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -356,3 +357,38 @@ def test_a_lock_written_again_while_it_is_being_read_is_read_once_more(
     # The watcher's event for the second write: the lock is read again.
     assert states(live, {"moor.lock"})["memories/g.md"] == "current"
     assert live.verify() == []
+
+
+def test_a_lock_written_again_just_after_the_live_check_re_baselines_it_is_read_once_more(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`commit` re-baselines moor.lock (an older normaliser's); the lock's stat it keeps must
+    be one of its own bytes: a stat taken after another writer's write would vouch for bytes
+    this check never read, and that write's change event would be ignored."""
+    setup(ws)
+    lock = ws.read("moor.lock")
+    older = re.sub(
+        r'body = "[0-9a-f]+"', 'body = "' + "1" * 32 + '"', re.sub(r"norm/\d+", "norm/0", lock)
+    )
+    ws.write("moor.lock", older)  # as a moor with another normaliser wrote it
+    ws.write("src/a.py", CODE.replace("return 2", "return 20"))
+    live = LiveCheck(ws.root)
+    assert states(live, None)["memories/g.md"] == "drifted"
+    assert live.session is not None
+    record = live.session.record
+
+    def record_then_another_write(*args: Any) -> int:
+        count = record(*args)
+        monkeypatch.setattr(live.session, "record", record)
+        assert count > 0  # control: this commit did write moor.lock (re-baselined)
+        with Session.open(ws.root) as other:  # `moor reaffirm g`, just after the re-baseline
+            assert not reaffirm(other, str(ws.root / "memories/g.md"), "fine").refused
+        return count
+
+    monkeypatch.setattr(live.session, "record", record_then_another_write)
+    live.commit()
+    assert "norm/0" not in ws.read("moor.lock")
+    # The watcher's event for the other write: the lock is read again.
+    assert states(live, {"moor.lock"})["memories/g.md"] == "current"
+    assert live.verify() == []
+    live.close()

@@ -45,6 +45,10 @@ class RecordingClient(LanguageClient):
     arrived: asyncio.Event
     registrations: list[types.Registration]
     lens_refreshes: int
+    # Partial results of requests (`$/progress` whose value is no work-done progress), by
+    # token, as sent; `partial` is set on each.
+    partials: dict[str | int, list[Any]]
+    partial: asyncio.Event
 
 
 def _converter() -> Any:
@@ -71,6 +75,8 @@ def make_client() -> LanguageClient:
     client.arrived = asyncio.Event()
     client.registrations = []
     client.lens_refreshes = 0
+    client.partials = {}
+    client.partial = asyncio.Event()
 
     def publish(client: RecordingClient, params: types.PublishDiagnosticsParams) -> None:
         client.diagnostics[params.uri] = params.diagnostics
@@ -83,11 +89,19 @@ def make_client() -> LanguageClient:
     def lens_refresh(client: RecordingClient, _params: None) -> None:
         client.lens_refreshes += 1
 
+    def progress(client: RecordingClient, params: types.ProgressParams) -> None:
+        if isinstance(params.value, dict) and "kind" not in params.value:
+            client.partials.setdefault(params.token, []).append(params.value)
+            client.partial.set()
+        else:
+            DEFAULT_CLIENT_FEATURES[types.PROGRESS](client, params)
+
     features = {
         **DEFAULT_CLIENT_FEATURES,
         types.WORKSPACE_CODE_LENS_REFRESH: lens_refresh,
         types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish,
         types.CLIENT_REGISTER_CAPABILITY: register,
+        types.PROGRESS: progress,
     }
     register_lsp_features(client, features)
     return client

@@ -19,18 +19,21 @@ from __future__ import annotations
 import json
 import operator
 import os
+import sys
 import time
+import zlib
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import accumulate, compress
+from itertools import accumulate, compress, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from moor_extractors.digest import digest_bytes
 from moor_extractors.languages import language_for_path
 from moor_extractors.reference import ANCHOR_PREFIX
-from moor_store.inside import read_inside
+from moor_store.inside import read_inside, stat_inside
 from moor_store.journal import CachedFile
 from moor_store.lockfile import Lock
 
@@ -38,7 +41,12 @@ from moor_engine.workspace.filestat import StatKey, stat_key
 
 if TYPE_CHECKING:
     import subprocess
-from moor_engine.grounding.observe import FileObserver, FileView, cache_derivation
+from moor_engine.grounding.observe import (
+    FileObserver,
+    FileView,
+    cache_derivation,
+    definition_text,
+)
 from moor_engine.workspace.python_children import WORKING_FOLDER, module_command
 from moor_engine.workspace.workspace import Workspace
 from moor_engine.workspace.worktree import Worktree, blob_id, look
@@ -47,7 +55,7 @@ _PREFIX = "index:"
 _CHANGES = "index-changes:"  # the files changed since the base row
 # Up to this many files changed (or an eighth of the index) are kept beside the base row.
 _FEW_CHANGES = 256
-_VERSION = 5
+_VERSION = 6
 # The body digest is kept only this long: it picks the few files worth observing, whose
 # full digests then decide (`relocate._body_matches`).
 _BODY_PREFIX = 12
@@ -58,7 +66,8 @@ _BLOB = "g"  # a row key naming a git blob; a stat key starts "s"
 # not repay the processes' start), and at most this many processes.
 _PARALLEL_AT = 1000
 _MAX_WORKERS = 8
-Site = tuple[str, str, int, bool, str]  # qname, kind, length, whether it parses, body digest
+# qname, kind, length, whether it parses, body digest, start (its first byte in the file)
+Site = tuple[str, str, int, bool, str, int]
 Rows = dict[str, tuple[str, list[Site]]]  # path -> (its key, its definitions)
 # As for the parse cache: a file modified this recently may change again within one
 # timestamp tick without its stat moving, so its stat never vouches for it later.
@@ -76,13 +85,14 @@ class Definition:
     length: int
     has_error: bool
     body: str  # the start of its body digest; "" when it has none or does not parse
+    start: int = -1  # its first byte in the file; -1: not known (not read at it)
 
 
 class _Table:
     """The index as columns (one row of flat columns loads several times faster than a
     record per file): per file its path and stat and how many definitions it has; per
-    definition, in file order, its qualified name, kind, length, whether it parses and the
-    start of its body digest."""
+    definition, in file order, its qualified name, kind, length, whether it parses, the
+    start of its body digest and its first byte in the file (`DefinitionIndex.source`)."""
 
     def __init__(self) -> None:
         self.paths: list[str] = []
@@ -93,6 +103,7 @@ class _Table:
         self.lengths: list[int] = []
         self.errors: list[bool] = []
         self.bodies: list[str] = []
+        self.offsets: list[int] = []
         self.tracked = ""  # git's index the blob keys were taken against (`index_digest`)
         self.generation = ""  # which base row this is, or applies to
         self.removed: list[str] = []  # in a row of changes: the files no longer indexed
@@ -103,7 +114,8 @@ class _Table:
 
     def unvouched(self) -> set[str]:
         """The files keyed by their stat, or by nothing: git did not vouch for them."""
-        return {rel for rel, key in zip(self.paths, self.keys, strict=True) if key[:1] != _BLOB}
+        blob = map(str.startswith, self.keys, repeat(_BLOB))  # in C: a pass per check
+        return set(compress(self.paths, map(operator.not_, blob)))
 
     def rows(self) -> Rows:
         starts = self.starts()
@@ -117,6 +129,7 @@ class _Table:
                         self.lengths[starts[file] : starts[file + 1]],
                         self.errors[starts[file] : starts[file + 1]],
                         self.bodies[starts[file] : starts[file + 1]],
+                        self.offsets[starts[file] : starts[file + 1]],
                         strict=True,
                     )
                 ),
@@ -132,28 +145,59 @@ class _Table:
         self.paths.append(rel)
         self.keys.append(key)
         self.counts.append(len(sites))
-        for qname, kind, length, error, body in sites:
+        for qname, kind, length, error, body, start in sites:
             self.qnames.append(qname)
             self.kinds.append(kind)
             self.lengths.append(length)
             self.errors.append(error)
             self.bodies.append(body)
+            self.offsets.append(start)
 
-    def patched(self, rows: Rows, drop: set[str]) -> _Table:
-        """This table with the files in `drop` left out and `rows` in their place, in
-        path order: the table a build from scratch would give. The files in between are
-        copied as slices of the columns (in C), so a change costs what it touches."""
-        table = _Table()
+    def patch(self, rows: Rows, drop: set[str]) -> None:
+        """Leave out the files in `drop` and put `rows` in their place, in path order: the
+        table a build from scratch would give."""
+        changed = sorted(drop | rows.keys())
+        if len(changed) > _FEW_CHANGES:
+            self._rebuild(rows, changed)
+            return
+        # In place, from the last file to the first (the positions still to be patched stay
+        # where they were), a slice assignment per file: building the columns anew copied
+        # the whole index twice per check. Each assignment moves the columns' tail, so
+        # many changes are built anew instead.
         starts = self.starts()
-        copied = 0  # the files of this table before this one are in `table`
-        for rel in sorted(drop | rows.keys()):
+        for rel in reversed(changed):
             at = bisect_left(self.paths, rel)
-            table._copy(self, copied, at, starts)
+            present = at < len(self.paths) and self.paths[at] == rel
+            files = slice(at, at + 1 if present else at)
+            definitions = slice(starts[at], starts[at + 1] if present else starts[at])
+            key, sites = rows.get(rel, ("", []))
+            kept = rel in rows
+            self.paths[files] = [rel] if kept else []
+            self.keys[files] = [key] if kept else []
+            self.counts[files] = [len(sites)] if kept else []
+            self.qnames[definitions] = [site[0] for site in sites]
+            self.kinds[definitions] = [site[1] for site in sites]
+            self.lengths[definitions] = [site[2] for site in sites]
+            self.errors[definitions] = [site[3] for site in sites]
+            self.bodies[definitions] = [site[4] for site in sites]
+            self.offsets[definitions] = [site[5] for site in sites]
+
+    def _rebuild(self, rows: Rows, changed: list[str]) -> None:
+        """`patch` as new columns: the unchanged files between the changed ones copied as
+        slices (in C), so many changes cost one pass."""
+        fresh = _Table()
+        starts = self.starts()
+        copied = 0  # the files of this table before this one are in `fresh`
+        for rel in changed:
+            at = bisect_left(self.paths, rel)
+            fresh._copy(self, copied, at, starts)
             copied = at + 1 if at < len(self.paths) and self.paths[at] == rel else at
             if rel in rows:
-                table.add(rel, *rows[rel])
-        table._copy(self, copied, len(self.paths), starts)
-        return table
+                fresh.add(rel, *rows[rel])
+        fresh._copy(self, copied, len(self.paths), starts)
+        self.paths, self.keys, self.counts = fresh.paths, fresh.keys, fresh.counts
+        self.qnames, self.kinds, self.lengths = fresh.qnames, fresh.kinds, fresh.lengths
+        self.errors, self.bodies, self.offsets = fresh.errors, fresh.bodies, fresh.offsets
 
     def _copy(self, other: _Table, first: int, last: int, starts: list[int]) -> None:
         """Files `first` to `last` (excluded) of `other`, appended."""
@@ -168,60 +212,73 @@ class _Table:
         self.lengths += other.lengths[begin:end]
         self.errors += other.errors[begin:end]
         self.bodies += other.bodies[begin:end]
+        self.offsets += other.offsets[begin:end]
 
     def dumps(self) -> str | None:
-        """The columns as one text, each a run of items between separators (splitting a
-        string is many times faster than decoding JSON); None when some name holds a
-        separator, so cannot be kept this way."""
+        """The columns as one text: names as runs of items between separators (splitting a
+        string is many times faster than decoding JSON), numbers packed as hexadecimal
+        machine integers (read back in C: a number per item cost a third of the load);
+        None when some name holds a separator, so cannot be kept this way. Last, a
+        checksum of the rest: a definition's bytes are read at the offset kept here
+        (`DefinitionIndex.source`), so a damaged number must never be read as one."""
         kinds = sorted(set(self.kinds))
-        ids = {kind: str(number) for number, kind in enumerate(kinds)}
-        columns = [
-            self.paths,
-            self.keys,
-            [str(n) for n in self.counts],
-            self.qnames,
-            kinds,
+        ids = {kind: number for number, kind in enumerate(kinds)}
+        names = [self.paths, self.keys, self.qnames, kinds, self.bodies]
+        numbers = [
+            self.counts,
             [ids[kind] for kind in self.kinds],
-            [str(n) for n in self.lengths],
-            ["1" if e else "" for e in self.errors],
-            self.bodies,
-            [self.tracked, self.generation],
-            self.removed,
+            self.lengths,
+            list(map(int, self.errors)),
+            self.offsets,
         ]
+        meta = [[self.tracked, self.generation], self.removed]
+        if min(map(min, (column or [0] for column in numbers))) < 0:
+            return None
         if any(
             _ITEM in item or _COLUMN in item
             for column in (self.paths, self.qnames, kinds, self.removed)
             for item in column
         ):
             return None
-        return _COLUMN.join(_ITEM.join(column) for column in columns)
+        text = _COLUMN.join(
+            [*(_ITEM.join(column) for column in names + meta), *map(_packed, numbers)]
+        )
+        return f"{text}{_COLUMN}{_checksum(text)}"
 
     @classmethod
     def loads(cls, text: str) -> _Table:
-        columns = [column.split(_ITEM) if column else [] for column in text.split(_COLUMN)]
-        if len(columns) != 11:
+        text, _, checksum = text.rpartition(_COLUMN)
+        if checksum != _checksum(text):
+            raise ValueError("the index is damaged")
+        columns = text.split(_COLUMN)
+        if len(columns) != 12:
             raise ValueError("the index has another number of columns")
-        paths, keys, counts, qnames, kinds, ids, lengths, errors, bodies, meta, removed = columns
+        paths, keys, qnames, kinds, bodies, meta, removed = (
+            column.split(_ITEM) if column else [] for column in columns[:7]
+        )
+        counts, ids, lengths, errors, offsets = map(_unpacked, columns[7:])
         table = cls()
         table.tracked, table.generation = meta
         table.removed = removed
-        table.paths, table.keys = paths, keys
-        table.counts = list(map(int, counts))
+        table.paths, table.keys, table.counts = paths, keys, counts
         table.qnames = qnames
-        table.kinds = list(map(kinds.__getitem__, map(int, ids)))
-        table.lengths = list(map(int, lengths))
+        table.kinds = list(map(kinds.__getitem__, ids))
+        table.lengths = lengths
         table.errors = list(map(bool, errors))
         table.bodies = bodies
+        table.offsets = offsets
         files = {len(table.paths), len(table.keys), len(table.counts)}
-        sites = {len(table.qnames), len(table.kinds), len(table.lengths), len(table.errors)}
+        sites = {
+            len(table.qnames),
+            len(table.kinds),
+            len(table.lengths),
+            len(table.errors),
+            len(table.offsets),
+        }
         if len(files) != 1 or sites != {sum(table.counts)} or len(table.bodies) not in sites:
             raise ValueError("the index's columns disagree")
-        if (
-            min(table.counts, default=0) < 0
-            or len(set(paths)) != len(paths)
-            or paths != sorted(paths)
-        ):
-            raise ValueError("the index's files are not in order")  # `patched` relies on it
+        if not all(map(operator.lt, paths, paths[1:])):
+            raise ValueError("the index's files are not in order")  # `patch` relies on it
         return table
 
 
@@ -244,6 +301,7 @@ class DefinitionIndex:
         self._by_length: dict[str, tuple[list[int], list[int]]] = {}
         self.reindexed = 0  # files observed to bring the index up to date
         self.examined = 0  # files whose row was compared with git's view or their stat
+        self.read_at_span = 0  # definitions read from their file's bytes, unparsed (`source`)
         self._suffixes: dict[str, bool] = {}  # per file name suffix: whether it is ours
         # The kept base row, and the files changed since it (kept beside it).
         self._base: _Table | None = None
@@ -267,7 +325,46 @@ class DefinitionIndex:
             table.lengths[at],
             table.errors[at],
             table.bodies[at],
+            table.offsets[at],
         )
+
+    def source(self, definition: Definition) -> tuple[str, str] | None:
+        """The symbol naming `definition` alone and its source, read from its file's bytes
+        at the span the index keeps — no parse — when the index vouches those bytes are the
+        ones it describes: the blob it keys the file by, or its stat key unmoved. None when
+        it cannot (an unsaved buffer, a key that never vouches, a name the file defines
+        twice, the file changed since): then the file is observed as a check would."""
+        table = self._table
+        if table is None or not self._fresh or definition.rel in self.observer.overlays:
+            return None
+        file = bisect_left(table.paths, definition.rel)
+        if file == len(table.paths) or table.paths[file] != definition.rel:
+            return None
+        first, last = self._starts[file], self._starts[file + 1]
+        at = first + definition.index
+        if at >= last or table.qnames[at] != definition.qname or definition.start < 0:
+            return None
+        if table.qnames[first:last].count(definition.qname) != 1:
+            return None  # its own symbol is a member's spelling: the view says which
+        data = self._bytes(definition.rel, table.keys[file])
+        end = definition.start + definition.length
+        if data is None or end > len(data):
+            return None
+        self.read_at_span += 1
+        return definition.qname, definition_text(data, definition.start, end)
+
+    def _bytes(self, rel: str, key: str) -> bytes | None:
+        """The file's bytes, if they are the ones its key vouches for."""
+        root = self.workspace.root
+        try:
+            if key[:1] == _BLOB:
+                data = read_inside(root, rel, limit=self.observer.max_file_size)
+                return data if blob_id(data, key[1:]) == key[1:] else None
+            if not key or key != _stat_text(stat_key(stat_inside(root, rel))):
+                return None
+            return read_inside(root, rel, limit=self.observer.max_file_size)
+        except OSError:  # NotInside too: gone, refused or unreadable, the view says why
+            return None
 
     def files_named(self, qname: str, other_than: str) -> list[str]:
         """Files other than one that define `qname`."""
@@ -339,16 +436,14 @@ class DefinitionIndex:
             changed, removed, vouched = self._differences(old, looked)
         if changed or removed or old.tracked != digest:
             rows = self._observed(changed, vouched)
-            table = old.patched(rows, removed | set(changed))
-            table.tracked = digest
-            self._store(table, rows, removed | set(changed))
-        else:
-            table = old
+            old.patch(rows, removed | set(changed))  # in place: nothing else holds it
+            old.tracked = digest
+            self._store(old, rows, removed | set(changed))
         self.reindexed += len(changed)
-        self._table, self._fresh = table, True
-        self._starts = table.starts()
+        self._table, self._fresh = old, True
+        self._starts = old.starts()
         self._by_length = {}
-        return table
+        return old
 
     def _suspects(self, old: _Table, looked: Worktree | None) -> set[str] | None:
         """The only files that may have changed since `old`, when git's index has the
@@ -467,9 +562,9 @@ class DefinitionIndex:
             return base
         rows = changes.rows()
         self._changed, self._dropped = rows, set(changes.removed)
-        table = base.patched(rows, self._dropped | rows.keys())
-        table.tracked, table.generation = changes.tracked, base.generation
-        return table
+        base.patch(rows, self._dropped | rows.keys())
+        base.tracked = changes.tracked
+        return base
 
     def _read(self, prefix: str) -> _Table | None:
         journal = self.observer.journal
@@ -478,7 +573,7 @@ class DefinitionIndex:
             return None
         try:
             return _Table.loads(row.payload)
-        except (ValueError, IndexError):
+        except (ValueError, LookupError):
             return None
 
     def _store(self, table: _Table, rows: Rows, drop: set[str]) -> None:
@@ -644,7 +739,7 @@ def _parsed_rows(out: bytes) -> Rows:
             key, sites = row
             rows[str(rel)] = (
                 str(key),
-                [(str(q), str(k), int(n), bool(e), str(b)) for q, k, n, e, b in sites],
+                [(str(q), str(k), int(n), bool(e), str(b), int(a)) for q, k, n, e, b, a in sites],
             )
         except (TypeError, ValueError):
             continue
@@ -665,13 +760,14 @@ def rows_of(root: Path, max_file_size: int, rels: list[str], vouched: dict[str, 
     return rows
 
 
-def _sites(view: FileView) -> list[tuple[str, str, int, bool, str]]:
-    sites: list[tuple[str, str, int, bool, str]] = []
+def _sites(view: FileView) -> list[Site]:
+    sites: list[Site] = []
     for index, site in enumerate(view.sites()):
         body = ""
         if not site.has_error:
             body = view.facts_at(index).axes.get("body", "")[:_BODY_PREFIX]
-        sites.append((site.qname, site.kind, site.end_byte - site.start_byte, site.has_error, body))
+        length = site.end_byte - site.start_byte
+        sites.append((site.qname, site.kind, length, site.has_error, body, site.start_byte))
     return sites
 
 
@@ -698,6 +794,32 @@ def _file_key(root: Path, view: FileView, blob: str | None, racy_after: int) -> 
 
 def _stat_text(key: StatKey) -> str:
     return "s" + ":".join(map(str, key))
+
+
+def _packed(numbers: list[int]) -> str:
+    """Numbers from 0 as little-endian machine integers of the least width that holds them
+    (a typecode, then hexadecimal)."""
+    top = max(numbers, default=0)
+    code = next(code for code in "BHIQ" if top < 256 ** array(code).itemsize)
+    packed = array(code, numbers)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return code + packed.tobytes().hex()
+
+
+def _unpacked(text: str) -> list[int]:
+    """What `_packed` wrote (ValueError when it is not that)."""
+    if text[:1] not in ("B", "H", "I", "Q"):
+        raise ValueError("the index holds no numbers where it should")
+    numbers = array(text[0])
+    numbers.frombytes(bytes.fromhex(text[1:]))
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    return numbers.tolist()
+
+
+def _checksum(text: str) -> str:
+    return format(zlib.crc32(text.encode("utf-8")), "08x")
 
 
 def _positions(column: list[str], value: str) -> list[int]:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from moor_extractors.model import Failure, Reason
 from moor_extractors.reference import ANCHOR_PREFIX
-from moor_store.lockfile import Lock
+from moor_store.lockfile import Lock, LockError
 
 from moor_engine.anchors.cadence import Cadence, Clock, Stalled
 from moor_engine.grounding.check import Checker, Evaluation
@@ -37,8 +37,8 @@ from moor_engine.grounding.links import annotate
 from moor_engine.grounding.memories import LoadedMemory, load_memories
 from moor_engine.grounding.observe import Found, NotFound, Observation
 from moor_engine.grounding.trust import MemoryReport, Report, State
-from moor_engine.session import Session
-from moor_engine.workspace.filestat import RACY_WINDOW_NS, StatKey, stat_key
+from moor_engine.session import Session, read_lock_bytes
+from moor_engine.workspace.filestat import RACY_WINDOW_NS, StatKey, stat_key, unstatted
 from moor_engine.workspace.gitignore import IGNORE_FILE
 from moor_engine.workspace.workspace import LOCK_FILE
 
@@ -54,6 +54,8 @@ KEEP_TREE_BYTES = 256 * 1024
 # When an editor looks again at a file it saw being written, if nothing else made it: past
 # the racy window, when even an emptied file counts as settled (`FileObserver._settle`).
 RECHECK_CHANGING_S = RACY_WINDOW_NS / 1e9 + 0.1
+# The lock's stat when the bytes under it are not known to be the ones read (no file has it).
+UNREAD = unstatted(-1)
 
 
 @dataclass
@@ -91,6 +93,19 @@ def _stat(path: Path) -> StatKey | None:
         return stat_key(path.stat())
     except OSError:
         return None
+
+
+def _stat_of_own(session: Session) -> StatKey:
+    """moor.lock's stat just after this session wrote it, if the file still holds what it
+    wrote: stat first, then compare the bytes, so a write by another in between (or after)
+    gives a stat other than the one kept. Else a stat no file has: the next change event
+    for the lock reads it again."""
+    lock_stat = _stat(session.workspace.lock_path)
+    try:
+        now = read_lock_bytes(session.workspace)
+    except LockError:
+        return UNREAD
+    return lock_stat if lock_stat is not None and now == session.lock_bytes else UNREAD
 
 
 def _same(old: Observation | None, new: Observation) -> bool:
@@ -528,7 +543,7 @@ class LiveCheck:
                 evaluation = Evaluation(evaluation.report, evaluation.loaded, kept)
             if session.record(evaluation, pending.changed):
                 checker.lock = session.lock
-                self._lock_stat = _stat(session.workspace.lock_path)
+                self._lock_stat = _stat_of_own(session)
                 self._stale |= {m.path for m in evaluation.report.memories}
         session.observer.flush()
         session.observer.trim(self._kept_trees())

@@ -391,13 +391,18 @@ class FileView:
         """The definition's source, dedented as if it started its own file (for diffs)."""
         if site is None:
             return self.source().decode("utf-8")
-        source = self.source()
-        line_start = source.rfind(b"\n", 0, site.start_byte) + 1
-        indent = source[line_start : site.start_byte].decode("utf-8", "replace")
-        text = source[site.start_byte : site.end_byte].decode("utf-8", "replace")
-        if indent.strip():
-            return text  # the definition shares its line with other code: leave it be
-        return textwrap.dedent(indent + text)
+        return definition_text(self.source(), site.start_byte, site.end_byte)
+
+
+def definition_text(source: bytes, start: int, end: int) -> str:
+    """The definition between bytes `start` and `end` of a file's source, dedented as if it
+    started its own file."""
+    line_start = source.rfind(b"\n", 0, start) + 1
+    indent = source[line_start:start].decode("utf-8", "replace")
+    text = source[start:end].decode("utf-8", "replace")
+    if indent.strip():
+        return text  # the definition shares its line with other code: leave it be
+    return textwrap.dedent(indent + text)
 
 
 class FileObserver:

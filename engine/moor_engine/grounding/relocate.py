@@ -32,7 +32,7 @@ from moor_extractors.resolve import member_symbol
 from moor_extractors.symbols import snippet_tokens, split_qualified
 from moor_store.lockfile import LockedAnchor
 
-from moor_engine.grounding.definition_index import Definition, Indexes
+from moor_engine.grounding.definition_index import Definition, DefinitionIndex, Indexes
 from moor_engine.grounding.file_renames import renamed_to
 from moor_engine.grounding.observe import FileObserver, FileView, Found
 from moor_engine.grounding.relocation_result import Relocation, Search
@@ -127,7 +127,7 @@ def relocate(
     # `setFeature` is not now its sibling `getFeature`).
     siblings = set(outline() or ())
     pool = [d for d in pool if not (d.rel == ref.path and d.qname in siblings)]
-    return Search(candidates=_similar(observer, pool, ref, locked, bound, indexes.compared))
+    return Search(candidates=_similar(observer, index, pool, ref, locked, bound, indexes.compared))
 
 
 def _views(observer: FileObserver, rels: list[str]) -> list[FileView]:
@@ -209,6 +209,7 @@ def _ranked(candidates: Iterator[Candidate] | list[Candidate]) -> tuple[Candidat
 
 def _similar(
     observer: FileObserver,
+    index: DefinitionIndex,
     pool: list[Definition],
     ref: Reference,
     locked: LockedAnchor,
@@ -217,7 +218,9 @@ def _similar(
 ) -> tuple[Candidate, ...]:
     """Definitions whose normalised tokens are close to the bound code's, best first.
     What is read of each definition is kept in `compared` for the other gone anchors of
-    the change set: their nearest definitions are mostly the same ones."""
+    the change set: their nearest definitions are mostly the same ones. A definition the
+    index vouches for is read from its file's bytes at the span the index keeps: the first
+    check after code goes in a large tree parsed every candidate's whole file."""
     text, tokens = bound.text, bound.tokens()
     if text is None or not tokens:
         return ()
@@ -238,7 +241,7 @@ def _similar(
     for _d, definition in near[:_MAX_SCORED]:
         key = (definition.rel, definition.index, definition.qname)
         if key not in compared:
-            named = _source_of(observer, definition)
+            named = index.source(definition) or _source_of(observer, definition)
             compared[key] = None if named is None else Compared(definition.rel, *named)
         seen = compared[key]
         if isinstance(seen, Compared):

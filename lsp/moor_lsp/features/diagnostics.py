@@ -6,11 +6,12 @@ as changed (`Snapshot.dirty`) are rebuilt. A root that is no longer served takes
 diagnostics with it: pushed as empty lists, or the client is told to pull again. The rule per client
 (`pulls_diagnostics`): a client that can pull *and* be told to refresh is answered on
 `textDocument/diagnostic` and `workspace/diagnostic` and told `workspace/diagnostic/refresh`
-after a re-check; nothing is pushed to it. Every other client — one that only pushes, or
-one that pulls without refresh support, which is then not offered pull at all — gets
-`textDocument/publishDiagnostics` for exactly the URIs whose diagnostics changed, including
-an empty list for a memory that became clean or was deleted, and a memory's diagnostics
-again when it is opened.
+after a re-check (a workspace pull given a partial result token is held open and sent each
+change: memories/lsp-workspace-pull-is-held-open.md); nothing is pushed to it. Every other
+client — one that only pushes, or one that pulls without refresh support, which is then
+not offered pull at all — gets `textDocument/publishDiagnostics` for exactly the URIs whose
+diagnostics changed, including an empty list for a memory that became clean or was
+deleted, and a memory's diagnostics again when it is opened.
 
 Each diagnostic's `code` is the trust state (docs/memories.md, *Trust states*), its
 `source` is `moor`, and its `data` carries what a code action needs (see
@@ -24,8 +25,10 @@ carries `"preview": true` in its data: nothing that writes is offered on it.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -175,6 +178,8 @@ class Diagnostics(Feature):
         self.current: dict[Path, dict[str, list[types.Diagnostic]]] = {}
         self.published: dict[str, list[types.Diagnostic]] = {}  # what the client was sent
         self._problem_uris: dict[Path, set[str]] = {}  # URIs with workspace-level problems
+        self._streams: set[_Stream] = set()  # `workspace/diagnostic` requests held open
+        self._closing = False
 
     def register(self) -> None:
         self.handle(
@@ -375,8 +380,12 @@ class Diagnostics(Feature):
         await self.on_snapshot(folder, snapshot)  # its `dirty` is exactly what it holds
 
     def _deliver(self, touched: set[str], changed: bool) -> None:
-        """Tell the client: a pulling one to pull again, a pushed one what changed."""
+        """Tell the client: a pulling one to pull again (and a held workspace pull what
+        changed), a pushed one what changed."""
         if self.pull:
+            if changed:
+                for stream in self._streams:
+                    stream.wake(touched)
             if changed and self.server.capability("workspace.diagnostics.refresh_support"):
                 self.server.workspace_diagnostic_refresh(None)
             return
@@ -438,6 +447,11 @@ class Diagnostics(Feature):
     async def workspace_diagnostic(
         self, params: types.WorkspaceDiagnosticParams
     ) -> types.WorkspaceDiagnosticReport:
+        """Every memory's diagnostics. Given a partial result token, the request is held
+        open and every later change is sent as a partial result, until the client cancels
+        it or the server shuts down: a refresh makes VS Code pull again only the documents
+        it has open, and it pulls the workspace again only 2 s after each answer, so a
+        memory not open (`moor bind` from a terminal) kept its old diagnostics that long."""
         folders = await self.server.ready_all()
         everywhere = {
             uri: items
@@ -445,25 +459,86 @@ class Diagnostics(Feature):
             for uri, items in self.current.get(folder.root, {}).items()
             if folder.owns(uri)
         }
-        previous = {p.uri: p.value for p in params.previous_result_ids}
+        held = {p.uri: p.value for p in params.previous_result_ids}
+        # Every URI the client holds results for is answered: those now clean get [].
+        uris = sorted(set(everywhere) | set(held))
+        report = types.WorkspaceDiagnosticReport(
+            items=self._reports(uris, held, everywhere.get, unchanged=True)
+        )
+        token = params.partial_result_token
+        if token is None or self._closing:
+            return report
+        # Partial results: the first is the whole report, the final answer is empty.
+        self.server.progress(types.ProgressParams(token=token, value=report))
+        stream = _Stream()
+        self._streams.add(stream)
+        try:
+            while not self._closing:
+                touched = await stream.changes()
+                items = self._reports(sorted(touched), held, self._items_for, unchanged=False)
+                if items and not self._closing:
+                    partial = types.WorkspaceDiagnosticReportPartialResult(items=items)
+                    self.server.progress(types.ProgressParams(token=token, value=partial))
+        finally:
+            self._streams.discard(stream)
+        return types.WorkspaceDiagnosticReport(items=[])
+
+    def _reports(
+        self,
+        uris: list[str],
+        held: dict[str, str],
+        items_of: Callable[[str], list[types.Diagnostic] | None],
+        *,
+        unchanged: bool,
+    ) -> list[
+        types.WorkspaceFullDocumentDiagnosticReport
+        | types.WorkspaceUnchangedDocumentDiagnosticReport
+    ]:
+        """The report of each URI against the result ids the client `held` (updated to what
+        it is sent); `unchanged`: also say so of those it holds already."""
         reports: list[
             types.WorkspaceFullDocumentDiagnosticReport
             | types.WorkspaceUnchangedDocumentDiagnosticReport
         ] = []
-        # Every URI the client holds results for is answered: those now clean get [].
-        for uri in sorted(set(everywhere) | set(previous)):
-            items = everywhere.get(uri, [])
+        for uri in uris:
+            items = items_of(uri) or []
             result_id = self.result_id(uri, items)
-            if previous.get(uri) == result_id:
-                reports.append(
-                    types.WorkspaceUnchangedDocumentDiagnosticReport(
-                        uri=uri, result_id=result_id, version=None
+            if held.get(uri) == result_id:
+                if unchanged:
+                    reports.append(
+                        types.WorkspaceUnchangedDocumentDiagnosticReport(
+                            uri=uri, result_id=result_id, version=None
+                        )
                     )
+                continue
+            held[uri] = result_id
+            reports.append(
+                types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, items=items, result_id=result_id, version=None
                 )
-            else:
-                reports.append(
-                    types.WorkspaceFullDocumentDiagnosticReport(
-                        uri=uri, items=items, result_id=result_id, version=None
-                    )
-                )
-        return types.WorkspaceDiagnosticReport(items=reports)
+            )
+        return reports
+
+    async def on_shutdown(self) -> None:
+        """Held workspace pulls are answered (empty: everything went as partial results)."""
+        self._closing = True
+        for stream in self._streams:
+            stream.wake(set())
+
+
+class _Stream:
+    """One held `workspace/diagnostic` request: the URIs changed since it last sent."""
+
+    def __init__(self) -> None:
+        self.touched: set[str] = set()
+        self.event = asyncio.Event()
+
+    def wake(self, touched: set[str]) -> None:
+        self.touched |= touched
+        self.event.set()
+
+    async def changes(self) -> set[str]:
+        await self.event.wait()
+        self.event.clear()
+        touched, self.touched = self.touched, set()
+        return touched

@@ -3,8 +3,8 @@
 --   nvim --headless --clean -u tests/e2e/neovim/driver.lua
 -- with MOOR_E2E_SCENARIO (the scenario's JSON) and MOOR_E2E_CONFIG (which set-up file of
 -- this folder to use, as docs/editors.md shows it; only its moor path is replaced).
--- MOOR_E2E_STEPS=short stops after the memory opened late (no code actions). Every wait polls with a
--- deadline (vim.wait), never sleeps.
+-- MOOR_E2E_STEPS=short goes from the code lenses straight to the reaffirm by reason line (no
+-- other code action, no completion). Every wait polls with a deadline (vim.wait), never sleeps.
 
 local spec = vim.json.decode(table.concat(vim.fn.readfile(vim.env.MOOR_E2E_SCENARIO), "\n"))
 local here = vim.fs.dirname(debug.getinfo(1, "S").source:sub(2))
@@ -250,6 +250,52 @@ local function run_action(name, action)
   return entry
 end
 
+--- Reaffirms external.md (drifted again) with the reason written in its buffer: "Write my
+--- own reason…", the reason after "because:", then the action on that line. Afterwards
+--- the buffer is as saved: the line gone, unmodified.
+local function reaffirm_by_reason_line()
+  local own = spec.reaffirm_own
+  local rewritten = assert(io.open(spec.app, "w"))
+  rewritten:write(own.app)
+  rewritten:close()
+  wait_for("external.md's drifted diagnostic after src/app.py was rewritten again", function()
+    return has_code("external", "drifted")
+  end)
+  local reaffirm = nil
+  for _, action in ipairs(code_actions("external")) do
+    local arguments = action.command.arguments or {}
+    if not reaffirm and action.command.command == "moor.reaffirm" and #arguments == 1 then
+      reaffirm = action
+    end
+  end
+  if not reaffirm then
+    fail("no reaffirm action on external.md")
+  end
+  pick = own.write_own
+  run_action("external", reaffirm)
+  pick = nil
+  wait_for("the reason line in external.md", function()
+    return reason_line("external") ~= nil
+  end)
+  local own_line, own_text = reason_line("external")
+  local own_written = own_text:gsub("because:%s*", "because: " .. own.reason .. " ", 1)
+  local external = bufnr_of("external")
+  vim.api.nvim_buf_set_lines(external, own_line, own_line + 1, false, { own_written })
+  local modified_with_line = vim.bo[external].modified -- the control: unsaved, as it should
+  local reasoned = run_action("external", offered_action("external", own_line, own.written))
+  results.reasoned = { done = reasoned.result, error = reasoned.error }
+  results.reasoned.modified_with_line = modified_with_line
+  results.reasoned.line_gone = vim.wait(spec.timeout * 1000, function()
+    return reason_line("external") == nil
+  end, 20)
+  -- Not a failure at the deadline: the test says what it saw.
+  vim.wait(spec.timeout * 1000, function()
+    return not vim.bo[external].modified
+  end, 20)
+  results.reasoned.modified = vim.bo[external].modified
+  results.reasoned.text = buffer_text("external")
+end
+
 local function scenario()
   assert(load(config, "moor set-up"))()
   for _, name in ipairs(spec.open_at_start) do
@@ -325,7 +371,7 @@ local function scenario()
   end
   results.lenses_shown = ok
   if vim.env.MOOR_E2E_STEPS == "short" then
-    return
+    return reaffirm_by_reason_line()
   end
 
   -- Every code action offered on late.md (drifted) and moved.md (moved): first those that
@@ -414,49 +460,7 @@ local function scenario()
   end
   results.forget.exists = vim.uv.fs_stat(spec.memories.wrong) ~= nil
 
-  -- Reaffirm external.md (drifted again) with the reason written in its buffer: "Write my
-  -- own reason…", the reason after "because:", then the action on that line. Afterwards
-  -- the buffer is as saved: the line gone, unmodified.
-  local own = spec.reaffirm_own
-  local rewritten = assert(io.open(spec.app, "w"))
-  rewritten:write(own.app)
-  rewritten:close()
-  wait_for("external.md's drifted diagnostic after src/app.py was rewritten again", function()
-    return has_code("external", "drifted")
-  end)
-  local reaffirm = nil
-  for _, action in ipairs(code_actions("external")) do
-    local arguments = action.command.arguments or {}
-    if not reaffirm and action.command.command == "moor.reaffirm" and #arguments == 1 then
-      reaffirm = action
-    end
-  end
-  if not reaffirm then
-    fail("no reaffirm action on external.md")
-  end
-  pick = own.write_own
-  run_action("external", reaffirm)
-  pick = nil
-  wait_for("the reason line in external.md", function()
-    return reason_line("external") ~= nil
-  end)
-  local own_line, own_text = reason_line("external")
-  local own_written = own_text:gsub("because:%s*", "because: " .. own.reason .. " ", 1)
-  local external = bufnr_of("external")
-  vim.api.nvim_buf_set_lines(external, own_line, own_line + 1, false, { own_written })
-  local modified_with_line = vim.bo[external].modified -- the control: unsaved, as it should
-  local reasoned = run_action("external", offered_action("external", own_line, own.written))
-  results.reasoned = { done = reasoned.result, error = reasoned.error }
-  results.reasoned.modified_with_line = modified_with_line
-  results.reasoned.line_gone = vim.wait(spec.timeout * 1000, function()
-    return reason_line("external") == nil
-  end, 20)
-  -- Not a failure at the deadline: the test says what it saw.
-  vim.wait(spec.timeout * 1000, function()
-    return not vim.bo[external].modified
-  end, 20)
-  results.reasoned.modified = vim.bo[external].modified
-  results.reasoned.text = buffer_text("external")
+  reaffirm_by_reason_line()
 
   -- Completion in a new memory's `about:` list (not saved): what Neovim's own completion
   -- code (`vim.lsp.completion`, behind <C-x><C-o>) makes of moor's answer, past the first

@@ -612,6 +612,7 @@ async function scenario(page, workspace, second, port, dirs) {
       throw new Error(`moor bind exited ${bind.status}: ${bind.stdout}${bind.stderr}${bind.error ?? ""}`);
     }
     // The server follows the bind: budget-v2.md is not left "not bound yet" in Problems.
+    const boundAt = Date.now();
     await showProblems(page);
     const unbound = page.locator(".markers-panel .monaco-list-row", { hasText: /not bound yet/ });
     const bound = Date.now() + STEP_TIMEOUT_MS;
@@ -619,8 +620,9 @@ async function scenario(page, workspace, second, port, dirs) {
       if (Date.now() > bound) {
         throw new Error(`budget-v2.md is still "not bound yet" in Problems after \`moor bind\``);
       }
-      await sleep(250);
+      await sleep(50);
     }
+    log(`"not bound yet" was gone from Problems ${((Date.now() - boundAt) / 1000).toFixed(2)} s after moor bind exited`);
     const title = "Supersede memories/budget.md by memories/budget-v2.md";
     const action = page.locator(".action-widget .monaco-list-row", { hasText: title }).first();
     const deadline = Date.now() + STEP_TIMEOUT_MS;
