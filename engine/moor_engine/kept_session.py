@@ -12,7 +12,8 @@ keys as a kept check (`kept_check`, `filestat`):
   every file its anchors name hold, its moor.lock entry is the same, and so are what
   every memory declaring `supersedes:` declares (their files' keys), the superseded
   memories' texts (their files' keys) and the latches in moor.lock. Only verdicts that
-  rest on those alone are kept (`kept_check.keepable_memory`).
+  rest on those alone are kept (`kept_check.keepable_memory`), each with the memory it
+  read (`memories`: what a search shows beside the verdict, not read again).
 
 The first verdicts asked of an empty memo are those of every memory, evaluated at once
 (~1 s at 10,000): a warm server then re-evaluates only what moved (memory:
@@ -32,6 +33,7 @@ from moor_store import intent
 from moor_store.inside import has_stray_temporaries
 
 from moor_engine.grounding.check import Evaluation, bound_addresses
+from moor_engine.grounding.memories import LoadedMemory, load_memories
 from moor_engine.grounding.observe import FileObserver
 from moor_engine.grounding.trust import MemoryReport
 from moor_engine.kept_check import SETTINGS, Keys, file_keys, journal_identity, keepable_memory
@@ -48,6 +50,9 @@ class _Verdict:
     # Every address moor.lock bound its anchors to, in any memory: what an observation
     # near a syntax error is believed for (`Checker._bound_addresses`).
     bound: dict[str, frozenset[str]]
+    # The memory as the verdict read it: what a search shows beside the verdict, not read
+    # again while the verdict is kept (its file's key is in `files`).
+    loaded: LoadedMemory
 
 
 class KeptSession:
@@ -160,6 +165,23 @@ class KeptSession:
                 found.update(self._evaluate(session, list(dict.fromkeys(wanted)), paths))
             return found
 
+    def memories(
+        self, session: Session, reports: Sequence[MemoryReport]
+    ) -> dict[str, LoadedMemory]:
+        """The memory each of `reports` judged, as `load_memories` reads it: the one its
+        verdict read while `verdicts` just answered that verdict from what it keeps (every
+        key it rests on held, its memory file's too), the others read now."""
+        with self._lock:
+            found: dict[str, LoadedMemory] = {}
+            for report in reports:
+                kept = self._verdicts.get(report.path)
+                if kept is not None and kept.report is report:
+                    found[report.path] = kept.loaded
+            rest = [report.path for report in reports if report.path not in found]
+            if rest:
+                found.update(load_memories(session.workspace, rest, session.journal))
+            return found
+
     def _evaluate(
         self, session: Session, paths: list[str], asked: Sequence[str]
     ) -> dict[str, MemoryReport]:
@@ -182,6 +204,7 @@ class KeptSession:
                     files,
                     memories.get(report.path),
                     {c: frozenset(bound.get(c, ())) for c in anchors},
+                    evaluation.loaded[report.path],
                 )
 
 

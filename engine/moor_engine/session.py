@@ -42,6 +42,7 @@ from moor_engine.grounding.check import (
 from moor_engine.grounding.memories import canonical_lock
 from moor_engine.grounding.observe import FileObserver
 from moor_engine.grounding.trust import Report
+from moor_engine.kept_lock import keep_lock, kept_lock
 from moor_engine.memory.latch import healed, read_latches
 from moor_engine.usage import UsageError
 from moor_engine.workspace.roots import CONFIG_FILE
@@ -126,7 +127,9 @@ class Session:
             ):
                 remove_strays(workspace.root)
         lock_bytes = read_lock_bytes(workspace)
-        lock = _parse_lock(workspace, lock_bytes)
+        # Kept for the next process only by one that may write `.moor/` (not a look).
+        keeping = tend and journal is not None and not journal.read_only
+        lock = _parse_lock(workspace, lock_bytes, keep_from_ns=opened_ns if keeping else None)
         observer = FileObserver(workspace.root, workspace.config.max_file_size, journal)
         session = cls(
             workspace, lock, journal, observer, warnings, start.resolve(), None, lock_bytes
@@ -340,7 +343,7 @@ class Session:
 # those goes only when its writer's pid is gone.
 _UNRECORDED: tuple[tuple[str, tuple[str, ...] | None, bool | tuple[str, ...]], ...] = (
     (".", (LOCK_FILE, CONFIG_FILE, ".gitignore"), (CONFIG_FILE, ".gitignore")),
-    (STATE_DIR, None, ("hook-answers.json", "hooks.log", "kept-check.json")),
+    (STATE_DIR, None, ("hook-answers.json", "hooks.log", "kept-check.json", "kept-lock.json")),
     (f"{STATE_DIR}/diffs", None, True),
     (".claude", ("settings.json",), True),
 )
@@ -384,14 +387,25 @@ def read_lock_bytes(workspace: Workspace) -> bytes | None:
 _last_parsed: tuple[bytes, Path, Lock] | None = None
 
 
-def _parse_lock(workspace: Workspace, data: bytes | None) -> Lock:
+def _parse_lock(
+    workspace: Workspace, data: bytes | None, *, keep_from_ns: int | None = None
+) -> Lock:
+    """What moor.lock's `data` say: as this process last parsed them, else as the last
+    process kept them (`kept_lock`), else parsed (and kept when `keep_from_ns`, the moment
+    the reading began, is given)."""
     global _last_parsed
     if data is None:
         return Lock()
     last = _last_parsed
     if last is not None and last[1] == workspace.lock_path and last[0] == data:
         return last[2]
-    lock = _parse_new_lock(workspace, data)
+    parsed = kept_lock(workspace.root, data)
+    if parsed is None:
+        parsed = _parse_new_lock(workspace, data)
+        if keep_from_ns is not None:
+            keep_lock(workspace.root, data, parsed, keep_from_ns)
+    # A key written with a pasted spelling (`Client::send`) is read as its canonical one.
+    lock = canonical_lock(parsed)
     _last_parsed = (data, workspace.lock_path, lock)
     return lock
 
@@ -406,8 +420,7 @@ def _parse_new_lock(workspace: Workspace, data: bytes) -> Lock:
             path=workspace.lock_path,
             line=data[: exc.start].count(b"\n") + 1,
         ) from exc
-    # A key written with a pasted spelling (`Client::send`) is read as its canonical one.
-    return canonical_lock(parse_lock(text, path=workspace.lock_path))
+    return parse_lock(text, path=workspace.lock_path)
 
 
 def open_journal(workspace: Workspace, warnings: list[str]) -> Journal | None:

@@ -4,6 +4,7 @@ code, the drift report. Each calls the engine function the CLI calls and only re
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,7 @@ from moor_mcp.shown import shown
 if TYPE_CHECKING:
     from moor_engine.grounding.links import Related
     from moor_engine.grounding.memories import LoadedMemory
+    from moor_engine.grounding.trust import MemoryReport
     from moor_engine.memory.recall import Hit as Recalled
     from moor_engine.memory.recall_index import KeptIndex
 
@@ -157,6 +159,11 @@ class _Kept:
                 self._index = KeptIndex(self._answers)
             return self._index
 
+    def memories(
+        self, session: Session, reports: Sequence[MemoryReport]
+    ) -> dict[str, LoadedMemory]:
+        return self._answers.memories(session, reports)
+
 
 def _search(
     session: Session,
@@ -177,10 +184,9 @@ def _search(
     read: dict[str, LoadedMemory] = {}
     if result.hits:
         from moor_engine.grounding.links import hits_relations
-        from moor_engine.grounding.memories import load_memories
 
         references, declaring = kept.get().references(session)
-        read = load_memories(session.workspace, [hit.path for hit in result.hits], session.journal)
+        read = kept.memories(session, [hit.report for hit in result.hits])
         related = hits_relations(session, read, references, declaring, agent)
     for hit in result.hits:
         memory = shown(session, hit.report, read[hit.path].memory if hit.path in read else None)

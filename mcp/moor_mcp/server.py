@@ -21,6 +21,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import Tool as MCPTool
 from moor_engine.workspace.workspace import find_root
 
 from moor_mcp import (
@@ -29,6 +30,7 @@ from moor_mcp import (
     journal_tools,
     read_tools,
     refusals,
+    schemas,
     write_tools,
 )
 from moor_mcp.stdio import run_stdio
@@ -58,17 +60,38 @@ INSTRUCTIONS = (
 )
 
 
+# The tools whose results are large and asked often: their output schemas are published in
+# the shape a client validates faster (`schemas.inlined`).
+SHAPED = frozenset({"memory_search", "memory_search_many"})
+
+
 class MoorServer(MCPServer):
     """The SDK's server, answering every call that does not succeed with moor's refusal."""
 
     def __init__(self, writes: Mapping[str, str]) -> None:
         super().__init__("moor", instructions=INSTRUCTIONS)
         self._writes = writes  # each write tool's action: its refusals carry a WriteResult
+        self._shaped: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = await super().list_tools()
+        return [self._published(tool) if tool.name in SHAPED else tool for tool in tools]
+
+    def _published(self, tool: MCPTool) -> MCPTool:
+        """The tool with its output schema in the shape clients validate faster (`schemas`),
+        worked out once per schema."""
+        schema = tool.output_schema
+        if schema is None:
+            return tool
+        kept = self._shaped.get(tool.name)
+        if kept is None or kept[0] is not schema:
+            kept = self._shaped[tool.name] = (schema, schemas.inlined(schema))
+        return tool.model_copy(update={"output_schema": kept[1]})
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        known = [tool.name for tool in await self.list_tools()]
+        known = [tool.name for tool in await super().list_tools()]  # names only: unshaped
         if name not in known:
             return refusals.unknown_tool(name, known)
         try:

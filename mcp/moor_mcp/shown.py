@@ -6,6 +6,8 @@ based on (its content hash, its sections)."""
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from moor_engine.agents.framing import frame_one, framed
@@ -26,7 +28,29 @@ class Shown:
 
 def shown(session: Session, report: MemoryReport, read: Memory | None = None) -> Shown:
     """The memory `report` is the verdict of, framed with that verdict; `read`: the memory
-    as the engine just read it (`load_memories`, by its file's stat), not parsed again."""
+    as the engine just read it (`load_memories`, by its file's stat), not parsed again. The
+    same verdict and memory (the same objects: a kept verdict and the memory it read,
+    `KeptSession.memories`) with the same dates are shown as last time, the file not read."""
+    dates = since(session.journal, [report])
+    if read is not None:
+        with _lock:
+            last = _last.get(report.path)
+            if last is not None and last[0] is report and last[1] is read and last[2] == dates:
+                _last.move_to_end(report.path)
+                return last[3]
+    made = _shown(session, report, read, dates)
+    if read is not None:
+        with _lock:
+            _last[report.path] = (report, read, dates, made)
+            _last.move_to_end(report.path)
+            while len(_last) > _REMEMBERED:
+                _last.popitem(last=False)
+    return made
+
+
+def _shown(
+    session: Session, report: MemoryReport, read: Memory | None, dates: dict[str, str]
+) -> Shown:
     path = report.path
     try:
         data = read_inside(
@@ -46,7 +70,7 @@ def shown(session: Session, report: MemoryReport, read: Memory | None = None) ->
         )
     if parsed is None:
         return Shown("")
-    text = frame_one(framed(report, parsed, since(session.journal, [report])))
+    text = frame_one(framed(report, parsed, dates))
     return Shown(text, parsed.content_hash, list(sections))
 
 
@@ -57,6 +81,10 @@ def _text(data: bytes) -> str:
 # At most this many memory files are remembered, each only up to this size: a few MiB.
 _REMEMBERED = 512
 _REMEMBERED_BYTES = 16 * 1024
+# The last showing of each memory, by path: (verdict, memory, dates, shown), at most
+# `_REMEMBERED` of them, the least recently shown dropped first.
+_last: OrderedDict[str, tuple[MemoryReport, Memory, dict[str, str], Shown]] = OrderedDict()
+_lock = threading.Lock()
 
 
 @functools.lru_cache(maxsize=_REMEMBERED)

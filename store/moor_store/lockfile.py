@@ -58,7 +58,7 @@ from collections.abc import Mapping, Set
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 from .atomic import write_atomically
 from .refusal import RefusalError
@@ -392,15 +392,37 @@ def parse_lock(text: str, *, path: Path | None = None) -> Lock:
 
 # A basic string's body, "unrolled": a run of plain characters, then (escape, run)*.
 _STR: Final = r'"([^"\\\x00-\x1f\x7f]*+(?:\\[^\x00-\x1f\x7f][^"\\\x00-\x1f\x7f]*+)*+)"'
-_ESCAPE: Final = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
 _ESCAPED: Final = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
-_BLANK_OR_COMMENT: Final = re.compile(r"(?:\n|#[^\x00-\x08\x0a-\x1f\x7f]*\n)+")
-_VERSION_BLOCK: Final = re.compile(r"version = (0|[1-9][0-9]*)\n")
-_MEMORY_BLOCK: Final = re.compile(rf"\[memory\.{_STR}\]\ncontent = {_STR}\n")
-_ANCHOR_BLOCK: Final = re.compile(
-    rf"\[memory\.{_STR}\.anchor\.{_STR}\]\n"
-    rf"address = {_STR}\nderivation = {_STR}\nkind = {_STR}\naxes = \{{([^\n]*)\}}\n"
-)
+_AXIS_ITEM: Final = rf"(?:([A-Za-z0-9_-]+)|{_STR}) = {_STR}"
+
+
+class _Patterns(NamedTuple):
+    escape: re.Pattern[str]
+    blank_or_comment: re.Pattern[str]
+    version_block: re.Pattern[str]
+    memory_block: re.Pattern[str]
+    anchor_block: re.Pattern[str]
+    axes_inner: re.Pattern[str]
+    axis_items: re.Pattern[str]
+
+
+# Compiled when a lock is first parsed: a process that builds its lock from the one kept
+# by the last (`moor_engine.kept_lock`) parses none, and compiling these was ~1 ms of every
+# start.
+@cache
+def _patterns() -> _Patterns:
+    return _Patterns(
+        escape=re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL),
+        blank_or_comment=re.compile(r"(?:\n|#[^\x00-\x08\x0a-\x1f\x7f]*\n)+"),
+        version_block=re.compile(r"version = (0|[1-9][0-9]*)\n"),
+        memory_block=re.compile(rf"\[memory\.{_STR}\]\ncontent = {_STR}\n"),
+        anchor_block=re.compile(
+            rf"\[memory\.{_STR}\.anchor\.{_STR}\]\n"
+            rf"address = {_STR}\nderivation = {_STR}\nkind = {_STR}\naxes = \{{([^\n]*)\}}\n"
+        ),
+        axes_inner=re.compile(rf" {_AXIS_ITEM}(?:, {_AXIS_ITEM})* |"),
+        axis_items=re.compile(_AXIS_ITEM),
+    )
 
 
 # The latch and tombstone blocks are compiled when a lock first has one: most have none,
@@ -416,11 +438,6 @@ def _latch_block(kind: str) -> re.Pattern[str]:
     )
 
 
-_AXIS_ITEM: Final = rf"(?:([A-Za-z0-9_-]+)|{_STR}) = {_STR}"
-_AXES_INNER: Final = re.compile(rf" {_AXIS_ITEM}(?:, {_AXIS_ITEM})* |")
-_AXIS_ITEMS: Final = re.compile(_AXIS_ITEM)
-
-
 class _NotCanonical(Exception):
     pass
 
@@ -428,7 +445,7 @@ class _NotCanonical(Exception):
 def _unescape(raw: str) -> str:
     if "\\" not in raw:
         return raw
-    return _ESCAPE.sub(_unescape_one, raw)
+    return _patterns().escape.sub(_unescape_one, raw)
 
 
 def _unescape_one(match: re.Match[str]) -> str:
@@ -458,6 +475,7 @@ def _read_canonical(text: str) -> dict[str, object]:
     if not text.endswith("\n"):
         text += "\n"
     u = _unescape
+    patterns = _patterns()
     document: dict[str, object] = {}
     memories: dict[str, dict[str, object]] = {}
     tombstones: list[dict[str, object]] = []
@@ -467,13 +485,13 @@ def _read_canonical(text: str) -> dict[str, object]:
     while pos < end:
         char = text[pos]
         if char == "\n" or char == "#":
-            m = _BLANK_OR_COMMENT.match(text, pos)
+            m = patterns.blank_or_comment.match(text, pos)
         elif char == "v" and not document and not memories and not tombstones:
-            m = _VERSION_BLOCK.match(text, pos)
+            m = patterns.version_block.match(text, pos)
             if m is not None:
                 document["version"] = int(m.group(1))
         elif text.startswith("[memory.", pos):
-            m = _ANCHOR_BLOCK.match(text, pos)
+            m = patterns.anchor_block.match(text, pos)
             if m is not None:
                 memory_path, ref = u(m.group(1)), u(m.group(2))
                 if last_memory is None or last_memory[0] != memory_path:
@@ -490,7 +508,7 @@ def _read_canonical(text: str) -> dict[str, object]:
                     "axes": _axes(m.group(6)),
                 }
             else:
-                m = _MEMORY_BLOCK.match(text, pos)
+                m = patterns.memory_block.match(text, pos)
                 if m is not None:
                     memory_path = u(m.group(1))
                     if memory_path in memories:
@@ -540,10 +558,11 @@ def _read_canonical(text: str) -> dict[str, object]:
 
 
 def _axes(inner: str) -> dict[str, object]:
-    if not _AXES_INNER.fullmatch(inner):
+    patterns = _patterns()
+    if not patterns.axes_inner.fullmatch(inner):
         raise _NotCanonical
     axes: dict[str, object] = {}
-    for bare, quoted, value in _AXIS_ITEMS.findall(inner):
+    for bare, quoted, value in patterns.axis_items.findall(inner):
         key = sys.intern(bare or _unescape(quoted))
         if key in axes:
             raise _NotCanonical

@@ -28,7 +28,7 @@ from .environment import unavailable
 from .inside import open_inside_dir
 from .refusal import RefusalError
 
-__all__ = ["LOCK_NAME", "WriteBusy", "default_wait", "holding", "write_lock"]
+__all__ = ["LOCK_NAME", "WriteBusy", "default_wait", "holding", "side_lock", "write_lock"]
 
 LOCK_NAME: Final = "write.lock"
 _FOLDER: Final = ".moor"  # the workspace's state folder (the engine's roots.STATE_DIR)
@@ -204,3 +204,29 @@ def _busy_message(root: Path, action: str, budget: float, holder: dict[str, obje
         f"{budget:g} s of waiting; nothing was changed. Run it again when that finishes "
         f"(MOOR_WRITE_WAIT sets how many seconds to wait)."
     )
+
+
+@contextlib.contextmanager
+def side_lock(root: Path, name: str, *, wait: float) -> Iterator[None]:
+    """Hold an advisory `flock` on `.moor/NAME`, a lock of its own beside the write lock, for a
+    cache whose writers must not wait behind a long writer (the hooks' session notes).
+
+    Raises TimeoutError when it is not had within `wait` seconds. Not re-entrant; the kernel
+    drops it when the holder exits, however it exits.
+    """
+    with open_inside_dir(root, _FOLDER) as folder:
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(name, flags, 0o666, dir_fd=folder)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"{_FOLDER}/{name} is held") from None
+                time.sleep(0.002)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

@@ -282,3 +282,29 @@ def test_a_prompt_hook_names_retired_memories_beside_one_it_shows_and_keys_the_r
     opening = next(line for line in third.splitlines() if 'path="memories/m4new.md"' in line)
     assert 'retired_here="memories/m4.md (m4): this text was forgotten' in opening
     assert kept(hooked) == third
+
+
+def test_a_first_mention_answered_from_kept_references_keeps_the_judge_it_was_given(
+    hooked: Workspace,
+) -> None:
+    """The engine's answer to a prompt naming other code, started from the last kept
+    answer, keeps the code keys its lookup took (not stat-ing every module again): they are
+    moor's modules' keys as they are."""
+    from moor_engine.agents import hook_answers
+
+    hook(hooked)  # the engine answers and keeps its answer
+    other = "and func_3?"
+    assert kept(hooked, other) is None  # control: func_3 was not asked about
+    _cached, last = lookup(hooked.root, other)
+    assert last is not None  # the engine starts from the kept references
+    with Session.open(hooked.root) as session:
+        answer = agent_hooks.prompt(session, other, last).context
+    assert "memories/m3.md" in answer
+    assert kept(hooked, other) == answer
+    document = json.loads((hooked.root / FILE).read_text())
+    # moor's modules as they are (touching one here would stop other tests' hook servers:
+    # `vouched` compares these keys with each module's, tests/cli/test_hook_server.py).
+    assert document["code"] == hook_answers.code_keys(None)
+    document["code"] = {**document["code"], hook_answers.__file__: [0, 0, 0, 0, 0]}
+    (hooked.root / FILE).write_text(json.dumps(document))
+    assert kept(hooked, other) is None  # control: another judge's keys vouch for nothing

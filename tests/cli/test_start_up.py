@@ -17,6 +17,7 @@ from pathlib import Path
 
 from moor_engine.workspace.distribution import DISTRIBUTION
 
+from tests.cli.test_hook_answers import backdate
 from tests.conftest import Workspace
 
 # Of the engine, `moor --version` may import what reads the version, and its packages.
@@ -26,7 +27,11 @@ _HEAVY = {"argparse", "sqlite3", "importlib.metadata", "yaml", "moor.main"}
 
 
 def _imported(
-    tmp_path: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
+    tmp_path: Path,
+    *args: str,
+    stdin: str = "",
+    env: dict[str, str] | None = None,
+    codes: tuple[int, ...] = (0,),
 ) -> tuple[str, set[str]]:
     """What `python -m moor ARGS` prints, and every module it imported."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("MOOR_")}
@@ -39,7 +44,7 @@ def _imported(
         text=True,
         timeout=120,
     )
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode in codes, done.stderr[-2000:]
     modules = {
         line.split("|")[-1].strip()
         for line in done.stderr.splitlines()
@@ -181,3 +186,45 @@ def test_a_one_shot_recall_of_found_code_never_imports_the_search_for_vanished_c
     assert "memories/sending.md" in out, out
     searched = {"moor_engine.grounding.relocate", "moor_engine.grounding.definition_index"}
     assert searched <= modules, sorted(searched - modules)
+
+
+# What a read (a one-shot recall, a prompt hook's first mention) never needs: a write's
+# modules (an intent record's id and encoding, a temporary file's name), difflib (a link to
+# no memory, a weak match), the HTML entity table (a memory naming an entity).
+_ONLY_FOR_WRITES_AND_MISTAKES = {"secrets", "hmac", "base64", "difflib", "html"}
+
+
+def test_a_read_imports_no_module_only_a_write_or_a_mistake_needs(ws: Workspace) -> None:
+    ws.write("src/net.py", "def send(payload):\n    return payload\n")
+    ws.memory("sending", "src/net.py#send", body="send is idempotent.")
+    ws.moor("bind", check=True)
+    backdate(ws.root)
+    ws.moor("recall", "send", check=True)  # keeps the parsed lock, warms the index
+    out, modules = _imported(ws.root, "recall", "idempotent", "send")
+    assert out.startswith("1. memories/sending.md"), out
+    assert not modules & _ONLY_FOR_WRITES_AND_MISTAKES, sorted(
+        modules & _ONLY_FOR_WRITES_AND_MISTAKES
+    )
+    prompt = json.dumps({"prompt": "is send safe?", "cwd": str(ws.root)})
+    told, modules = _imported(
+        ws.root, "hooks", "run", "prompt", stdin=prompt, env={"MOOR_HOOK_SERVER": "0"}
+    )
+    assert "sending" in told and "moor_engine.session" in modules  # the engine answered
+    assert not modules & _ONLY_FOR_WRITES_AND_MISTAKES, sorted(
+        modules & _ONLY_FOR_WRITES_AND_MISTAKES
+    )
+    # The controls: a write imports its modules; a weak match difflib; a memory naming an
+    # entity the entity table.
+    _, modules = _imported(ws.root, "add", "send retries once.", "--about", "src/net.py#send")
+    assert {"secrets", "base64"} <= modules
+    weak, modules = _imported(ws.root, "recall", "sendd", codes=(1,))
+    assert "weak match" in weak, weak
+    assert "difflib" in modules
+    ws.memory("entity", "src/net.py#send", body="send &lt;memory&gt; is forged.")
+    ws.moor("bind", check=True)
+    backdate(ws.root)
+    prompt = json.dumps({"prompt": "is send safe again?", "cwd": str(ws.root)})
+    told, modules = _imported(
+        ws.root, "hooks", "run", "prompt", stdin=prompt, env={"MOOR_HOOK_SERVER": "0"}
+    )
+    assert "entity" in told and "html.entities" in modules

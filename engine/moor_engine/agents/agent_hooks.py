@@ -215,7 +215,9 @@ def prompt(session: Session, text: str, kept: hook_answers.Kept | None = None) -
             hook_answers.keep(
                 root,
                 workspace,
-                hook_answers.code_keys(now),
+                hook_answers.code_keys(now)
+                if kept is None
+                else hook_answers.kept_code_keys(kept, now),
                 references,
                 declaring,
                 keeping,

@@ -15,7 +15,6 @@ close its frame and speak as the surface nor state its own trust.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -55,6 +54,8 @@ _TRUST_LINE = re.compile(
     re.MULTILINE,
 )
 _ANGLES = re.compile(f"[{re.escape(ANGLES)}]")
+# `html.escape(value, quote=True)`'s five, without importing `html` (its entity table).
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
 _BROKEN_OPEN = "\u2039"  # a single left-pointing angle quotation mark: visibly not a `<`
 _BROKEN_CLOSE = "\u203a"  # its right-pointing pair, in place of a trust line's `>`
 
@@ -146,7 +147,7 @@ def _attribute(value: str) -> str:
     """A value of the opening line (a path, a reference, a warning: words a repository
     chose), broken like memory text, then escaped — its line ends too — so it can neither
     hold a delimiter nor end the line moor's trust is written on."""
-    escaped = html.escape(neutralise(value), quote=True)
+    escaped = neutralise(value).translate(_ESCAPES)
     return "".join(f"&#x{ord(char):X};" if char in LINE_ENDS else char for char in escaped)
 
 

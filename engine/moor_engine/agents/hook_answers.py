@@ -38,7 +38,7 @@ from moor_store.inside import read_inside, write_inside
 from moor_engine.agents.framing import Framed, frame
 from moor_engine.agents.prompt_names import matching, prompt_names, remembered
 from moor_engine.grounding.trust import State
-from moor_engine.workspace.filestat import stat_key, stored
+from moor_engine.workspace.filestat import StatKey, stat_key, stored
 from moor_engine.workspace.roots import SETTINGS_FILES, STATE_DIR, find_root
 
 FILE = f"{STATE_DIR}/hook-answers.json"
@@ -69,13 +69,16 @@ def _key(path: Path, now_ns: int | None) -> list[int] | None:
     return list(key if now_ns is None else stored(key, now_ns))
 
 
-def _code_files() -> list[Path]:
+def _code_files() -> list[str]:
     """moor's own modules: the judge whose verdicts are kept."""
-    found: list[Path] = []
+    found: list[str] = []
     for name in _PACKAGES:
         spec = importlib.util.find_spec(name)
         for folder in (spec.submodule_search_locations or []) if spec else []:
-            found += sorted(Path(folder).rglob("*.py"))
+            # os.walk, not `Path.rglob`: the same files (links to folders not followed, as
+            # rglob does not) at a fraction of the cost, on every prompt.
+            for base, _dirs, files in os.walk(folder):
+                found += [f"{base}/{f}" for f in files if f.endswith(".py")]
     return found
 
 
@@ -101,7 +104,14 @@ def workspace_keys(
 
 
 def code_keys(now_ns: int | None) -> Keys:
-    return {str(path): key for path in _code_files() if (key := _key(path, now_ns)) is not None}
+    return {path: key for path in _code_files() if (key := _key(Path(path), now_ns)) is not None}
+
+
+def kept_code_keys(kept: Kept, now_ns: int) -> Keys:
+    """`code_keys(now_ns)` from the keys `kept`'s lookup took in this process (they held
+    then: `vouched`), instead of stat-ing every module again. A module changed since is
+    seen by the next lookup, which compares with the keys taken then."""
+    return {path: list(stored(StatKey(*key), now_ns)) for path, key in kept.code.items()}
 
 
 def file_keys(root: Path, files: Iterable[str], now_ns: int) -> Keys | None:

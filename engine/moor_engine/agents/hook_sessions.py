@@ -18,14 +18,13 @@ drops it when its holder exits however it exits; a note that cannot have it with
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from moor_store.inside import NotInside, open_inside_dir, read_inside, write_inside
+from moor_store.inside import NotInside, read_inside, write_inside
+from moor_store.writelock import side_lock
 
 FILE = ".moor/hook-sessions.json"
 LOCK = "hook-sessions.lock"  # in .moor/
@@ -110,25 +109,9 @@ def note(
         write_inside(root, FILE, json.dumps(document, sort_keys=True).encode(), durable=False)
 
 
-@contextlib.contextmanager
-def _locked(root: Path) -> Iterator[None]:
+def _locked(root: Path) -> contextlib.AbstractContextManager[None]:
     """Hold `.moor/hook-sessions.lock` (TimeoutError after `_WAIT` seconds)."""
-    with open_inside_dir(root, ".moor") as folder:
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(LOCK, flags, 0o666, dir_fd=folder)
-    try:
-        deadline = time.monotonic() + _WAIT
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(f"{LOCK} is held") from None
-                time.sleep(0.002)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
+    return side_lock(root, LOCK, wait=_WAIT)
 
 
 def _at(entry: Mapping[str, object]) -> float:

@@ -22,7 +22,6 @@ import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
-from html.entities import html5
 
 # Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt, Unicode 15.1).
 _IGNORABLE = (
@@ -142,6 +141,8 @@ def _entity(text: str, at: int) -> tuple[str, int] | None:
             chr(point) if 0 < point <= 0x10FFFF and not 0xD800 <= point <= 0xDFFF else "\ufffd"
         )
         return decoded, match.end()
+    from html.entities import html5  # a table of 2,231 names: loaded for a named entity only
+
     if whole.endswith(";") and f"{name};" in html5:
         return html5[f"{name};"], match.end()
     for end in range(len(name), 0, -1):

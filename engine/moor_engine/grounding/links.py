@@ -16,7 +16,6 @@ cobound memories asks here (memory: retired-memories-are-never-named-cobound).
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -262,6 +261,8 @@ def did_you_mean(target: str, known: Collection[str]) -> str | None:
     same_name = sorted(p for p in known if posixpath.basename(p) in (name, name + ".md"))
     if len(same_name) == 1:
         return same_name[0]
+    import difflib  # only for a link to no memory
+
     close = difflib.get_close_matches(target, sorted(known), n=1, cutoff=0.6)
     return close[0] if close else None
 

@@ -737,6 +737,14 @@ class FileObserver:
             hiding = view.error_hiding(_own_name(language, ref.symbol))
             if hiding is not None:
                 return _near_error(ref, hiding, found=False)
+            unlisted = view.parsed().unlisted(ref.symbol) if spec_for(language).unlists else None
+            if unlisted is not None:
+                container, what = unlisted
+                return Failure(
+                    Reason.UNEVALUABLE,
+                    "no_longer_listed",
+                    f"{ref.symbol} is {what}: {ref.path}#{container}",
+                )
             return NotFound(ref.path, derivation, not_found_address(derivation))
         if isinstance(meaning, Ambiguous):
             return Failure(

@@ -15,7 +15,6 @@ there is no second scoring path to drift from this one.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -210,7 +209,7 @@ def recall(
                 if namespaces.visible(_owner(m.meta), agent) and m.path not in taken
             ]
             taken.update(m.path for m in matches)
-            pending.extend((_hit(m, _UNJUDGED, newest).score, m) for m in matches)
+            pending.extend((_bound(m, newest), m) for m in matches)
             pending.sort(key=lambda item: (round(item[0], 9), _Reversed(item[1].path)))
         if not pending:
             break
@@ -312,6 +311,16 @@ def _with_matched(hit: Hit, matched: tuple[str, ...]) -> Hit:
     )
 
 
+def _bound(match: Match, newest: date | None) -> float:
+    """`_hit(match, _UNJUDGED, newest).score` (the same product, in the same order, to the
+    last bit) without the hit: every candidate has one, most are never judged."""
+    meta = match.meta
+    score = -match.bm25 * TRUST_FACTOR.get(_UNJUDGED.state, 1.0)
+    score *= CONFIDENCE_FACTOR.get(str(meta.get("confidence") or "unverified"), 1.0)
+    score *= PIN_FACTOR if meta.get("pinned") else 1.0
+    return score * _recency_factor(_day(meta.get("created")), newest)
+
+
 def _hit(
     match: Match, report: MemoryReport | None, newest: date | None, *, alone: bool = False
 ) -> Hit:
@@ -387,8 +396,16 @@ def _recency(created: date | None, newest: date | None) -> tuple[float, str]:
     if created is None or newest is None:
         return 1.0, "no `created:` date"
     age = max(0, (newest - created).days)
-    factor = 1.0 + RECENCY_WEIGHT * math.pow(0.5, age / RECENCY_HALF_LIFE_DAYS)
-    return factor, f"created {created.isoformat()}, {age} days before the newest memory"
+    return _recency_factor(created, newest), (
+        f"created {created.isoformat()}, {age} days before the newest memory"
+    )
+
+
+def _recency_factor(created: date | None, newest: date | None) -> float:
+    if created is None or newest is None:
+        return 1.0
+    age = max(0, (newest - created).days)
+    return 1.0 + RECENCY_WEIGHT * math.pow(0.5, age / RECENCY_HALF_LIFE_DAYS)
 
 
 def _matched(
@@ -427,6 +444,8 @@ def nearby(
         longer = sorted((w for w in words if w.startswith(term)), key=lambda w: (-words[w], w))
         # Only words of about its length can be close spellings: difflib is slow.
         alike = [w for w in words if abs(len(w) - len(term)) <= 2]
+        import difflib  # for a weak match only
+
         close = difflib.get_close_matches(term, alike, n=count * 2, cutoff=0.7)
         ranked = list(dict.fromkeys([*longer[:count], *close]))[:count]
         if ranked:
