@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from moor_engine.anchors.cadence import Clock, Slot, Stalled
+from moor_engine.anchors.machine import is_custom
 from moor_engine.grounding.about import AboutResult, about
 from moor_engine.grounding.actions import bind, follow, reaffirm
 from moor_engine.grounding.atlas import assemble
@@ -423,7 +424,10 @@ def _locate_quietly(session: Session, canonical: str | None) -> Spot | None:
 
 
 def locate_in(session: Session, canonical: str) -> Spot | None:
-    """Where the code a canonical reference names is now, if it is found."""
+    """Where the code a canonical reference names is now, if it is found; a command anchor
+    (`anchor:NAME`) has no place in a file, so none."""
+    if is_custom(canonical):
+        return None
     observation = session.observer.observe_canonical(canonical)
     if not isinstance(observation, Found):
         return None
