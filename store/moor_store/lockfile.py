@@ -120,7 +120,7 @@ class LockError(RefusalError):
         super().__init__(message)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LockedAnchor:
     """An anchor as moor.lock binds it: the address of its code's facts when bound."""
 
@@ -131,7 +131,7 @@ class LockedAnchor:
     axes: Mapping[str, str] = field(default_factory=dict)  # per-axis digests when bound
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LockedMemory:
     """A memory as moor.lock binds it: its text's hash and its anchors."""
 
@@ -513,8 +513,12 @@ def _read_canonical(text: str) -> dict[str, object]:
                     raise _NotCanonical
                 # A derivation, a kind and an axis name are one of a few values: one string
                 # each, not one per anchor (~5 MB of a 10,000-memory lock kept by an editor).
+                # Digests are interned too: many axes share a digest (an empty docstring),
+                # and an editor holds each current anchor's digests twice, here and in the
+                # facts observed (`moor_engine.grounding.observe.FileView`), which intern
+                # theirs: one string for both.
                 anchors[ref] = {
-                    "address": u(m.group(3)),
+                    "address": sys.intern(u(m.group(3))),
                     "derivation": sys.intern(u(m.group(4))),
                     "kind": sys.intern(u(m.group(5))),
                     "axes": _axes(m.group(6)),
@@ -578,7 +582,7 @@ def _axes(inner: str) -> dict[str, object]:
         key = sys.intern(bare or _unescape(quoted))
         if key in axes:
             raise _NotCanonical
-        axes[key] = _unescape(value)
+        axes[key] = sys.intern(_unescape(value))
     return axes
 
 
