@@ -1,7 +1,8 @@
 """Drift cases about members of types (issue 23.2): Go struct fields and interface methods,
-Rust enum variants and struct fields, made from real code on this machine that nobody here
+Rust enum variants and struct fields, TypeScript properties and method signatures of
+interfaces and aliased object types, made from real code on this machine that nobody here
 wrote (the relocation benchmark's sources: Debian's ``golang-1.19-src``, the fixed Debian
-crates). TypeScript has no sources here (see ``relocation.SKIPPED_NOTE``).
+crates, pmndrs/zustand's git directory).
 
 A member is picked with moor's extractor in a type (unique in its file) that has another
 member on a line of its own; every mutated file must parse without error nodes. Categories,
@@ -29,14 +30,19 @@ if TYPE_CHECKING:
     from moor_extractors.symbols import ParsedFile
     from tree_sitter import Node
 
-LANGUAGES = ("go", "rust")
+LANGUAGES = ("go", "rust", "typescript")
 CATEGORIES = ("unchanged", "semantic", "moved", "deleted")
 EXPECTED = {"unchanged": "current", "semantic": "drifted", "moved": "moved", "deleted": "gone"}
 PER_CATEGORY = 40
-CONTAINER_KINDS = {"go": {"struct", "interface"}, "rust": {"struct", "enum"}}
+CONTAINER_KINDS = {
+    "go": {"struct", "interface"},
+    "rust": {"struct", "enum"},
+    "typescript": {"interface", "type"},
+}
 MEMBER_NODES = {
     "go": {"field_declaration", "method_elem"},
     "rust": {"field_declaration", "enum_variant"},
+    "typescript": {"property_signature", "method_signature"},
 }
 
 
@@ -150,6 +156,24 @@ def _type_edit(unit: relocation.Unit, member: Member) -> tuple[list[relocation.E
             return None
         empty = parameters.named_child_count == 0
         insert = "moorExtra int" if empty else "moorExtra int, "
+        return [relocation.Edit(parameters.start_byte + 1, parameters.start_byte + 1, insert)], (
+            "parameter"
+        )
+    if node.type == "property_signature":
+        annotation = node.child_by_field_name("type")
+        written = annotation.named_children[0] if annotation is not None else None
+        if written is None:
+            return None
+        return [
+            relocation.Edit(written.start_byte, written.start_byte, "Array<"),
+            relocation.Edit(written.end_byte, written.end_byte, ">"),
+        ], "type"
+    if node.type == "method_signature":
+        parameters = node.child_by_field_name("parameters")
+        if parameters is None:
+            return None
+        empty = parameters.named_child_count == 0
+        insert = "moorExtra: number" if empty else "moorExtra: number, "
         return [relocation.Edit(parameters.start_byte + 1, parameters.start_byte + 1, insert)], (
             "parameter"
         )

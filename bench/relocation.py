@@ -274,11 +274,53 @@ def _java_source() -> Source | None:
     return Source("java", f"JDK {version} src.zip", files)
 
 
+# TypeScript: no package on the machine ships TypeScript with bodies, so the cases are made
+# from a public repository's git directory already on the machine (the real-history trial's
+# zustand), read at a fixed commit with `git cat-file`; the git directory is never written.
+TYPESCRIPT_GIT = Path(os.environ.get("MOOR_MIRROR", "/work/.mirror")) / "pmndrs+zustand" / "repo"
+TYPESCRIPT_COMMIT = "f094eebe9bd3b4b0d77b997f69ab1d273f69a877"
+
+
+def _git(*args: str) -> bytes | None:
+    try:
+        done = subprocess.run(
+            ["git", f"--git-dir={TYPESCRIPT_GIT}", *args],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _typescript_source() -> Source | None:
+    listing = (
+        _git("ls-tree", "-r", "--name-only", TYPESCRIPT_COMMIT) if TYPESCRIPT_GIT.is_dir() else None
+    )
+    if listing is None:
+        return None
+    names = sorted(
+        name
+        for name in listing.decode("utf-8", "replace").splitlines()
+        if name.endswith(".ts") and not name.endswith(".d.ts")
+    )
+
+    def files() -> list[tuple[str, Callable[[], bytes]]]:
+        def reader(name: str) -> Callable[[], bytes]:
+            return lambda: _git("cat-file", "blob", f"{TYPESCRIPT_COMMIT}:{name}") or b""
+
+        return [(f"zustand/{name}", reader(name)) for name in names]
+
+    return Source("typescript", f"pmndrs/zustand {TYPESCRIPT_COMMIT[:8]} (git)", files)
+
+
 def find_source(language: str) -> Source | None:
     """The real sources for a language on this machine; None (with no error) if absent."""
     finders: dict[str, Callable[[], Source | None]] = {
         "python": _python_source,
         "javascript": _npm_source,
+        "typescript": _typescript_source,
         "rust": _rust_source,
         "go": _go_source,
         "java": _java_source,
@@ -288,8 +330,8 @@ def find_source(language: str) -> Source | None:
 
 
 SKIPPED_NOTE = {
-    "typescript": "no TypeScript sources on this machine (npm, the JDK and the crates ship "
-    "none; only .d.ts declarations, which have no bodies)",
+    "typescript": f"no git directory of pmndrs/zustand at {TYPESCRIPT_GIT} (npm, the JDK and "
+    "the crates ship no TypeScript with bodies)",
     "go": f"{GO_ROOT} is missing (Debian package {GO_PACKAGE}: bench/setup.sh installs it)",
     "java": "no JDK src.zip found (" + ", ".join(str(p) for p in JAVA_SOURCES) + ")",
     "rust": f"none of the fixed crates is in {CARGO_REGISTRY}",
@@ -513,6 +555,7 @@ def parameter_edit(target: Target, language: str) -> Edit | None:
     extra = {
         "python": "moor_extra=None",
         "javascript": "moorExtra",
+        "typescript": "moorExtra?: number",
         "rust": "moor_extra: u8",
         "go": "moorExtra int",
         "java": "int moorExtra",
@@ -531,7 +574,10 @@ def parameter_edit(target: Target, language: str) -> Edit | None:
         close = params.end_byte - 1
         return Edit(close, close, extra)
     last = named[-1]
-    if last.type in ("dictionary_splat_pattern", "rest_pattern"):
+    pattern = last.child_by_field_name("pattern") if last.type == "required_parameter" else None
+    if last.type in ("dictionary_splat_pattern", "rest_pattern") or (
+        pattern is not None and pattern.type == "rest_pattern"
+    ):
         return Edit(last.start_byte, last.start_byte, extra + ", ")
     return Edit(last.end_byte, last.end_byte, ", " + extra)
 

@@ -81,14 +81,29 @@ def cmd_anchors(args: argparse.Namespace, start: Path) -> int:
         if row.state is not None:
             print(f"  state: {json.dumps(row.state, ensure_ascii=False)[:200]}")
         if row.generated_rules:
-            whens = ", ".join(rule["when"] for rule in row.generated_rules)
-            source = "the default watch" if row.kind != "command" else "no declared rule"
-            print(f"  rules (generated from {source}): {whens} -> drifted")
+            source = _rules_source(row.kind, row.watch)
+            print(f"  rules (generated from {source}): {_whens(row.generated_rules)} -> drifted")
+        for path, rules in (row.generated_rules_by_memory or {}).items():
+            print(f"  {path}: rules (generated from its watch): {_whens(rules)} -> drifted")
         if row.revisions:
             print("  revised: " + ", ".join(f"{k} {n}x" for k, n in row.revisions.items()))
         if row.next_due:
             print(f"  next: {row.next_due}")
     return EXIT_OK
+
+
+def _rules_source(kind: str, watch: list[str] | None) -> str:
+    from moor_extractors.model import DEFAULT_WATCH
+
+    if kind == "command":
+        return "no declared rule"
+    if watch is None or tuple(watch) == DEFAULT_WATCH:
+        return "the default watch"
+    return f"the watch [{', '.join(watch)}]"
+
+
+def _whens(rules: list[dict[str, str]]) -> str:
+    return ", ".join(rule["when"] for rule in rules)
 
 
 def cmd_close(args: argparse.Namespace, start: Path) -> int:

@@ -130,6 +130,14 @@ class LanguageSpec:
         """False for a match that is not a definition of its own (see JavaScript)."""
         return True
 
+    unlists = False
+    """Whether `unlisted` can find anything: a language whose listing shrank."""
+
+    def unlisted(self, container: Node, name: str) -> str | None:
+        """What `name` inside `container` is, when it was listed by an older moor and is
+        no definition now (a lock may still name it); None when nothing of that name was."""
+        return None
+
     def name(self, node: Node, name_node: Node | None) -> str | None:
         if name_node is None or name_node.text is None:
             return None

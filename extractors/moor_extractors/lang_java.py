@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
+from . import catch_variables
 from .lang_base import LanguageSpec, Span, Variant
 from .normalise import Dialect, TokenWriter, fields, write_as_written, write_children
 
@@ -59,6 +60,7 @@ DIALECT = Dialect(
         "character_literal": write_as_written,
         "inferred_parameters": _write_inferred_parameters,
         "modifiers": _write_modifiers,
+        "catch_clause": catch_variables.writer_for(catch_variables.JAVA),
     },
 )
 

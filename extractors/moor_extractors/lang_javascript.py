@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
+from . import catch_variables
 from .lang_base import LanguageSpec, Part, Span, Variant
 from .normalise import Dialect, TokenWriter, fields, write_children
 
@@ -80,6 +81,7 @@ DIALECT = Dialect(
         "formal_parameters": _write_parameters,
         "union_type": _write_type_operation,
         "intersection_type": _write_type_operation,
+        "catch_clause": catch_variables.writer_for(catch_variables.JAVASCRIPT),
     },
     leaves={"number": str.lower},
 )

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
+from . import catch_variables
 from .lang_base import LanguageSpec, Part, Span, Variant
 from .normalise import Dialect, TokenWriter, fields, write_children
 
@@ -318,6 +319,7 @@ DIALECT = Dialect(
         "else_clause": _write_else,
         "tuple_pattern": _write_tuple_pattern,
         "type": _write_annotation,
+        "except_clause": catch_variables.writer_for(catch_variables.PYTHON),
     },
     leaves={"integer": _number, "float": _number},
     docstring_types=frozenset({"expression_statement"}),

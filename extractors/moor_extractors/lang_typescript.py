@@ -42,9 +42,29 @@ class TypeScriptSpec(JavaScriptSpec):
     }
 
     def accept(self, node: Node) -> bool:
-        if node.type in _MEMBERS:
+        if node.type in _MEMBERS or _in_object_type(node):
             return _is_member(node)
         return super().accept(node)
+
+    unlists = True
+
+    def unlisted(self, container: Node, name: str) -> str | None:
+        # Until issue 23, a method signature anywhere under a definition was listed as its
+        # member (`type L = Promise<{ m(): void }>` listed `L.m`).
+        pending = [container]
+        while pending:
+            node = pending.pop()
+            if _in_object_type(node) and not _is_member(node):
+                named = node.child_by_field_name("name")
+                if named is not None and named.text == name.encode():
+                    return (
+                        "a method signature of an object type that is not the type's own "
+                        "shape (a generic argument, a parameter's or an annotation's type); "
+                        "moor lists no such member since issue 23, as it lists no property "
+                        "there: name the definition that holds it"
+                    )
+            pending.extend(node.named_children)
+        return None
 
     def name(self, node: Node, name_node: Node | None) -> str | None:
         if node.type == "index_signature":
@@ -68,6 +88,16 @@ class TypeScriptSpec(JavaScriptSpec):
 
     def together(self, variants: list[Variant]) -> bool:
         return super().together(variants) or all(v.spelling is not None for v in variants)
+
+
+def _in_object_type(node: Node) -> bool:
+    """A method signature of an object type: a member by the properties' rule (one of a
+    class body is an overload, and of an interface body always a member)."""
+    return (
+        node.type == "method_signature"
+        and node.parent is not None
+        and (node.parent.type == "object_type")
+    )
 
 
 def _is_member(node: Node) -> bool:

@@ -147,8 +147,10 @@ _SUPPLEMENTS: dict[str, str] = {
   (field_declaration name: (field_identifier) @name) @definition.field))
 (enum_variant body: (field_declaration_list
   (field_declaration name: (field_identifier) @name) @definition.field))
-; A tuple struct's fields, named by position as a reader writes them (`Point.0`).
+; A tuple struct's or tuple-like variant's fields, named by position as a reader writes
+; them (`Point.0`, `Shape.Circle.0`).
 (struct_item body: (ordered_field_declaration_list type: (_) @name @definition.field))
+(enum_variant body: (ordered_field_declaration_list type: (_) @name @definition.field))
 ; An impl block, named by its type: a reader names it where the type is defined elsewhere.
 (impl_item type: (_) @name) @definition.impl
 """,

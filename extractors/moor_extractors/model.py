@@ -33,7 +33,7 @@ class Failure:
     detail: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DefinitionSite:
     """Where a definition is in one file, found cheaply (no normalisation yet).
 
@@ -51,7 +51,7 @@ class DefinitionSite:
     has_error: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Facts:
     """What a probe saw: per-axis digests of the normalised token streams."""
 

@@ -164,7 +164,13 @@ class TokenWriter:
     """Collects the tokens of one axis; docstrings met on the way go to `docs` instead."""
 
     def __init__(
-        self, streams: Streams, dialect: Dialect, table: Table, *, split_docstrings: bool = True
+        self,
+        streams: Streams,
+        dialect: Dialect,
+        table: Table,
+        *,
+        split_docstrings: bool = True,
+        placeholders: Mapping[int, str] | None = None,
     ) -> None:
         self.streams = streams
         self.source = streams.source
@@ -176,6 +182,22 @@ class TokenWriter:
         # Recorded streams have their docstrings split out: a writer that keeps them in (a
         # whole file's) neither records nor replays.
         self._recorded_under = streams.definition_kinds if split_docstrings else frozenset()
+        self.placeholders = placeholders or {}
+        """Leaves (by node id) written as a placeholder instead of their text: a renamed
+        bound variable (catch_variables). A writer with placeholders neither records nor
+        replays: the same subtree is written differently outside them."""
+        if self.placeholders:
+            self._recorded_under = frozenset()
+
+    def renaming(self, placeholders: Mapping[int, str]) -> TokenWriter:
+        """A writer over the same tree that writes the given leaves as placeholders."""
+        return TokenWriter(
+            self.streams,
+            self.dialect,
+            self.table,
+            split_docstrings=self._split_docstrings,
+            placeholders=placeholders,
+        )
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -220,6 +242,7 @@ class TokenWriter:
         # Recordings under way: depth of the node in `stack`, its key, where its tokens start.
         pending: list[tuple[int, _Key, int, int, _ContentKey | None]] = []
         content_key = self.streams.content_key
+        placeholders = self.placeholders
         node, name, parent = root, field_name, -1
         while True:
             kind = node.kind_id
@@ -242,7 +265,10 @@ class TokenWriter:
                         continue
                     cursor.goto_parent()
                 else:
-                    text = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+                    if placeholders and node.id in placeholders:
+                        text = placeholders[node.id]
+                    else:
+                        text = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
                     if kind in leaves:
                         text = leaves[kind](text)
                     append(text if name is None else f"{name}:{text}")

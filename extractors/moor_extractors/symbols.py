@@ -20,7 +20,7 @@ from .languages import definition_query, new_parser
 from .model import AXES, DefinitionSite, Facts
 from .normalise import Streams
 
-NORMALISER_VERSION = 4
+NORMALISER_VERSION = 5
 """Bump whenever any axis's token stream changes for the same source."""
 
 _SPECS: dict[str, tuple[str, str]] = {
@@ -135,6 +135,21 @@ class ParsedFile:
     def sites(self) -> tuple[DefinitionSite, ...]:
         """Every definition, in document order (duplicate qualified names included)."""
         return tuple(self._index())
+
+    def unlisted(self, qname: str) -> tuple[str, str] | None:
+        """(container, what it is) when `qname` names a member an older moor listed and
+        this one does not (`LanguageSpec.unlisted`), so that a lock holding it is told why."""
+        container, dot, name = qname.rpartition(".")
+        if not dot:
+            return None
+        for site in self.sites():
+            if site.qname != container:
+                continue
+            node = self.tree.root_node.descendant_for_byte_range(site.start_byte, site.end_byte)
+            what = None if node is None else self._spec.unlisted(node, name)
+            if what is not None:
+                return container, what
+        return None
 
     def error_regions(self) -> tuple[ErrorRegion, ...]:
         """What error recovery may have reshaped, in document order (`_error_regions`);

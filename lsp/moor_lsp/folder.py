@@ -47,6 +47,13 @@ logger = logging.getLogger("moor_lsp")
 PROGRESS_TIMEOUT = 5.0
 # A change of more files than this (a branch switch) is parsed by the evaluation only.
 PREPARE_AT_MOST = 16
+# Changed files are parsed ahead of their evaluation once changes paused this long (a
+# quarter of the debounce at most): a parse holds the interpreter's lock throughout
+# (tree-sitter does not release it), and parsing each version of a buffer during a burst
+# of edits starved the requests answered meanwhile — a hover during a flood of edits at
+# 10,000 memories spent most of its time waiting for parses of versions no check would
+# read (issue 22).
+PREPARE_QUIET_S = 0.05
 # A root-relative path with nothing for a path to normalise away (no `.`/`..` parts, no
 # empty ones, no leading or trailing slash).
 _PLAIN = re.compile(r"(?!\.\.?(?:/|$))[^/]+(?:/(?!\.\.?(?:/|$))[^/]+)*")
@@ -76,6 +83,7 @@ class Folder:
         self._carried: frozenset[str] | None = frozenset()
         self.generation = 0
         self._timer: asyncio.TimerHandle | None = None
+        self._prepare_timer: asyncio.TimerHandle | None = None  # see `schedule`
         # Buffer texts not yet handed to the engine, and the call that will hand them over.
         self._pending_buffers: dict[str, str | None] = {}
         self._buffers_applied: asyncio.Future[None] | None = None
@@ -179,16 +187,29 @@ class Folder:
             self.server.debounce, lambda: self.server.spawn(self._evaluate(generation))
         )
         if paths and len(paths) <= PREPARE_AT_MOST and self.evaluator is not None:
-            # The quiet window is for coalescing, not idling: parse what changed meanwhile
-            # (unless the path changed again by the time the engine thread gets to it).
+            # The quiet window is for coalescing, not idling: parse what changed meanwhile,
+            # once the changes paused (see `PREPARE_QUIET_S`).
             self._last_change.update(dict.fromkeys(paths, generation))
-            self.server.spawn(
-                self.server.in_engine(
-                    self.evaluator.prepare,
-                    paths,
-                    lambda rel: self._last_change.get(rel) == generation,
-                )
+            if self._prepare_timer is not None:
+                self._prepare_timer.cancel()
+            self._prepare_timer = loop.call_later(
+                min(PREPARE_QUIET_S, self.server.debounce / 4), self._prepare
             )
+
+    def _prepare(self) -> None:
+        """Parse, in the engine thread, the paths changed since the last evaluation began
+        (unless a path changed again by the time the engine thread gets to it)."""
+        self._prepare_timer = None
+        if self.closed or self.evaluator is None or not self._last_change:
+            return
+        newest = dict(self._last_change)
+        self.server.spawn(
+            self.server.in_engine(
+                self.evaluator.prepare,
+                list(newest),
+                lambda rel: self._last_change.get(rel) == newest[rel],
+            )
+        )
 
     def _note_changed(self, paths: Iterable[str] | None) -> None:
         if paths is None or self._changed is None:
@@ -500,6 +521,9 @@ class Folder:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._prepare_timer is not None:
+            self._prepare_timer.cancel()
+            self._prepare_timer = None
         self._arm_cadence(None)
         self._ready.set()  # whoever waits for a first snapshot stops waiting
         self._published.set()

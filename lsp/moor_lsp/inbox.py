@@ -1,17 +1,21 @@
-"""Reading the client's messages: in a thread of its own, in batches, edits coalesced.
+"""Reading the client's messages: in a thread of its own, parsed and coalesced as they come.
 
 pygls reads stdin one line at a time through its thread pool — three thread hops for every
 message — and hands each message on before it reads the next, so a request waits behind
 every notification the client sent before it: during a burst of typing a hover waited
 ~0.9 ms for each queued `didChange`, hundreds of them (issue 22). Here one thread reads the
-framed messages as fast as they come and the event loop takes all that has arrived at once
-(the shape of ruff's server: a reader thread, a main loop draining its channel).
+framed messages as fast as they come, parses each and keeps it in a queue the event loop
+takes whole (the shape of ruff's server: a reader thread, a main loop draining its channel).
 
-Within one batch a `didChange` of a document is dropped when a later `didChange` of the
-same document in the batch replaces its whole text (the server asks for whole texts,
-`TextDocumentSyncKind.Full`) and nothing between them may look at the document: a request
-(it may ask about that very version), or any other notification about the same document
-(`didSave`, `didClose`, `didOpen`). The order of everything kept is the order it came in.
+A `didChange` of a document still in that queue is dropped when a `didChange` of the same
+document that replaces its whole text (the server asks for whole texts,
+`TextDocumentSyncKind.Full`) arrives and nothing between them may look at the document: a
+request (it may ask about that very version), or any other notification about the same
+document (`didSave`, `didClose`, `didOpen`). The order of everything kept is the order it
+came in. Coalescing as messages arrive, over the whole queue rather than over what the
+loop takes at once, keeps the queue as short as the documents being edited: a request
+written during a flood of edits waits behind a few messages, not behind the ~1,000 the
+reader may hold ahead (issue 22: a hover during a flood at 10,000 memories).
 """
 
 from __future__ import annotations
@@ -36,19 +40,20 @@ CHUNK = 1 << 16
 # Messages read ahead and not yet handled, at most: beyond it the reader waits, and so does
 # the client (a flood is held in the pipe, not in this process's memory).
 PENDING_AT_MOST = 1024
-# Messages parsed and coalesced together, at most: what one batch holds alive at once.
+# Messages handed to the event loop at once, at most.
 BATCH_AT_MOST = 256
 
 
 class Inbox:
-    """The client's message bodies, read by a daemon thread; `batch` takes what arrived."""
+    """The client's messages, read and parsed by a daemon thread; `batch` takes what
+    arrived. A body that is not JSON is handed on as the `ValueError` it raised."""
 
     def __init__(self, stream: IO[bytes], loop: asyncio.AbstractEventLoop) -> None:
         self._stream = stream
         self._loop = loop
         self._lock = threading.Lock()
         self._room = threading.Condition(self._lock)  # the reader waits for it when full
-        self._bodies: deque[bytes] = deque()
+        self._pending = Pending()
         self._ended = False
         self._woken = False  # a wake-up is on its way to the loop
         self._arrived = asyncio.Event()
@@ -60,7 +65,7 @@ class Inbox:
     def _read(self) -> None:
         try:
             for body in _messages(self._stream):
-                self._put(body)
+                self._put(_parsed(body))
         except (OSError, ValueError):
             logger.warning("reading from the client failed", exc_info=True)
         finally:
@@ -68,11 +73,11 @@ class Inbox:
                 self._ended = True
             self._wake()
 
-    def _put(self, body: bytes) -> None:
+    def _put(self, message: Any) -> None:
         with self._lock:
-            while len(self._bodies) >= PENDING_AT_MOST:
+            while self._pending.held >= PENDING_AT_MOST:
                 self._room.wait()  # the client's writes wait in the pipe meanwhile
-            self._bodies.append(body)
+            self._pending.add(message)
             if self._woken:
                 return  # the loop has not taken the last wake-up yet: it will see this too
             self._woken = True
@@ -83,23 +88,95 @@ class Inbox:
         with contextlib.suppress(RuntimeError):
             self._loop.call_soon_threadsafe(self._arrived.set)
 
-    async def batch(self) -> list[bytes] | None:
-        """The bodies that arrived since the last call, at most BATCH_AT_MOST of them
-        (waiting for one); None at the end."""
+    async def batch(self) -> list[Any] | None:
+        """The messages that arrived since the last call and were not coalesced away, at
+        most BATCH_AT_MOST of them (waiting for one); None at the end."""
         while True:
             with self._lock:
-                take = min(len(self._bodies), BATCH_AT_MOST)
-                bodies = [self._bodies.popleft() for _ in range(take)]
+                messages = self._pending.take(BATCH_AT_MOST)
                 self._room.notify()
-                self._woken = bool(self._bodies)  # the rest is taken without a wake-up
-                ended = self._ended and not self._bodies
-                if not self._bodies:
+                self._woken = bool(self._pending)  # the rest is taken without a wake-up
+                ended = self._ended and not self._pending
+                if not self._pending:
                     self._arrived.clear()
-            if bodies:
-                return bodies
+            if messages:
+                return messages
             if ended:
                 return None
             await self._arrived.wait()
+
+    @property
+    def coalesced(self) -> int:
+        """How many `didChange` notifications were dropped so far."""
+        return self._pending.dropped
+
+
+class Pending:
+    """Messages in the order they came, each superseded `didChange` dropped as the one
+    that supersedes it is added (see the module's docstring): O(1) a message."""
+
+    def __init__(self) -> None:
+        self._slots: deque[list[Any]] = deque()  # [message]; [] once dropped or taken
+        self._count = 0  # slots not dropped
+        # Each document's latest didChange in the queue that nothing after it looked at.
+        self._changes: dict[str, list[Any]] = {}
+        self.dropped = 0
+
+    def __len__(self) -> int:
+        """Messages to hand on."""
+        return self._count
+
+    @property
+    def held(self) -> int:
+        """Slots held, dropped ones too (each a few bytes until the loop takes past it)."""
+        return len(self._slots)
+
+    def add(self, message: Any) -> None:
+        slot = [message]
+        self._slots.append(slot)
+        self._count += 1
+        if not COALESCING or not isinstance(message, dict):
+            return
+        method = message.get("method")
+        if method is not None and "id" in message:
+            self._changes.clear()  # a request may ask about any document as it is now
+            return
+        uri = _document(message)
+        if uri is None:
+            return
+        if method != _CHANGE:
+            self._changes.pop(uri, None)
+            return
+        earlier = self._changes.get(uri)
+        if earlier is not None and earlier and _replaces_all(message):
+            earlier.clear()
+            self._count -= 1
+            self.dropped += 1
+        self._changes[uri] = slot
+
+    def take(self, most: int) -> list[Any]:
+        """Up to `most` messages, oldest first; what is taken can no longer be dropped."""
+        taken: list[Any] = []
+        while self._slots and len(taken) < most:
+            slot = self._slots.popleft()
+            if slot:
+                taken.append(slot.pop())  # emptied: a later change will not drop it
+        self._count -= len(taken)
+        if not self._slots:
+            self._changes.clear()
+        return taken
+
+
+# Whether superseded edits are dropped (a test of what each handled notification leaves
+# behind turns it off).
+COALESCING = True
+
+
+def _parsed(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError as error:
+        return error
 
 
 def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
@@ -153,36 +230,6 @@ def _messages(stream: IO[bytes]) -> Iterator[bytes]:
         yield body
 
 
-def coalesce(messages: list[Any]) -> list[Any]:
-    """`messages` without the `didChange` notifications a later one in the list makes
-    moot (see the module's docstring)."""
-    kept: list[Any] = []
-    superseded: set[str] = set()  # documents whose text a later kept didChange replaces
-    for message in reversed(messages):
-        if not isinstance(message, dict):
-            kept.append(message)
-            continue
-        method = message.get("method")
-        if method is not None and "id" in message:
-            superseded.clear()  # a request may ask about any document as it is now
-            kept.append(message)
-            continue
-        uri = _document(message)
-        if uri is None:
-            kept.append(message)
-            continue
-        if method == _CHANGE:
-            if uri in superseded:
-                continue
-            if _replaces_all(message):
-                superseded.add(uri)
-        else:
-            superseded.discard(uri)
-        kept.append(message)
-    kept.reverse()
-    return kept
-
-
 def _document(message: dict[str, Any]) -> str | None:
     params = message.get("params")
     document = params.get("textDocument") if isinstance(params, dict) else None
@@ -209,21 +256,19 @@ async def serve(
 ) -> None:
     """Hand every message on, batch by batch, until the stream ends or `stop` is set."""
     inbox.start()
+    reported = 0
     while not stop.is_set():
-        bodies = await inbox.batch()
-        if bodies is None:
+        messages = await inbox.batch()
+        if messages is None:
             return
-        messages: list[Any] = []
-        for body in bodies:
-            try:
-                messages.append(json.loads(body))
-            except ValueError as error:
-                logger.error("unable to read a message from the client: %s", error)
-                on_error(error)
-        kept = coalesce(messages)
-        if len(kept) < len(messages):
-            logger.debug("coalesced %d superseded didChange", len(messages) - len(kept))
-        for message in kept:
+        if inbox.coalesced > reported:
+            logger.debug("coalesced %d superseded didChange", inbox.coalesced - reported)
+            reported = inbox.coalesced
+        for message in messages:
+            if isinstance(message, ValueError):
+                logger.error("unable to read a message from the client: %s", message)
+                on_error(message)
+                continue
             try:
                 handle(structure(message) if isinstance(message, dict) else message)
             except Exception as error:

@@ -113,8 +113,10 @@ class MoorLanguageServer(LanguageServer):
 
     def folder_for_path(self, path: Path) -> Folder | None:
         """The innermost root holding the absolute `path`, or None outside every root."""
-        # Lexically first (a deleted file, a link inside a root), then as the file system says.
-        for candidate in (Path(os.path.normpath(path)), path.resolve()):
+        # Lexically first (a deleted file, a link inside a root), then as the file system
+        # says — resolved only then: every didChange is routed here.
+        for candidate in (Path(os.path.normpath(path)), None):
+            candidate = path.resolve() if candidate is None else candidate
             found = [f for f in self.folders.values() if contains(f.root, candidate)]
             if found:
                 return max(found, key=lambda f: len(f.root.parts))

@@ -120,8 +120,10 @@ class LockError(RefusalError):
         super().__init__(message)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LockedAnchor:
+    """An anchor as moor.lock binds it: the address of its code's facts when bound."""
+
     ref: str  # canonical reference
     address: str  # fact address when bound
     derivation: str  # e.g. "symbol/1 norm/3 python"
@@ -129,8 +131,10 @@ class LockedAnchor:
     axes: Mapping[str, str] = field(default_factory=dict)  # per-axis digests when bound
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LockedMemory:
+    """A memory as moor.lock binds it: its text's hash and its anchors."""
+
     path: str
     content: str  # content hash of the memory's text when bound/reaffirmed
     anchors: Mapping[str, LockedAnchor] = field(default_factory=dict)  # by ref
@@ -138,6 +142,8 @@ class LockedMemory:
 
 @dataclass(frozen=True)
 class Tombstone:
+    """A forgotten memory's text, which no write may bring back (`moor restore` can)."""
+
     content: str
     path: str
     reason: str
@@ -146,6 +152,8 @@ class Tombstone:
 
 @dataclass(frozen=True)
 class Retirement:
+    """A memory superseded by another: retired, with why."""
+
     path: str  # the retired memory
     by: str  # the memory that superseded it
     reason: str
@@ -154,6 +162,8 @@ class Retirement:
 
 @dataclass(frozen=True)
 class Restoration:
+    """A retirement or a tombstone undone (`moor restore`), with why."""
+
     key: str  # what was restored: a memory path (a retirement) or a tombstone's content
     path: str
     reason: str
@@ -162,6 +172,8 @@ class Restoration:
 
 @dataclass(frozen=True)
 class Closure:
+    """A custom anchor closed, superseded by another or by none, with why."""
+
     anchor: str  # the closed custom anchor, `anchor:NAME`
     by: str  # the anchor that superseded it ("" when it was closed without one)
     reason: str
@@ -501,8 +513,12 @@ def _read_canonical(text: str) -> dict[str, object]:
                     raise _NotCanonical
                 # A derivation, a kind and an axis name are one of a few values: one string
                 # each, not one per anchor (~5 MB of a 10,000-memory lock kept by an editor).
+                # Digests are interned too: many axes share a digest (an empty docstring),
+                # and an editor holds each current anchor's digests twice, here and in the
+                # facts observed (`moor_engine.grounding.observe.FileView`), which intern
+                # theirs: one string for both.
                 anchors[ref] = {
-                    "address": u(m.group(3)),
+                    "address": sys.intern(u(m.group(3))),
                     "derivation": sys.intern(u(m.group(4))),
                     "kind": sys.intern(u(m.group(5))),
                     "axes": _axes(m.group(6)),
@@ -566,7 +582,7 @@ def _axes(inner: str) -> dict[str, object]:
         key = sys.intern(bare or _unescape(quoted))
         if key in axes:
             raise _NotCanonical
-        axes[key] = _unescape(value)
+        axes[key] = sys.intern(_unescape(value))
     return axes
 
 

@@ -100,3 +100,35 @@ def test_a_check_of_code_anchors_never_imports_the_cel_library(
     report = json.loads(run.stdout)
     code = next(m for m in report["memories"] if m["path"] == "memories/code.md")
     assert code["anchors"][0]["axes"] == ["body"]
+
+
+def test_moor_anchors_shows_the_rules_the_binding_memories_own_watch_generates(
+    ws: Workspace,
+) -> None:
+    """A memory's `watch:` generates its own rules, and `moor anchors` shows those; when the
+    memories that bind one anchor watch differently, it shows each memory's. The control:
+    an anchor no memory narrows shows the default watch's rules."""
+    ws.write(
+        "app.py", "def f():\n    return 1\n\n\ndef g():\n    return 1\n\n\ndef h():\n    pass\n"
+    )
+    ws.memory("whole", "app.py#f")
+    ws.memory("shape", "app.py#g", watch=["signature"])
+    ws.memory("narrow", "app.py#h", watch=["signature"])
+    ws.memory("broad", "app.py#h")
+    ws.moor("bind", check=True)
+    rows = {
+        row["anchor"]: row
+        for row in ws.moor("anchors", "--format", "json", check=True).json()["anchors"]
+    }
+    assert rows["app.py#f"]["generated_rules"] == GENERATED  # the control
+    signature = [{"when": 'changed("signature")', "to": '{"status": "drifted"}'}]
+    assert rows["app.py#g"]["generated_rules"] == signature
+    assert rows["app.py#h"]["generated_rules"] is None
+    assert rows["app.py#h"]["generated_rules_by_memory"] == {
+        "memories/broad.md": GENERATED,
+        "memories/narrow.md": signature,
+    }
+    text = ws.moor("anchors", check=True).out
+    assert 'rules (generated from the watch [signature]): changed("signature") -> drifted' in text
+    assert 'memories/narrow.md: rules (generated from its watch): changed("signature")' in text
+    assert 'memories/broad.md: rules (generated from its watch): changed("kind")' in text

@@ -147,9 +147,19 @@ export interface Dict {
 export type Flags = { [flag: string]: boolean }
 """
 
+SHAPE_RS = """\
+pub enum Shape {
+    Circle(f64),
+    /// A rectangle.
+    Rect(u32, #[serde(default)] String),
+    Unit,
+}
+"""
+
 SOURCES = {
     "src/store.ts": STORE_TS,
     "src/point.rs": POINT_RS,
+    "src/shape.rs": SHAPE_RS,
     "src/dict.ts": DICT_TS,
     "cli/command.go": COMMAND_GO,
     "src/backtrace.rs": BACKTRACE_RS,
@@ -235,6 +245,14 @@ CASES = [
         ("pub i32,", "pub i64,"),
     ),
     ("src/point.rs", "src/point.rs#Point.1", ("pub i32,", "i32,"), ("String)", "Box<str>)")),
+    # A tuple-like variant's field, as a tuple struct's: its type and its attributes.
+    ("src/shape.rs", "src/shape.rs#Shape.Rect.1", ("(u32,", "(u64,"), ("String)", "Box<str>)")),
+    (
+        "src/shape.rs",
+        "src/shape.rs#Shape.Rect.0",
+        ("(default)", '(rename = "r")'),
+        ("(u32,", "(i32,"),
+    ),
     (
         "src/dict.ts",
         "src/dict.ts#Dict.[string]",
@@ -300,6 +318,15 @@ def test_moor_symbols_lists_the_new_kinds(ws: Workspace) -> None:
         "src/point.rs#Point.0",
         "src/point.rs#Point.1",
         "src/point.rs#Point.x",
+    ]
+    assert listed["src/shape.rs"] == [
+        "src/shape.rs#Shape",
+        "src/shape.rs#Shape.Circle",
+        "src/shape.rs#Shape.Circle.0",
+        "src/shape.rs#Shape.Rect",
+        "src/shape.rs#Shape.Rect.0",
+        "src/shape.rs#Shape.Rect.1",
+        "src/shape.rs#Shape.Unit",
     ]
     assert listed["src/dict.ts"] == [
         "src/dict.ts#Dict",

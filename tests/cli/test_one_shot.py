@@ -89,3 +89,21 @@ def test_a_one_shot_recall_collects_far_less_often_and_gives_the_settings_back(
     assert len(default) >= 20, default  # the control collects often
     assert len(one_shot) * 5 <= len(default), (len(one_shot), len(default))
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+def test_leaving_it_starts_no_collection_of_what_the_command_still_holds() -> None:
+    held: list[list[int]] = []
+    with counting_collections() as control:  # the settings restored by hand: collected
+        thresholds = gc.get_threshold()
+        gc.set_threshold(100_000)
+        held.extend([i] for i in range(20_000))
+        gc.set_threshold(*thresholds)
+        held.extend([i] for i in range(100))
+    held.clear()
+    with counting_collections() as left:
+        with collecting_less():
+            held.extend([i] for i in range(20_000))
+        held.extend([i] for i in range(100))
+    assert control, control
+    assert left == [], left
+    assert gc.get_freeze_count() == 0  # nothing stays frozen

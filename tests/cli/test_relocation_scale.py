@@ -19,9 +19,10 @@ import relocation_scale
 def test_gone_anchors_in_3000_files_cost_a_bounded_ratio_of_a_check_without() -> None:
     result = relocation_scale.measure(3000, (1, 20), rounds=5)  # best of 5: load only adds
     # Before the index, 20 gone anchors cost ~3x at this size and ~26x at 50,000 files
-    # (every anchor opened every file). Generous: the machine is shared and noisy.
-    assert result.ratio(1) < 3.0, result
-    assert result.ratio(20) < 4.0, result
+    # (every anchor opened every file). In CPU seconds: a busy machine stretches the clock
+    # (a wall ratio of 4.3 was seen at load 12), not the work.
+    assert result.cpu_ratio(1) < 3.0, result
+    assert result.cpu_ratio(20) < 4.0, result
     # The first check after the anchors went finds the index `moor bind` built and parses
     # only the changed files: in CPU seconds (robust to a busy machine), a bounded ratio
     # (building it there cost ~6x at this size, ~50x at 50,000 files).
@@ -30,7 +31,7 @@ def test_gone_anchors_in_3000_files_cost_a_bounded_ratio_of_a_check_without() ->
     assert result.gone[20][1].cpu < 2.5 * result.gone[1][1].cpu, result  # CPU: load only adds
     # After an unrelated edit every search is made again: bounded too (the walk per anchor
     # it replaced cost 26x at 50,000 files).
-    assert result.edited_ratio() < 8.0, result
+    assert result.edited.cpu < 8.0 * result.baseline.cpu, result
 
 
 def index_row(ws: Workspace) -> str | None:

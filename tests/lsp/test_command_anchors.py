@@ -130,3 +130,31 @@ async def test_the_editor_shows_a_firing_rule_as_drifted_and_a_broken_one_as_unv
     assert "rule 1" in fired.message
     broken = await editor.one("memories/broken.md", "unverified")
     assert "divide by zero" in broken.message or "divided_by_zero" in broken.message
+
+
+@pytest.mark.asyncio
+async def test_a_drifted_command_anchor_points_at_no_file_while_drifted_code_points_at_its_place(
+    trusting_editor: Editor,
+) -> None:
+    """A command anchor has no place in a file: its diagnostic carries no related
+    information (it once pointed at a file named `anchor:roster`). The control, in the same
+    memory: drifted code points at where the code is now."""
+    editor = trusting_editor
+    ws = editor.ws
+    ws.write("src/app.py", "def handler():\n    return 1\n")
+    ws.write("roster.txt", "test_a\n")
+    ws.write("probes/roster.py", "print(open('roster.txt').read(), end='')\n")
+    command = json.dumps([sys.executable, "probes/roster.py"])
+    ws.write("moor.toml", f'memory_roots = ["memories"]\n\n[anchors.roster]\ncommand = {command}\n')
+    ws.memory("roster", ["anchor:roster", "src/app.py#handler"])
+    ws.moor("bind", "--trust", check=True)
+    ws.write("roster.txt", "test_a\ntest_b\n")
+    ws.write("src/app.py", "def handler():\n    return 2\n")
+    await editor.start()
+    found = await editor.diagnostics(
+        "memories/roster.md", lambda items: sum(d.code == "drifted" for d in items) == 2
+    )
+    by_anchor = {(d.data or {})["canonical"]: d for d in found if d.code == "drifted"}
+    code = by_anchor["src/app.py#handler"].related_information
+    assert code is not None and code[0].location.uri == editor.uri("src/app.py")
+    assert by_anchor["anchor:roster"].related_information is None

@@ -176,6 +176,35 @@ async def test_completion_offers_members_fields_and_variants(editor: Editor) -> 
     assert "BacktraceStatus.Disabled" in labels(variants)
 
 
+async def test_completion_offers_tuple_variant_fields_and_only_a_types_own_methods(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write("src/shape.rs", "pub enum Shape {\n    Rect(u32, String),\n    Unit,\n}\n")
+    ws.write(
+        "src/methods.ts",
+        "export type Pending = Promise<{ settle(): void }>\n"
+        "export type Handlers = { onLoad(): void }\n",
+    )
+    ws.write(
+        "memories/typing.md",
+        MEMORY.replace(
+            "src/ne\n",
+            "src/shape.rs#Shape.Rect.\n  - src/methods.ts#Pending.\n  - src/methods.ts#Handlers.\n",
+        ),
+    )
+    await editor.start()
+    editor.open("memories/typing.md")
+
+    fields = await editor.complete("memories/typing.md", 2, len("  - src/shape.rs#Shape.Rect."))
+    pending = await editor.complete("memories/typing.md", 3, len("  - src/methods.ts#Pending."))
+    handlers = await editor.complete("memories/typing.md", 4, len("  - src/methods.ts#Handlers."))
+
+    assert {"Shape.Rect.0", "Shape.Rect.1"} <= set(labels(fields))
+    assert "Pending.settle" not in labels(pending)  # a generic argument's method: no member
+    assert "Handlers.onLoad" in labels(handlers)  # control: the type's own shape's method
+
+
 async def test_past_the_first_segment_each_item_matches_the_word_typed_as_the_client_filters(
     editor: Editor,
 ) -> None:

@@ -130,3 +130,28 @@ async def test_hover_on_a_reference_never_names_a_retired_memory_as_bound_there(
     assert on_g is not None and isinstance(on_g.contents, types.MarkupContent)
     # logged.md is bound alike and not retired: named (the control); old.md is retired.
     assert "**Also bound here**: `memories/logged.md`\n" in on_g.contents.value + "\n"
+
+
+async def test_who_else_is_bound_there_follows_memories_edited_after_the_first_check(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", CODE)
+    ws.memory("retry", "src/a.py#g")
+    ws.memory("logged", "src/a.py#g")
+    ws.memory("other", "src/a.py#h")
+    bind_all(ws)
+    await editor.start()
+    first = await editor.hover("memories/retry.md", 2, 6)
+    assert first is not None and isinstance(first.contents, types.MarkupContent)
+    assert "**Also bound here**: `memories/logged.md`\n" in first.contents.value + "\n"
+
+    # logged.md now names h, other.md now names g: each checked alone, incrementally.
+    ws.memory("logged", "src/a.py#h")
+    ws.memory("other", "src/a.py#g")
+    await editor.one("memories/other.md", "unbound")
+    await editor.one("memories/logged.md", "unbound")
+
+    again = await editor.hover("memories/retry.md", 2, 6)
+    assert again is not None and isinstance(again.contents, types.MarkupContent)
+    assert "**Also bound here**: `memories/other.md`\n" in again.contents.value + "\n"

@@ -34,7 +34,7 @@ BOUND_BYTES_PER_NOTIFICATION = 10 * lsp_soak.GOAL_MIB_PER_100K * 2**20 / 100_000
 EVERY_NOTIFICATION_HANDLED = """
 import sys
 from moor_lsp import inbox, server
-inbox.coalesce = lambda messages: messages
+inbox.COALESCING = False
 """
 WITH_THE_FIX = (
     EVERY_NOTIFICATION_HANDLED

@@ -46,10 +46,3 @@ class AxisRule:
 def generated(watch: tuple[str, ...]) -> tuple[AxisRule, ...]:
     """The rules a `watch:` generates, in its order."""
     return tuple(AxisRule(axis) for axis in watch)
-
-
-def fired(
-    watch: tuple[str, ...], observed: Mapping[str, str], bound: Mapping[str, str]
-) -> list[str]:
-    """The axes whose generated rule fires: what changed of what is watched."""
-    return [rule.axis for rule in generated(watch) if rule.fires(observed, bound)]

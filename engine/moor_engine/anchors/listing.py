@@ -1,6 +1,7 @@
 """`moor anchors`: every anchor the workspace knows — declared command anchors and the code
 anchors moor.lock binds — with what this clone's journal last recorded of each. Nothing
-is run and nothing read but moor.toml, moor.lock and the journal: `moor check` observes."""
+is run and nothing read but moor.toml, moor.lock, the journal and the bound memories (the
+`watch:` a code anchor's rules are generated from): `moor check` observes."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
+from moor_extractors.memory import effective_watch
 from moor_extractors.model import DEFAULT_WATCH
 from moor_extractors.reference import ANCHOR_PREFIX, is_markdown_path
 from moor_store.journal import Entry
@@ -16,6 +18,7 @@ from moor_engine.anchors.code_rules import UNRULED, generated
 from moor_engine.anchors.facts import STATE_AXIS
 from moor_engine.anchors.machine import OBSERVED
 from moor_engine.anchors.revise import KINDS
+from moor_engine.grounding.memories import load_memories
 from moor_engine.session import Session
 
 
@@ -37,9 +40,11 @@ class AnchorRow:
     terminal: list[str] | None = None  # command anchors: the states that close it
     state: object = None  # with rules: the state moor.lock binds (its first memory's)
     revisions: dict[str, int] | None = None  # `moor revise`s journalled here, per kind
-    # Code anchors: the transition rules the default `watch:` generates (code_rules.py); a
-    # memory's own `watch:` generates its own.
+    # Code anchors: the transition rules their memories' `watch:` generates (code_rules.py),
+    # when every memory binding it watches the same axes (`watch`); else each memory's.
     generated_rules: list[dict[str, str]] | None = None
+    watch: list[str] | None = None
+    generated_rules_by_memory: dict[str, list[dict[str, str]]] | None = None
 
     def as_json(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -76,6 +81,7 @@ def list_anchors(session: Session) -> list[AnchorRow]:
             state = memory.anchors[canonical].axes.get(STATE_AXIS)
             if state is not None and row.state is None:
                 row.state = json.loads(state)
+    _watched(session, rows)
     for name, closure in session.lock.closed.items():
         row = rows.setdefault(name, AnchorRow(name, "command"))
         row.closed = {"by": closure.by, "reason": closure.reason, "at": closure.at}
@@ -98,8 +104,37 @@ def list_anchors(session: Session) -> list[AnchorRow]:
 def _code_row(rows: dict[str, AnchorRow], canonical: str) -> AnchorRow:
     row = rows[canonical] = AnchorRow(canonical, kind_of(canonical))
     if row.kind != "command":
-        row.generated_rules = _generated(DEFAULT_WATCH)
+        row.generated_rules, row.watch = _generated(DEFAULT_WATCH), list(DEFAULT_WATCH)
     return row
+
+
+def _watched(session: Session, rows: dict[str, AnchorRow]) -> None:
+    """Each code anchor's rules as the memories binding it generate them, from their
+    `watch:`; a memory that cannot be read now is left out (the default watch stands in
+    when none can be)."""
+    code = {key: row for key, row in rows.items() if row.kind != "command" and row.memories}
+    if not code:
+        return
+    paths = sorted({path for row in code.values() for path in row.memories})
+    watches: dict[str, dict[str, tuple[str, ...]]] = {}
+    for path, loaded in load_memories(session.workspace, paths, session.journal).items():
+        if loaded.memory is None:
+            continue
+        for item in loaded.entries:
+            key = item.ref.canonical() if item.ref is not None else None
+            if key is not None and key in code and path in code[key].memories:
+                watches.setdefault(key, {})[path] = effective_watch(loaded.memory, item.entry)
+    for key, by_memory in watches.items():
+        row = code[key]
+        distinct = set(by_memory.values())
+        if len(distinct) == 1:
+            watch = distinct.pop()
+            row.generated_rules, row.watch = _generated(watch), list(watch)
+        else:
+            row.generated_rules = row.watch = None
+            row.generated_rules_by_memory = {
+                path: _generated(watch) for path, watch in sorted(by_memory.items())
+            }
 
 
 def _generated(watch: tuple[str, ...]) -> list[dict[str, str]]:

@@ -10,10 +10,9 @@ a person (and the editor's backoff) can count them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from moor_extractors.digest import canonical_json
 from moor_extractors.model import Failure
@@ -21,8 +20,8 @@ from moor_extractors.reference import ANCHOR_PREFIX
 from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Closure, LockedAnchor
 
-from moor_engine.anchors.attempts import attempt_entry
-from moor_engine.anchors.code_rules import UNRULED, fired
+from moor_engine.anchors.attempts import attempt_entry, journals_attempt
+from moor_engine.anchors.code_rules import UNRULED, generated
 from moor_engine.anchors.declarations import Declaration
 from moor_engine.anchors.facts import (
     DECLARATION_AXIS,
@@ -33,8 +32,12 @@ from moor_engine.anchors.facts import (
     STATE_AXIS,
     changed_parts,
 )
+from moor_engine.anchors.transition import RuleSet, transition
 from moor_engine.grounding.observe import Found, NotFound, Observation
 from moor_engine.grounding.trust import AnchorReport, State
+
+if TYPE_CHECKING:
+    from moor_engine.anchors.rules import Fired
 
 OBSERVED: Final = "observed"  # the code of a `still` entry that records one observation
 TERMINAL: Final = "terminal"  # the code of a `close` entry a terminal state made
@@ -100,23 +103,40 @@ def command_report(
             "(or `moor reaffirm`)"
         )
         return report
-    if declaration is not None and declaration.rules and isinstance(observation, Found):
-        return _ruled(report, declaration, observation, locked, journal)
-    # Without declared rules, the rule generated for it as for code (code_rules.py): any
-    # change of the facts. `null` is facts too: the address a NotFound has.
+    # The facts go through the one transition (transition.py): a declaration's own rules
+    # (for a Found: a `null` has no state to give them), else the rule generated for it as
+    # for code, any change of the facts. `null` is facts too: the address a NotFound has.
+    ruled = declaration is not None and bool(declaration.rules) and isinstance(observation, Found)
+    rule_set: RuleSet = declaration if ruled and declaration is not None else generated(UNRULED)
     observed = observation.facts.axes if isinstance(observation, Found) else {FACTS_AXIS: "null"}
-    moved = fired(UNRULED, observed, locked.axes)
-    if not moved:
+    outcome = transition(rule_set, observed, locked.axes)
+    changed = observation.address != locked.address
+    # A changed observation counts once it has held `streak` times in a row, whatever the
+    # rules say of it; the generated rule reads the facts alone, so a change it does not
+    # fire on (inputs only) is no news and has no streak.
+    if changed and (ruled or outcome is not None):
+        seen = streak_seen(journal, name, observation.address)
+        report.probe["streak"] = [min(seen, needed), needed]
+        if seen < needed:
+            report.code = "streak_pending"
+            report.detail = (
+                f"{name} observed a change, {seen} of {needed} times in a row: not counted yet"
+            )
+            return report
+    if isinstance(outcome, Failure):
+        report.state = State.UNVERIFIED
+        report.reason = outcome.reason.value
+        report.code = outcome.code
+        report.detail = outcome.detail + "; no transition was made"
         return report
-    seen = streak_seen(journal, name, observation.address)
-    report.probe["streak"] = [min(seen, needed), needed]
-    if seen < needed:
-        report.code = "streak_pending"
-        report.detail = (
-            f"{name} observed a change, {seen} of {needed} times in a row: not counted yet"
-        )
+    if outcome is None:
+        if ruled and changed:
+            report.code = "no_rule_fired"
+            report.detail = f"{name} observed a change no rule fires on: its state stays"
         return report
-    report.axes = moved
+    report.axes = outcome.axes
+    if outcome.fired is not None and declaration is not None:
+        return _rule_fired(report, declaration, outcome.fired)
     if isinstance(observation, NotFound):
         report.state = State.GONE
         report.code = "not_found"
@@ -131,51 +151,11 @@ def command_report(
     return report
 
 
-def _ruled(
-    report: AnchorReport,
-    declaration: Declaration,
-    observation: Found,
-    locked: LockedAnchor,
-    journal: Journal | None,
-) -> AnchorReport:
-    """With rules, only a firing rule moves the anchor: a changed observation none fires on
-    leaves the memory current (and is journalled as an observation)."""
-    from moor_engine.anchors import rules
-
+def _rule_fired(report: AnchorReport, declaration: Declaration, fired: Fired) -> AnchorReport:
+    """A declared rule fired: the anchor moves to its state (a terminal one closes it)."""
     name = report.canonical or report.ref
     assert report.probe is not None
-    if observation.address != locked.address:
-        seen = streak_seen(journal, name, observation.address)
-        report.probe["streak"] = [min(seen, declaration.streak), declaration.streak]
-        if seen < declaration.streak:
-            report.code = "streak_pending"
-            report.detail = (
-                f"{name} observed a change, {seen} of {declaration.streak} times in a row: "
-                "not counted yet"
-            )
-            return report
-    obs = json.loads(observation.facts.axes.get(STATE_AXIS, "{}"))
-    state = json.loads(locked.axes.get(STATE_AXIS) or observation.facts.axes.get(STATE_AXIS, "{}"))
-    fired = rules.evaluate(
-        declaration,
-        obs,
-        state,
-        rules.parse_time(observation.facts.axes.get(ENTERED_AXIS)),
-        rules.parse_time(locked.axes.get(ENTERED_AXIS)),
-    )
-    if isinstance(fired, Failure):
-        report.state = State.UNVERIFIED
-        report.reason = fired.reason.value
-        report.code = fired.code
-        report.detail = fired.detail + "; no transition was made"
-        return report
-    if fired is None:
-        if observation.address != locked.address:
-            report.code = "no_rule_fired"
-            report.detail = f"{name} observed a change no rule fires on: its state stays"
-        return report
     report.state = State.DRIFTED
-    report.axes = [STATE_AXIS]
     report.probe["rule"] = fired.index
     report.probe["state"] = fired.state
     terminal = fired.terminal(declaration)
@@ -213,22 +193,20 @@ def reaffirmed(
 
 def first_look(declaration: Declaration | None, found: Found) -> str | None:
     """A warning when the anchor's rules, checked against its first observation (as both
-    `obs` and `state`), fire or cannot be evaluated: a bind is never refused for it, the
-    person learns now rather than at the next check."""
+    the facts observed and the facts bound: `obs` and `state` alike), fire or cannot be
+    evaluated: a bind is never refused for it, the person learns now rather than at the
+    next check."""
     if declaration is None or not declaration.rules or STATE_AXIS not in found.facts.axes:
         return None
-    from moor_engine.anchors import rules
-
-    obs = json.loads(found.facts.axes[STATE_AXIS])
-    now = rules.parse_time(found.facts.axes.get(ENTERED_AXIS))
-    fired = rules.evaluate(declaration, obs, obs, now, now)
+    outcome = transition(declaration, found.facts.axes, found.facts.axes)
     name = f"anchor:{declaration.name}"
-    if isinstance(fired, Failure):
+    if isinstance(outcome, Failure):
         return (
-            f"warning: {name}: checked against its first observation, {fired.detail} "
-            f"({fired.code}): it stays unverified until the rule is fixed"
+            f"warning: {name}: checked against its first observation, {outcome.detail} "
+            f"({outcome.code}): it stays unverified until the rule is fixed"
         )
-    if fired is not None:
+    if outcome is not None and outcome.fired is not None:
+        fired = outcome.fired
         return (
             f"warning: {name}: rule {fired.index} (`{fired.rule.when}`) fires on its first "
             "observation: the memory will drift at the next check"
@@ -288,6 +266,8 @@ def command_entries(
         if isinstance(observation, Failure):
             if observation.code in ("anchor_closed", "anchor_superseded"):
                 continue  # closed: nothing was looked at
+            if not journals_attempt(key, observation.code, looks.get(key)):
+                continue
             entries.append(
                 attempt_entry(key, observation.reason.value, observation.code, observation.detail)
             )

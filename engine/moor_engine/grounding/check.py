@@ -20,8 +20,8 @@ from moor_store.inside import stat_many_inside
 from moor_store.journal import Journal, NewEntry
 from moor_store.lockfile import Closure, Lock, LockedAnchor, LockedMemory
 
-from moor_engine.anchors.attempts import attempt_entry
-from moor_engine.anchors.code_rules import fired
+from moor_engine.anchors.attempts import attempt_entry, journals_attempt
+from moor_engine.anchors.code_rules import generated
 from moor_engine.anchors.machine import (
     closure_report,
     command_entries,
@@ -29,6 +29,7 @@ from moor_engine.anchors.machine import (
     is_custom,
     terminal_closure,
 )
+from moor_engine.anchors.transition import transition
 from moor_engine.grounding.aliases import alias_target
 from moor_engine.grounding.bound_code import bound_code
 from moor_engine.grounding.dependents import Dependents
@@ -442,13 +443,15 @@ class Checker:
                 f"{_also(report.axes)}{note}"
             )
             return report
-        moved = fired(watch, observation.facts.axes, locked.axes)
-        if moved:
+        # What is code-specific was settled above (relocation, re-baseline, alias): the
+        # facts now go through the one transition every anchor takes.
+        moved = transition(generated(watch), observation.facts.axes, locked.axes)
+        if moved is not None:
             report.state = State.DRIFTED
-            report.axes = moved
+            report.axes = moved.axes
             report.code = "drifted"
             what = item.ref.symbol or item.ref.path or canonical
-            report.detail = f"{', '.join(moved)} changed in {what} since it was bound"
+            report.detail = f"{', '.join(moved.axes)} changed in {what} since it was bound"
             change = self._what_changed(canonical, bound, observation)
             if change is not None:
                 report.change = change
@@ -550,7 +553,8 @@ class Checker:
                     "`moor diff` shows the code"
                 )
             bound = translation.facts.axes
-        return fired(watch, observation.facts.axes, bound), ""
+        moved = transition(generated(watch), observation.facts.axes, bound)
+        return (moved.axes if moved is not None else []), ""
 
 
 def bound_addresses(lock: Lock) -> dict[str, set[str]]:
@@ -626,7 +630,7 @@ def observation_entries(
             )
             last_address = bound[key].address
         if isinstance(observation, Failure):
-            if previous is None or previous.kind != "attempt" or previous.code != observation.code:
+            if journals_attempt(key, observation.code, previous):
                 entries.append(
                     attempt_entry(
                         key, observation.reason.value, observation.code, observation.detail

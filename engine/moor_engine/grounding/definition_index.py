@@ -391,8 +391,12 @@ class DefinitionIndex:
             by_length = self._by_length.get(kind)
             if by_length is None:
                 # In C (map, compress): once per check over every definition of the tree.
-                parse = map(operator.not_, table.errors)
-                wanted = map(operator.and_, map(kind.__eq__, table.kinds), parse)
+                # `operator.eq` over `repeat` is cheaper than a bound `__eq__`, and a tree
+                # where everything parses skips the second pass (at 100,000 definitions
+                # the filter cost 9.5 ms, the sort itself 4).
+                wanted = map(operator.eq, table.kinds, repeat(kind))
+                if any(table.errors):
+                    wanted = map(operator.and_, wanted, map(operator.not_, table.errors))
                 ours = list(compress(range(len(table.kinds)), wanted))
                 ours.sort(key=table.lengths.__getitem__)
                 by_length = self._by_length[kind] = (

@@ -13,12 +13,14 @@ import json
 import os
 import re
 import stat
+import sys
 import textwrap
 import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import moor_extractors as extractors_package
 from moor_extractors.digest import digest_bytes, digest_json, digest_tokens
@@ -68,8 +70,10 @@ _ADDRESS_MEMO = 200_000
 _BINARY_SNIFF = 8192
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Found:
+    """Code a reference names, as observed now: its facts and their address."""
+
     path: str
     derivation: str
     facts: Facts
@@ -77,8 +81,10 @@ class Found:
     site: DefinitionSite | None  # None for a whole-file reference
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NotFound:
+    """A reference whose code is not there now (its file is; the definition is not)."""
+
     path: str
     derivation: str
     address: str
@@ -287,7 +293,11 @@ class FileView:
         if stored is None:
             return None
         kind, axes = stored
-        facts = self._facts[index] = Facts(kind=kind, axes=axes)  # type: ignore[arg-type]
+        # Interned: the lock holds the same digests for every current anchor (it interns
+        # its own), and many axes share one (an empty docstring's).
+        if isinstance(axes, dict):
+            axes = {_interned(axis): _interned(digest) for axis, digest in axes.items()}
+        facts = self._facts[index] = Facts(kind=_interned(kind), axes=axes)  # type: ignore[arg-type]
         return facts
 
     def _every_fact(self) -> dict[int, Facts]:
@@ -418,6 +428,9 @@ class FileObserver:
         self.changed: set[str] = set()  # files whose bytes differ from the cached ones
         # Unsaved editor buffers, by workspace-relative path: observed instead of the file.
         self.overlays: dict[str, bytes] = {}
+        # Views of buffers made by an earlier observer of this workspace in this thread
+        # (`carry_overlays`).
+        self._carried: dict[str, FileView] = {}
         # Files known to have changed since their view was made (see `forget`): their
         # earlier view, whose facts the new one may reuse.
         self._previous: dict[str, FileView | None] = {}
@@ -429,6 +442,21 @@ class FileObserver:
         # How an `anchor:NAME` reference is observed (moor_engine.anchors.observer), set by
         # the session: the grounding layer knows no commands.
         self.commands: Callable[[Reference], Observation] | None = None
+
+    def carry_overlays(self, views: dict[str, FileView]) -> None:
+        """Views of the unsaved buffers an earlier observer of this workspace made, in the
+        same thread (an editor's reads each open a session): one of exactly a buffer's
+        bytes now is observed as it is, parsed once for every read of that version;
+        another is the earlier version the buffer's new view re-parses from."""
+        self._carried = {rel: view for rel, view in views.items() if view.root == self.root}
+
+    def overlay_views(self) -> dict[str, FileView]:
+        """The views of unsaved buffers made here, to carry to the next observer."""
+        return {
+            rel: view
+            for rel, view in self._views.items()
+            if rel in self.overlays and isinstance(view, FileView) and view.overlay
+        }
 
     def forget(self, rels: Iterable[str]) -> None:
         """Files that changed (an editor saw them change): observe them afresh, from their
@@ -685,6 +713,11 @@ class FileObserver:
         data = _usable(rel, self.overlays[rel], self.max_file_size)
         if isinstance(data, Failure):
             return data
+        carried = self._carried.pop(rel, None)
+        if carried is not None and carried.language == language:
+            if carried.held_source() == data:
+                return carried
+            previous = previous or carried
         reuse = previous.known_facts() if previous is not None else None
         view = FileView(
             rel, self.root, unstatted(len(data)), digest_bytes(data), language, None, data, reuse
@@ -737,6 +770,14 @@ class FileObserver:
             hiding = view.error_hiding(_own_name(language, ref.symbol))
             if hiding is not None:
                 return _near_error(ref, hiding, found=False)
+            unlisted = view.parsed().unlisted(ref.symbol) if spec_for(language).unlists else None
+            if unlisted is not None:
+                container, what = unlisted
+                return Failure(
+                    Reason.UNEVALUABLE,
+                    "no_longer_listed",
+                    f"{ref.symbol} is {what}: {ref.path}#{container}",
+                )
             return NotFound(ref.path, derivation, not_found_address(derivation))
         if isinstance(meaning, Ambiguous):
             return Failure(
@@ -890,6 +931,10 @@ def _own_name(language: str, symbol: str) -> str:
     an overload's parameter list or a receiver's type parameters."""
     own = split_qualified(language, symbol)[1]
     return re.split(r"[(\[<\s]", own, maxsplit=1)[0] or own
+
+
+def _interned(value: object) -> Any:
+    return sys.intern(value) if type(value) is str else value
 
 
 def _row_key(row: CachedFile) -> StatKey:

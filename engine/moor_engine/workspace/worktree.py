@@ -142,8 +142,8 @@ class Worktree:
         Equal digests: no listed file changed in between. None when a file cannot be
         looked at."""
         hasher = hashlib.sha256(also.encode("utf-8"))
-        hasher.update(len(self.tracked).to_bytes(8, "big"))
-        hasher.update(self.tracked)
+        # The entries' own digest: a pass over a 50,000-file index's 3.5 MB costs 2-3 ms.
+        hasher.update(b"\0" + self.index_digest.encode("ascii"))
         racy_after = time.time_ns() - RACY_WINDOW_NS
         listed = {*self.modified.split(b"\0"), *self.untracked.split(b"\0")} - {b""}
         # Entries git does not look at (assume-unchanged, skip-worktree) or that are

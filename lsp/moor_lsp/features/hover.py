@@ -168,8 +168,11 @@ def hover_text(
 def _related(at: ReferenceAt, snapshot: Snapshot) -> Related:
     """The memory's own links and the memories also bound to this reference's anchor, as
     the latest snapshot knows them (`moor_engine.grounding.links`)."""
-    reports = [view.report for view in snapshot.memories.values()]
-    cobound = cobound_with(at.canonical, at.memory_path, reports) if at.canonical else []
+    cobound = (
+        cobound_with(at.canonical, at.memory_path, snapshot.naming_reports(at.canonical))
+        if at.canonical
+        else []
+    )
     links = own_links(at.memory, snapshot.memories.__contains__)
     return Related(links, tuple(cobound))
 
