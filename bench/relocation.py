@@ -627,7 +627,10 @@ def body_rename_edits(
             and not re.search(rf"\b{re.escape(name)}\b", param_text)
         ):
             occurrences.setdefault(name, []).append(leaf)
-    names = sorted(name for name, found in occurrences.items() if len(found) >= 2)
+    caught = {name for name, found in occurrences.items() if any(map(_catch_binder, found))}
+    names = sorted(
+        name for name, found in occurrences.items() if len(found) >= 2 and name not in caught
+    )
     integers = [leaf for leaf in leaves if leaf.type in INTEGER_TYPES and _text(leaf).isdigit()]
     options = (["identifier"] if names else []) + (["literal"] if integers else [])
     if not options:
@@ -642,6 +645,21 @@ def body_rename_edits(
         return None
     edits = [Edit(leaf.start_byte, leaf.end_byte, fresh) for leaf in occurrences[name]]
     return edits, f"identifier {name} (x{len(edits)})"
+
+
+def _catch_binder(leaf: Node) -> bool:
+    """Whether `leaf` is the variable a catch/except clause binds. Renaming that variable
+    throughout its clause is no change of behaviour, and moor reads it as none (memory
+    a-renamed-catch-variable-is-not-drift), so a rename+body case never picks it."""
+    parent = leaf.parent
+    if parent is None:
+        return False
+    if parent.type in ("catch_formal_parameter", "catch_clause"):  # Java; JavaScript/TS
+        return True
+    before = leaf.prev_sibling
+    return parent.type in ("except_clause", "as_pattern_target") or (
+        before is not None and before.type == "as" and parent.type == "as_pattern"
+    )
 
 
 def container_wrapper(unit: Unit, target: Target) -> tuple[str, str]:
