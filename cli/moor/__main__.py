@@ -1,5 +1,3 @@
-import sys
+from moor.launch import run
 
-from moor.launch import main
-
-sys.exit(main())
+run()

@@ -66,6 +66,9 @@ class KeptSession:
         self._keys: tuple[Keys, list[int]] | None = None
         self._verdicts: dict[str, _Verdict] = {}
         self._resting: tuple[object, ...] | None = None
+        # The session this call was given and the settings' keys and journal identity taken
+        # for it: what its verdicts rest on (not stat-ed again within the call).
+        self._called: tuple[Session, tuple[Keys, list[int]]] | None = None
         self.opened = 0  # sessions opened: for tests and the benchmark
         self.evaluated = 0  # memories evaluated
 
@@ -74,7 +77,8 @@ class KeptSession:
         """The kept session if nothing it rests on moved, else a new one (kept if it may be)."""
         with self._lock:
             kept = self._session
-            if kept is None or self._settings() != self._keys:
+            now = self._settings()
+            if kept is None or now != self._keys:
                 self.close()
                 opened = self._open()
                 if opened is not self._session:  # not kept: this call's alone
@@ -82,7 +86,8 @@ class KeptSession:
                         yield opened
                     return
                 kept = opened
-            yield replace(
+                now = self._keys
+            given = replace(
                 kept,
                 observer=FileObserver(
                     kept.workspace.root, kept.workspace.config.max_file_size, kept.journal
@@ -90,6 +95,11 @@ class KeptSession:
                 warnings=[],
                 last_evaluation=None,
             )
+            self._called = None if now is None else (given, now)
+            try:
+                yield given
+            finally:
+                self._called = None
 
     def _settings(self) -> tuple[Keys, list[int]] | None:
         if intent.pending(self.root) or has_stray_temporaries(self.root, STATE_DIR):
@@ -128,13 +138,14 @@ class KeptSession:
         """The trust state of each of `paths` (as `recall_index.session_verdicts` gives
         it): kept ones whose keys hold, the rest evaluated (every memory, the first time)."""
         with self._lock:
+            settings, journal = self._settings_of(session)
             resting = (
                 tuple(declaring),
                 file_keys(self.root, declaring),
                 # A memory saying what a superseded one said is retired by that one's text.
                 file_keys(self.root, sorted(session.lock.retired)),
-                file_keys(self.root, SETTINGS[:2]),
-                journal_identity(self.root),
+                settings,
+                journal,
                 _latch_records(session),
             )
             if resting != self._resting:
@@ -164,6 +175,16 @@ class KeptSession:
                 wanted = session.workspace.memory_paths() if every else [*missing, *declaring]
                 found.update(self._evaluate(session, list(dict.fromkeys(wanted)), paths))
             return found
+
+    def _settings_of(self, session: Session) -> tuple[Keys, list[int]]:
+        """moor.toml's and pyproject.toml's keys and the journal's identity as `session` was
+        given on (not moor.lock's: each verdict rests on its own entry); stat-ed now for a
+        session not given by `session()` in this call."""
+        called = self._called
+        if called is not None and called[0] is session:
+            keys, journal = called[1]
+            return {rel: keys[rel] for rel in SETTINGS[:2]}, journal
+        return file_keys(self.root, SETTINGS[:2]), journal_identity(self.root)
 
     def memories(
         self, session: Session, reports: Sequence[MemoryReport]

@@ -56,6 +56,8 @@ _REBASE_WAIT_S = 2.0
 
 @dataclass
 class Session:
+    """One command's view of a workspace: its lock, its journal and its observer."""
+
     workspace: Workspace
     lock: Lock
     journal: Journal | None

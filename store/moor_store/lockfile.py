@@ -122,6 +122,8 @@ class LockError(RefusalError):
 
 @dataclass(frozen=True, slots=True)
 class LockedAnchor:
+    """An anchor as moor.lock binds it: the address of its code's facts when bound."""
+
     ref: str  # canonical reference
     address: str  # fact address when bound
     derivation: str  # e.g. "symbol/1 norm/3 python"
@@ -131,6 +133,8 @@ class LockedAnchor:
 
 @dataclass(frozen=True, slots=True)
 class LockedMemory:
+    """A memory as moor.lock binds it: its text's hash and its anchors."""
+
     path: str
     content: str  # content hash of the memory's text when bound/reaffirmed
     anchors: Mapping[str, LockedAnchor] = field(default_factory=dict)  # by ref
@@ -138,6 +142,8 @@ class LockedMemory:
 
 @dataclass(frozen=True)
 class Tombstone:
+    """A forgotten memory's text, which no write may bring back (`moor restore` can)."""
+
     content: str
     path: str
     reason: str
@@ -146,6 +152,8 @@ class Tombstone:
 
 @dataclass(frozen=True)
 class Retirement:
+    """A memory superseded by another: retired, with why."""
+
     path: str  # the retired memory
     by: str  # the memory that superseded it
     reason: str
@@ -154,6 +162,8 @@ class Retirement:
 
 @dataclass(frozen=True)
 class Restoration:
+    """A retirement or a tombstone undone (`moor restore`), with why."""
+
     key: str  # what was restored: a memory path (a retirement) or a tombstone's content
     path: str
     reason: str
@@ -162,6 +172,8 @@ class Restoration:
 
 @dataclass(frozen=True)
 class Closure:
+    """A custom anchor closed, superseded by another or by none, with why."""
+
     anchor: str  # the closed custom anchor, `anchor:NAME`
     by: str  # the anchor that superseded it ("" when it was closed without one)
     reason: str

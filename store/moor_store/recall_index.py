@@ -32,6 +32,9 @@ FIELDS: Final = ("title", "questions", "refs", "body")
 _BUSY_TIMEOUT_S: Final = 2.0
 _BATCH: Final = 256  # documents tokenised at once
 _SIDE_FILES: Final = SQLITE_SIDE_FILES
+# Matches' decoded metadata kept by an open index (a kept one is asked on every search): at
+# most this many documents', then forgotten at once and read again.
+_KEPT_METAS: Final = 4096
 
 _SCHEMA: Final = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -152,6 +155,8 @@ class RecallIndex:
         self._documents: dict[tuple[str, ...], int] = {}
         self._size: int | None = None
         self._tokens: int | None = None
+        self._owners: list[str | None] | None = None
+        self._metas: dict[int, tuple[str, Mapping[str, object]]] = {}
         self._data_version: int | None = None
         target = ":memory:" if path is None else str(path)
         try:
@@ -240,9 +245,13 @@ class RecallIndex:
         changed = self._data_version is not None and version != self._data_version
         self._data_version = version
         if changed:
-            self._newest, self._size, self._tokens = {}, None, None
-            self._documents = {}
+            self._forget()
         return changed
+
+    def _forget(self) -> None:
+        """Drop what was read once per open: the index changed."""
+        self._newest, self._documents, self._metas = {}, {}, {}
+        self._size, self._tokens, self._owners = None, None, None
 
     def _guard(self, action: str) -> contextlib.AbstractContextManager[None]:
         return _translated(action, self.path)
@@ -291,10 +300,7 @@ class RecallIndex:
         """Put `documents` in (replacing rows of the same path) and take `removed` out, in
         one transaction."""
         gone = [*removed, *(d.path for d in documents)]
-        self._newest = {}
-        self._documents = {}
-        self._size = None
-        self._tokens = None
+        self._forget()
         with self._guard("write"), self._transaction() as db:
             tokens = int(self._meta("tokens") or 0)
             for path in gone:
@@ -398,20 +404,27 @@ class RecallIndex:
         return [(int(rowid), -float(score)) for rowid, score in rows]
 
     def _matches(self, scored: Sequence[tuple[int, float]]) -> list[Match]:
+        """The documents' paths and metadata, decoded once per open and update (a rowid is
+        another document only after an update, which forgets them)."""
         if not scored:
             return []
-        marks = ", ".join("?" * len(scored))
-        rows = self._db.execute(
-            f"SELECT id, path, meta FROM docs WHERE id IN ({marks})",
-            [rowid for rowid, _score in scored],
-        ).fetchall()
-        documents = {rowid: (path, meta) for rowid, path, meta in rows}
-        matches = [
-            Match(documents[rowid][0], -score, json.loads(documents[rowid][1]), rowid)
+        metas = self._metas
+        unread = [rowid for rowid, _score in scored if rowid not in metas]
+        if unread:
+            if len(metas) + len(unread) > _KEPT_METAS:
+                metas.clear()
+                unread = [rowid for rowid, _score in scored]
+            marks = ", ".join("?" * len(unread))
+            rows = self._db.execute(
+                f"SELECT id, path, meta FROM docs WHERE id IN ({marks})", unread
+            )
+            for rowid, path, meta in rows:
+                metas[rowid] = (path, json.loads(meta))
+        return [
+            Match(metas[rowid][0], -score, metas[rowid][1], rowid)
             for rowid, score in scored
-            if rowid in documents
+            if rowid in metas
         ]
-        return matches
 
     def _total(self) -> int:
         """How many tokens all documents hold (FTS5's column total, -1)."""
@@ -444,15 +457,17 @@ class RecallIndex:
         return found
 
     def owners(self) -> list[str | None]:
-        """Every owner some document has (None: shared)."""
-        with self._guard("read"):
-            # One index probe per owner, not a walk of every document's entry.
-            rows = self._db.execute(
-                "WITH RECURSIVE o (owner) AS (SELECT min(owner) FROM docs UNION ALL "
-                "SELECT (SELECT min(owner) FROM docs WHERE owner > o.owner) FROM o "
-                "WHERE o.owner IS NOT NULL) SELECT owner FROM o WHERE owner IS NOT NULL"
-            ).fetchall()
-        return [_owner_of(str(row[0])) for row in rows]
+        """Every owner some document has (None: shared; read once per open and update)."""
+        if self._owners is None:
+            with self._guard("read"):
+                # One index probe per owner, not a walk of every document's entry.
+                rows = self._db.execute(
+                    "WITH RECURSIVE o (owner) AS (SELECT min(owner) FROM docs UNION ALL "
+                    "SELECT (SELECT min(owner) FROM docs WHERE owner > o.owner) FROM o "
+                    "WHERE o.owner IS NOT NULL) SELECT owner FROM o WHERE owner IS NOT NULL"
+                ).fetchall()
+            self._owners = [_owner_of(str(row[0])) for row in rows]
+        return list(self._owners)
 
     def count(self, term: str, owners: Sequence[str | None]) -> int:
         """How many documents of these owners match the phrase `term`."""

@@ -5,6 +5,8 @@ modules a real process imports (`python -X importtime`), not timed: robust to a 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import importlib
 import json
 import os
 import socket
@@ -189,9 +191,18 @@ def test_a_one_shot_recall_of_found_code_never_imports_the_search_for_vanished_c
 
 
 # What a read (a one-shot recall, a prompt hook's first mention) never needs: a write's
-# modules (an intent record's id and encoding, a temporary file's name), difflib (a link to
-# no memory, a weak match), the HTML entity table (a memory naming an entity).
-_ONLY_FOR_WRITES_AND_MISTAKES = {"secrets", "hmac", "base64", "difflib", "html"}
+# modules (an intent record's id and encoding, a temporary file's name, what a write is
+# told: `written`), difflib (a link to no memory, a weak match), the HTML entity table and
+# the look-alike tables (a memory naming an entity or holding an angle).
+_ONLY_FOR_WRITES_AND_MISTAKES = {
+    "secrets",
+    "hmac",
+    "base64",
+    "difflib",
+    "html",
+    "moor_engine.written",
+    "moor_engine.agents.lookalikes",
+}
 
 
 def test_a_read_imports_no_module_only_a_write_or_a_mistake_needs(ws: Workspace) -> None:
@@ -216,7 +227,7 @@ def test_a_read_imports_no_module_only_a_write_or_a_mistake_needs(ws: Workspace)
     # The controls: a write imports its modules; a weak match difflib; a memory naming an
     # entity the entity table.
     _, modules = _imported(ws.root, "add", "send retries once.", "--about", "src/net.py#send")
-    assert {"secrets", "base64"} <= modules
+    assert {"secrets", "base64", "moor_engine.written"} <= modules
     weak, modules = _imported(ws.root, "recall", "sendd", codes=(1,))
     assert "weak match" in weak, weak
     assert "difflib" in modules
@@ -228,3 +239,105 @@ def test_a_read_imports_no_module_only_a_write_or_a_mistake_needs(ws: Workspace)
         ws.root, "hooks", "run", "prompt", stdin=prompt, env={"MOOR_HOOK_SERVER": "0"}
     )
     assert "entity" in told and "html.entities" in modules
+    assert "moor_engine.agents.lookalikes" in modules
+
+
+def _generated_doc(cls: type) -> bool:
+    """Whether a dataclass's docstring is the one `dataclass` made up (its signature): making
+    it up asks `inspect.signature`, ~6% of creating the class, in every process."""
+    return (cls.__doc__ or "").startswith(f"{cls.__name__}(")
+
+
+# Dataclasses a first mention builds whose modules other work owns now (issue 22 item 6
+# notes them): the custom anchors', the extractors' parse results, relocation's, the recall
+# index's.
+_DOCS_ELSEWHERE = (
+    "moor_engine.anchors.",
+    "moor_extractors.",
+    "moor_engine.grounding.relocation",
+    "moor_engine.memory.recall",
+    "moor_store.recall_",
+)
+
+
+def test_each_dataclass_a_prompt_hook_imports_has_its_own_docstring(ws: Workspace) -> None:
+    ws.write("src/net.py", "def send(payload):\n    return payload\n")
+    ws.memory("sending", "src/net.py#send", body="send is idempotent.")
+    ws.moor("bind", check=True)
+    prompt = json.dumps({"prompt": "is send safe?", "cwd": str(ws.root)})
+    told, modules = _imported(
+        ws.root, "hooks", "run", "prompt", stdin=prompt, env={"MOOR_HOOK_SERVER": "0"}
+    )
+    assert "sending" in told and "moor_engine.session" in modules  # the engine answered
+    ours = sorted(
+        name
+        for name in modules
+        if name.startswith(("moor_engine.", "moor_store.")) and not name.startswith(_DOCS_ELSEWHERE)
+    )
+    undocumented = [
+        f"{name}.{cls.__name__}"
+        for name in ours
+        for cls in vars(importlib.import_module(name)).values()
+        if dataclasses.is_dataclass(cls)
+        and isinstance(cls, type)
+        and cls.__module__ == name
+        and _generated_doc(cls)
+    ]
+    assert len(ours) > 20 and not undocumented, undocumented
+    # The control: a dataclass without a docstring is told apart from one with its own.
+
+    @dataclasses.dataclass(frozen=True)
+    class Bare:
+        name: str
+
+    @dataclasses.dataclass(frozen=True)
+    class Told:
+        """A name."""
+
+        name: str
+
+    assert _generated_doc(Bare) and not _generated_doc(Told)
+
+
+# Run as the `moor` script runs (`launch.run`), with an exit handler that says whether the
+# interpreter's teardown ran.
+_RUN_WITH_EXIT_HANDLER = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print('torn down', file=sys.stderr))\n"
+    "sys.argv = ['moor', *sys.argv[1:]]\n"
+    "from moor.launch import run\n"
+    "run()\n"
+)
+
+
+def test_a_one_shot_answer_ends_its_process_without_the_teardown(ws: Workspace) -> None:
+    ws.write("src/net.py", "def send(payload):\n    return payload\n")
+    ws.memory("sending", "src/net.py#send", body="send is idempotent.")
+    ws.moor("bind", check=True)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MOOR_")}
+
+    def ran(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", _RUN_WITH_EXIT_HANDLER, *args],
+            cwd=ws.root,
+            env=base | {"MOOR_HOOK_SERVER": "0"},
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    prompt = json.dumps({"prompt": "is send safe?", "cwd": str(ws.root)})
+    hook = ran("hooks", "run", "prompt", stdin=prompt)
+    assert hook.returncode == 0, hook.stderr
+    told = json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "memories/sending.md" in told  # the whole answer was written before the end
+    assert "torn down" not in hook.stderr
+    recall = ran("recall", "idempotent", "send")
+    assert recall.returncode == 0 and recall.stdout.startswith("1. memories/sending.md")
+    assert "torn down" not in recall.stderr
+    missing = ran("recall", "nothing-here-at-all")
+    assert missing.returncode == 1 and "torn down" not in missing.stderr  # its code kept
+    # The control: any other command ends as Python ends, teardown and all.
+    check = ran("check")
+    assert check.returncode == 0 and "torn down" in check.stderr

@@ -9,8 +9,9 @@ import unicodedata
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from moor_engine.agents.angles import ANGLES
 from moor_engine.agents.framing import PREAMBLE, Framed, frame, neutralise
-from moor_engine.agents.lookalikes import ANGLES, read_as
+from moor_engine.agents.lookalikes import read_as
 
 from tests.engine.frame_reader import TRUST, kept, read_frame, reads_as
 

@@ -111,3 +111,20 @@ def test_a_memory_saying_a_superseded_text_follows_an_edit_of_that_text(ws: Work
     finally:
         index.close()
         answers.close()
+
+
+def test_a_settings_change_judges_every_kept_verdict_again(
+    served: tuple[Workspace, KeptSession, KeptIndex],
+) -> None:
+    ws, answers, index = served
+    first = search(answers, index, "pelican rule")
+    assert set(first.values()) == {"current"}  # the control: kept as current
+    assert search(answers, index, "pelican rule") == first
+    evaluated = answers.evaluated
+    toml = ws.root / "moor.toml"
+    # The bound code is now larger than moor reads: no memory about it can be current.
+    toml.write_text(toml.read_text() + "max_file_size = 16\n")
+    after = search(answers, index, "pelican rule")
+    assert answers.evaluated > evaluated
+    assert "current" not in set(after.values())
+    assert after == fresh(ws, "pelican rule")

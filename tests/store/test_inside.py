@@ -96,7 +96,14 @@ def test_many_stats_at_once_answer_exactly_as_one_at_a_time(root: Path, tmp_path
     os.symlink(tmp_path, root / "folder-out")
     os.symlink("a", root / "folder-in")
     os.mkfifo(root / "a/fifo")
+    (root / "top.txt").write_text("at the root", encoding="utf-8")
+    os.symlink("top.txt", root / "top-link")
+    os.symlink(secret, root / "top-out")
     rels = [
+        "top.txt",
+        "top-link",
+        "top-out",
+        "top-missing.txt",
         "a/f.txt",
         "a/g.txt",
         "b/c/h.txt",
@@ -135,6 +142,7 @@ def test_many_stats_at_once_answer_exactly_as_one_at_a_time(root: Path, tmp_path
         else:
             assert isinstance(got, os.stat_result), (rel, got)
             assert (got.st_ino, got.st_mode, got.st_size) == (one.st_ino, one.st_mode, one.st_size)
-            plain += rel in ("a/f.txt", "a/g.txt", "b/c/h.txt")
-    assert plain == 3  # control: the plain files were answered, from their folders
+            plain += rel in ("top.txt", "a/f.txt", "a/g.txt", "b/c/h.txt")
+    assert plain == 4  # control: the plain files were answered, from their folders
     assert isinstance(many["a/link-out"], NotInside)  # and a link out is still refused
+    assert isinstance(many["top-out"], NotInside)

@@ -49,6 +49,8 @@ _KEPT_STATES = frozenset({State.CURRENT, State.DRIFTED})
 
 @dataclass(frozen=True)
 class HookAnswer:
+    """What a hook gives the agent: the framed memories, and which they are."""
+
     context: str  # what the agent is given ("" when nothing matched)
     memories: tuple[str, ...] = ()
 

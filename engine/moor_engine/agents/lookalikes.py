@@ -23,6 +23,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
+from moor_engine.agents.angles import LINE_ENDS
+
 # Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt, Unicode 15.1).
 _IGNORABLE = (
     (0x00AD, 0x00AD),
@@ -70,12 +72,7 @@ _LOOKS_LIKE = {
     "y": "\u0443\u04af\u03b3\u028f\u03c5",  # у ү γ ʏ υ
 }
 _AS = str.maketrans({look: plain for plain, looks in _LOOKS_LIKE.items() for look in looks})
-LINE_ENDS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 _DROPPED = frozenset(("Mn", "Me", "Cf", "Cc"))
-# Every character that reads as `<` or `>` (a test checks this against all of Unicode), and
-# `&`, which starts an entity: text without any of them reads as nothing moor delimits, so
-# it is not read character by character.
-ANGLES = "<>&\u02c2\u1438\u02c3\u1433\u226e\u226f\ufe64\ufe65\uff1c\uff1e"
 # Printable ASCII but `&`, with tabs and line feeds: what most memory text is made of, read
 # a run at a time (casefolded, `0` as `o`, a tab as a space) with no table look-up per character.
 _PLAIN = re.compile(r"[\t\n\x20-\x25\x27-\x7e]+")

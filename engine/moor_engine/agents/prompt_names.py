@@ -22,6 +22,8 @@ REMEMBER = "remember:"
 
 @dataclass(frozen=True)
 class Names:
+    """The code a prompt names (`prompt_names`): files, references and bare identifiers."""
+
     paths: frozenset[str]  # files named (with or without a symbol)
     refs: frozenset[str]  # `path#Symbol` as written
     identifiers: frozenset[str]  # bare words that may be symbol names

@@ -33,6 +33,8 @@ _MAX_COMMITS = 8
 
 @dataclass(frozen=True)
 class BoundCode:
+    """The code an anchor was bound to, and where it was read from."""
+
     text: str
     origin: str  # "journal", or "git <commit>"
 

@@ -18,6 +18,8 @@ from moor_engine.grounding.memories import LoadedMemory
 
 @dataclass
 class Dependents:
+    """Which memories use which references, both ways (for a change, who to tell)."""
+
     refs: dict[str, Reference] = field(default_factory=dict)  # canonical -> reference
     # canonical -> memory paths, and memory path -> canonicals: tuples, not sets — nearly
     # every one holds one item, and a set of one costs four times a tuple of one (~3.5 MB

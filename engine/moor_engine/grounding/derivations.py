@@ -34,6 +34,8 @@ from moor_engine.workspace.workspace import Workspace
 
 @dataclass(frozen=True)
 class Translation:
+    """The bound code's facts recomputed by today's normaliser, and where it was read."""
+
     facts: Facts  # the bound code's facts under today's normaliser
     origin: str  # "journal" or "git <commit>"
 

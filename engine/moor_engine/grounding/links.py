@@ -38,6 +38,8 @@ TO, FROM = "to", "from"  # a link this memory writes; one another memory writes 
 
 @dataclass(frozen=True)
 class Link:
+    """One link of a memory: one it writes (TO), or one another memory writes to it (FROM)."""
+
     relation: str  # as written: `contradicts`, `elaborates`, `see-also`, any other kind
     path: str  # the other memory (as written, normalised; for FROM its path)
     direction: str  # TO or FROM

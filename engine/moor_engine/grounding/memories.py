@@ -43,6 +43,8 @@ _CACHE_PREFIX = "memory:"
 
 @dataclass
 class ResolvedEntry:
+    """One `about:` entry of a memory, with its reference resolved (or why not)."""
+
     entry: AboutEntry
     ref: Reference | None  # None when the reference is refused
     problem: Failure | None = None
@@ -50,6 +52,8 @@ class ResolvedEntry:
 
 @dataclass
 class LoadedMemory:
+    """One memory file as loaded: its parse, its problems, its resolved entries."""
+
     path: str
     memory: Memory | None
     problems: tuple[Problem, ...] = ()

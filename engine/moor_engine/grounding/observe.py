@@ -72,6 +72,8 @@ _BINARY_SNIFF = 8192
 
 @dataclass(frozen=True, slots=True)
 class Found:
+    """Code a reference names, as observed now: its facts and their address."""
+
     path: str
     derivation: str
     facts: Facts
@@ -81,6 +83,8 @@ class Found:
 
 @dataclass(frozen=True, slots=True)
 class NotFound:
+    """A reference whose code is not there now (its file is; the definition is not)."""
+
     path: str
     derivation: str
     address: str

@@ -56,6 +56,8 @@ class Candidate:
 
 @dataclass
 class AnchorReport:
+    """One anchor of a memory, as a check found it: its trust state, and where it is written."""
+
     ref: str  # the reference as written in the memory
     state: State
     canonical: str | None = None
@@ -133,6 +135,8 @@ class LinkFinding:
 
 @dataclass
 class MemoryReport:
+    """One memory, as a check found it: its state (its anchors' worst) and why."""
+
     path: str
     state: State
     title: str = ""
@@ -159,6 +163,8 @@ class MemoryReport:
 
 @dataclass
 class Report:
+    """What a check found: every memory it was asked about."""
+
     memories: list[MemoryReport]
     rebaselined: int = 0  # anchors re-baselined after a derivation change
 

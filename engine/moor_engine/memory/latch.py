@@ -49,6 +49,8 @@ EventKind = Literal["retire", "forget", "restore"]
 
 @dataclass(frozen=True)
 class Event:
+    """One retirement, forget or restore, from moor.lock or this clone's journal."""
+
     kind: EventKind
     key: str  # a memory path (retire; restore of one) or a value key (forget; restore of one)
     path: str  # the memory concerned

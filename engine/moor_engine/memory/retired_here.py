@@ -10,6 +10,7 @@ memory. A light module: a one-shot `moor recall` imports it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from moor_extractors.memory import parse_memory
 
@@ -18,7 +19,9 @@ from moor_engine.grounding.trust import MemoryReport, State
 from moor_engine.memory import namespaces
 from moor_engine.memory.latch import LATCH_ANCHOR, read_latches
 from moor_engine.session import Session
-from moor_engine.written import Known
+
+if TYPE_CHECKING:  # built only when a memory has retired ones beside it (`Retired.here`)
+    from moor_engine.written import Known
 
 
 def retired_here(
@@ -104,5 +107,7 @@ class Retired:
                 title, state, bound, why = group[other]
                 shared = tuple(sorted(anchors.intersection(bound)))
                 if other != path and shared:
+                    from moor_engine.written import Known  # a read beside no retired one: none
+
                     found.append(Known(other, title, state, shared, why))
         return found

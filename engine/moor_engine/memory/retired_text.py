@@ -27,10 +27,10 @@ from moor_store.journal import Journal
 from moor_engine.grounding.memories import load_memories
 from moor_engine.memory.latch import Event, Latches
 from moor_engine.workspace.workspace import Workspace
-from moor_engine.written import Refusal
 
 if TYPE_CHECKING:  # a write's session; a check (grounding/check.py) imports this module
     from moor_engine.session import Session
+    from moor_engine.written import Refusal
 
 _CHAIN = 32  # successors followed at most (a cycle of hand-written retirements ends)
 
@@ -52,6 +52,9 @@ class RetiredText:
     def refusal(self, path: str, memory: Memory) -> Refusal | None:
         """Why `memory`, about to be written at `path`, may not be: its text is forgotten
         (`forgotten`) or is a superseded memory's (`superseded`); None when it is neither."""
+        # Imported by a write only: a check imports this module, and a read never refuses.
+        from moor_engine.written import Refusal
+
         tombstone = self.latches.tombstone(memory.value)
         if tombstone is not None:
             return Refusal(

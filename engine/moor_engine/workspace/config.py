@@ -52,6 +52,8 @@ class ConfigError(RefusalError):
 
 @dataclass(frozen=True)
 class Config:
+    """A workspace's settings, read from moor.toml (or the defaults)."""
+
     memory_roots: tuple[str, ...] = DEFAULT_ROOTS
     ignore: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
@@ -73,6 +75,8 @@ class DoctorConfig:
 
 @dataclass(frozen=True)
 class SourceConfig:
+    """Another tool's notes folder moor reads memories from (`[[sources]]`)."""
+
     kind: str  # serena | claude
     path: str  # workspace-relative folder of its notes
 

@@ -64,6 +64,8 @@ def _is_utf8(name: str) -> bool:
 
 @dataclass
 class Workspace:
+    """A workspace: its root, its settings, and what listing it found."""
+
     root: Path
     config: Config
     _virtualenvs: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
