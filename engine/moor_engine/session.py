@@ -445,6 +445,8 @@ def read_lock_bytes(workspace: Workspace) -> bytes | None:
 
 @dataclass(frozen=True, slots=True)
 class _Parsed:
+    """The last moor.lock this process parsed, and what it is known by."""
+
     path: Path
     key: StatKey | None  # moor.lock's stat key before the read (never matching when racy)
     digest: str  # of the bytes read
