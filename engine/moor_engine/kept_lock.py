@@ -60,11 +60,12 @@ def _judge() -> list[object]:
     return [version(), reader]
 
 
-def _digest(data: bytes) -> str:
+def kept_digest(data: bytes) -> str:
+    """The digest a kept lock is known by (hashed once by a caller that needs it too)."""
     return hashlib.sha256(data).hexdigest()
 
 
-def kept_lock(root: Path, data: bytes) -> Lock | None:
+def kept_lock(root: Path, data: bytes, digest: str | None = None) -> Lock | None:
     """The `Lock` of `data` (moor.lock's bytes as just read) from the kept file, or None
     when it must be parsed (none kept, another lock, a key moved, not a file this wrote)."""
     try:
@@ -76,7 +77,7 @@ def kept_lock(root: Path, data: bytes) -> Lock | None:
         not isinstance(document, dict)
         or document.get("format") != FORMAT
         or document.get("key") != now
-        or document.get("digest") != _digest(data)
+        or document.get("digest") != (digest or kept_digest(data))
         or document.get("judge") != _judge()
     ):
         return None
@@ -86,7 +87,9 @@ def kept_lock(root: Path, data: bytes) -> Lock | None:
         return None
 
 
-def keep_lock(root: Path, data: bytes, lock: Lock, started_ns: int) -> None:
+def keep_lock(
+    root: Path, data: bytes, lock: Lock, started_ns: int, digest: str | None = None
+) -> None:
     """Keep `lock`, parsed from `data` (read at or after `started_ns`), for the next
     process; nothing when moor.lock was modified within the racy window (its key could
     not tell a later write in the same tick) or cannot be stat-ed."""
@@ -99,7 +102,7 @@ def keep_lock(root: Path, data: bytes, lock: Lock, started_ns: int) -> None:
             "format": FORMAT,
             "judge": _judge(),
             "key": list(key),
-            "digest": _digest(data),
+            "digest": digest or kept_digest(data),
             **_encoded(lock),
         }
         write_inside(root, FILE, json.dumps(document).encode(), durable=False)

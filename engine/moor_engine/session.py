@@ -19,6 +19,7 @@ from moor_store.inside import (
     read_inside,
     remove_stray_temporaries,
     sqlite_files_inside,
+    stat_inside,
 )
 from moor_store.journal import (
     Journal,
@@ -42,9 +43,10 @@ from moor_engine.grounding.check import (
 from moor_engine.grounding.memories import canonical_lock
 from moor_engine.grounding.observe import FileObserver
 from moor_engine.grounding.trust import Report
-from moor_engine.kept_lock import keep_lock, kept_lock
+from moor_engine.kept_lock import keep_lock, kept_digest, kept_lock
 from moor_engine.memory.latch import healed, read_latches
 from moor_engine.usage import UsageError
+from moor_engine.workspace.filestat import StatKey, stat_key, stored
 from moor_engine.workspace.roots import CONFIG_FILE
 from moor_engine.workspace.workspace import JOURNAL_FILE, LOCK_FILE, STATE_DIR, Workspace
 
@@ -66,7 +68,8 @@ class Session:
     start: Path = field(default_factory=Path.cwd)
     last_evaluation: Evaluation | None = None
     # moor.lock's bytes as read (None: no file): what a write replaces, and how a writer
-    # notices that another one wrote in between.
+    # notices that another one wrote in between. A long-lived session lets them go between
+    # actions (`let_go_of_lock_bytes`) and keeps their digest instead.
     lock_bytes: bytes | None = None
     # Told, once, when a write has to wait for another writer (the CLI prints it).
     on_wait: Callable[[str], None] | None = None
@@ -78,6 +81,33 @@ class Session:
     # When this session began reading the workspace (0: unknown): what a kept report's
     # keys are judged racy against (`kept_check.keep`).
     opened_ns: int = 0
+    # Set by `let_go_of_lock_bytes`: moor.lock's bytes are held only under `writing`, and
+    # `lock_digest` (of what was read or written last; None: no file) stands for them.
+    keeps_lock_bytes: bool = True
+    lock_digest: str | None = None
+    _writing: bool = field(default=False, init=False, repr=False)
+
+    def let_go_of_lock_bytes(self) -> None:
+        """Hold a digest of moor.lock as read instead of its bytes, from now on: a session
+        kept open for hours (the editor's) would otherwise hold the whole file (5.5 MiB at
+        10,000 memories) to compare it with the next read."""
+        if self.keeps_lock_bytes:
+            self.keeps_lock_bytes = False
+            self.saw_lock(self.lock_bytes)
+
+    def saw_lock(self, data: bytes | None) -> None:
+        """moor.lock is `data` (None: no file), as this session read or wrote it."""
+        if self.keeps_lock_bytes:
+            self.lock_bytes = data
+        else:
+            self.lock_bytes = None
+            self.lock_digest = lock_digest(data)
+
+    def reads_as_seen(self, data: bytes | None) -> bool:
+        """Whether moor.lock read now (`data`) is what this session last read or wrote."""
+        if self.keeps_lock_bytes:
+            return data == self.lock_bytes
+        return lock_digest(data) == self.lock_digest
 
     def told(self) -> list[str]:
         """What every surface tells the person after this session's work, each once: the
@@ -128,14 +158,25 @@ class Session:
                 write_lock(workspace.root, "moor (removing temporary files)", wait=0),
             ):
                 remove_strays(workspace.root)
-        lock_bytes = read_lock_bytes(workspace)
-        # Kept for the next process only by one that may write `.moor/` (not a look).
-        keeping = tend and journal is not None and not journal.read_only
-        lock = _parse_lock(workspace, lock_bytes, keep_from_ns=opened_ns if keeping else None)
+        lock_key = _lock_key(workspace)  # before the read: a write in between differs from it
+        known = _known(workspace, lock_key)
+        if known is not None:
+            # As this process last parsed it: not even read (a hover's session, at 10,000
+            # memories a 5.5 MiB read each); its digest stands for its bytes.
+            lock_bytes, lock = None, known.lock
+        else:
+            lock_bytes = read_lock_bytes(workspace)
+            # Kept for the next process only by one that may write `.moor/` (not a look).
+            keeping = tend and journal is not None and not journal.read_only
+            lock = _parse_lock(
+                workspace, lock_bytes, lock_key, keep_from_ns=opened_ns if keeping else None
+            )
         observer = FileObserver(workspace.root, workspace.config.max_file_size, journal)
         session = cls(
             workspace, lock, journal, observer, warnings, start.resolve(), None, lock_bytes
         )
+        if known is not None:
+            session.keeps_lock_bytes, session.lock_digest = False, known.digest
         session.commands = CommandObserver(workspace.root, workspace.config.anchors, trust)
         session.commands.max_input_size = workspace.config.max_file_size
         observer.commands = session.commands.observe
@@ -277,11 +318,12 @@ class Session:
             return 0
         try:
             with write_lock(self.workspace.root, "moor check (re-baseline)", wait=_REBASE_WAIT_S):
-                if read_lock_bytes(self.workspace) != self.lock_bytes:
+                now = read_lock_bytes(self.workspace)
+                if not self.reads_as_seen(now):
                     count = 0  # another writer changed moor.lock since it was read
                 change = intent.Change("moor check (re-baseline)", entries=entries)
                 if count:
-                    change.write("moor.lock", self.lock_bytes, format_lock(new_lock).encode())
+                    change.write("moor.lock", now, format_lock(new_lock).encode())
                 self.commit(change)
                 if count:
                     self.lock = new_lock
@@ -299,8 +341,9 @@ class Session:
 
     def read_lock(self) -> tuple[bytes | None, Lock]:
         """moor.lock as it is now: its bytes and what they say."""
+        key = _lock_key(self.workspace)
         data = read_lock_bytes(self.workspace)
-        return data, _parse_lock(self.workspace, data)
+        return data, _parse_lock(self.workspace, data, key)
 
     @contextlib.contextmanager
     def writing(self, action: str) -> Iterator[None]:
@@ -321,13 +364,24 @@ class Session:
             self.lock_bytes, lock = self.read_lock()
             self.lock = healed(lock, read_latches(lock, self.journal))
             self.mended = _latch_records(self.lock) != _latch_records(lock)
-            yield
+            self._writing = True
+            try:
+                yield
+            finally:
+                self._writing = False
+                if not self.keeps_lock_bytes:
+                    self.saw_lock(self.lock_bytes)
 
     def commit(self, change: intent.Change) -> None:
         """Carry out one action's writes as one unit (moor_store.intent)."""
         intent.apply(self.workspace.root, self.journal, change, clock=utc_now)
         if "moor.lock" in change.files:
-            self.lock_bytes = change.files["moor.lock"][1]
+            written = change.files["moor.lock"][1]
+            # Under `writing` the bytes are kept whatever the mode: the action may write again.
+            if self._writing or self.keeps_lock_bytes:
+                self.lock_bytes = written
+            else:
+                self.saw_lock(written)
 
     def with_memory(self, memory: LockedMemory | None, path: str) -> Lock:
         memories = dict(self.lock.memories)
@@ -372,6 +426,11 @@ def _latch_records(lock: Lock) -> tuple[object, ...]:
     return (dict(lock.retired), dict(lock.restored), set(lock.tombstones))
 
 
+def lock_digest(data: bytes | None) -> str | None:
+    """What stands for moor.lock's bytes where they are not kept (None: no file)."""
+    return None if data is None else kept_digest(data)
+
+
 def read_lock_bytes(workspace: Workspace) -> bytes | None:
     """moor.lock's bytes (None: there is none), read without leaving the workspace."""
     try:
@@ -384,31 +443,71 @@ def read_lock_bytes(workspace: Workspace) -> bytes | None:
         raise LockError(f"cannot read moor.lock: {error}", path=workspace.lock_path) from error
 
 
-# The last moor.lock parsed, by its bytes: a process that opens many sessions (a hook
-# server, an editor) reads an unchanged lock once. A `Lock` is immutable, so sharing it is safe.
-_last_parsed: tuple[bytes, Path, Lock] | None = None
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """The last moor.lock this process parsed, and what it is known by."""
+
+    path: Path
+    key: StatKey | None  # moor.lock's stat key before the read (never matching when racy)
+    digest: str  # of the bytes read
+    lock: Lock
+
+
+# The last moor.lock parsed: a process that opens many sessions (a hook server, an editor's
+# every hover) reads an unchanged lock once. Known by its stat key, as git knows its index
+# entries (a lock written within the racy window is compared by its digest instead), not by
+# its bytes, which would be held for as long as the process runs (5.5 MiB at 10,000
+# memories). A `Lock` is immutable, so sharing it is safe.
+_last_parsed: _Parsed | None = None
+
+
+def _lock_key(workspace: Workspace) -> StatKey | None:
+    try:
+        return stat_key(stat_inside(workspace.root, LOCK_FILE))
+    except OSError:
+        return None  # none, or not readable: read_lock_bytes says which
+
+
+def _known(workspace: Workspace, key: StatKey | None) -> _Parsed | None:
+    """moor.lock as this process last parsed it, when its stat `key` is still the one it
+    had then (never when that was within the racy window)."""
+    last = _last_parsed
+    if last is None or key is None or last.path != workspace.lock_path or key != last.key:
+        return None
+    return last
 
 
 def _parse_lock(
-    workspace: Workspace, data: bytes | None, *, keep_from_ns: int | None = None
+    workspace: Workspace,
+    data: bytes | None,
+    key: StatKey | None = None,
+    *,
+    keep_from_ns: int | None = None,
 ) -> Lock:
-    """What moor.lock's `data` say: as this process last parsed them, else as the last
-    process kept them (`kept_lock`), else parsed (and kept when `keep_from_ns`, the moment
-    the reading began, is given)."""
+    """What moor.lock's `data` (read after its stat `key` was taken) say: as this process
+    last parsed them, else as the last process kept them (`kept_lock`), else parsed (and
+    kept when `keep_from_ns`, the moment the reading began, is given)."""
     global _last_parsed
     if data is None:
         return Lock()
     last = _last_parsed
-    if last is not None and last[1] == workspace.lock_path and last[0] == data:
-        return last[2]
-    parsed = kept_lock(workspace.root, data)
+    same_file = last is not None and last.path == workspace.lock_path
+    # The key holds the size: a read cut short, or grown past it, is not this lock.
+    if same_file and last is not None and key == last.key and key and key.size == len(data):
+        return last.lock
+    digest = kept_digest(data)
+    stored_key = stored(key, time.time_ns()) if key is not None else None
+    if same_file and last is not None and last.digest == digest:
+        _last_parsed = _Parsed(last.path, stored_key, digest, last.lock)
+        return last.lock
+    parsed = kept_lock(workspace.root, data, digest)
     if parsed is None:
         parsed = _parse_new_lock(workspace, data)
         if keep_from_ns is not None:
-            keep_lock(workspace.root, data, parsed, keep_from_ns)
+            keep_lock(workspace.root, data, parsed, keep_from_ns, digest)
     # A key written with a pasted spelling (`Client::send`) is read as its canonical one.
     lock = canonical_lock(parsed)
-    _last_parsed = (data, workspace.lock_path, lock)
+    _last_parsed = _Parsed(workspace.lock_path, stored_key, digest, lock)
     return lock
 
 

@@ -81,3 +81,25 @@ async def test_workspace_symbols_find_a_memory_by_a_word_of_its_title(editor: Ed
     assert isinstance(symbol, types.SymbolInformation)
     assert symbol.location.uri == editor.uri("memories/retry.md")
     assert symbol.container_name == "memories/retry.md · current"
+
+
+async def test_a_memory_that_moves_to_another_file_takes_its_lens_with_it(editor: Editor) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", CODE)
+    ws.write("src/other.py", "def other():\n    return 3\n")
+    ws.memory("one", "src/a.py#connect")
+    ws.memory("two", "src/a.py#connect")
+    bind_all(ws)
+    await editor.start()
+
+    before = await editor.until(lambda: editor.lenses("src/a.py"), lambda found: bool(found))
+    assert titles(before) == {5: "2 memories · current"}  # control: both are counted here
+    assert await editor.lenses("src/other.py") == []
+
+    ws.memory("one", "src/other.py#other")  # now about the other file only
+
+    moved = await editor.until(lambda: editor.lenses("src/other.py"), lambda found: bool(found))
+    assert [lens.range.start.line for lens in moved] == [0]
+    assert moved[0].command is not None
+    assert list(moved[0].command.arguments or []) == [str(ws.root.resolve() / "memories/one.md")]
+    assert titles(await editor.lenses("src/a.py")) == {5: "1 memory · current"}

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from lsprotocol import types
+from moor_store.lockfile import parse_lock
 
+from tests.cli.test_hook_answers import backdate
 from tests.lsp.conftest import Editor, bind_all
 
 pytestmark = [
@@ -114,3 +118,34 @@ async def test_hover_puts_the_reason_and_diff_first_and_collapses_unchanged_chec
     assert "checked: the file changed" not in history, history  # the run is one line
     assert history.index("bound") < history.index("checked 3 times")  # control: in order
     assert "`moor log memories/retry.md`" in text
+
+
+async def test_hover_follows_another_writers_lock_even_with_its_size_and_mtime_unchanged(
+    editor: Editor,
+) -> None:
+    ws = editor.ws
+    ws.write("src/a.py", "def g():\n    return 2\n")
+    ws.memory("retry", "src/a.py#g")
+    bind_all(ws)
+    backdate(ws.root)  # out of the racy window: the lock is known by its stat key
+    await editor.start()
+
+    async def state() -> str:
+        hover = await editor.hover("memories/retry.md", 2, 6)
+        assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+        return hover.contents.value
+
+    assert "**current**" in await state()  # control: as bound
+    lock = ws.root / "moor.lock"
+    original, before = lock.read_bytes(), lock.stat()
+    body = parse_lock(original.decode()).memories["memories/retry.md"].anchors["src/a.py#g"]
+    digest = body.axes["body"]
+    other = digest[:-1] + ("0" if digest[-1] != "0" else "1")
+    lock.write_bytes(original.replace(digest.encode(), other.encode()))  # another writer
+    os.utime(lock, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    assert "**drifted**" in await editor.until(state, lambda text: "**drifted**" in text)
+
+    lock.write_bytes(original)  # and back, the same size and mtime again
+    os.utime(lock, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert "**current**" in await editor.until(state, lambda text: "**current**" in text)

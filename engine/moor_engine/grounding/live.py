@@ -97,15 +97,15 @@ def _stat(path: Path) -> StatKey | None:
 
 def _stat_of_own(session: Session) -> StatKey:
     """moor.lock's stat just after this session wrote it, if the file still holds what it
-    wrote: stat first, then compare the bytes, so a write by another in between (or after)
-    gives a stat other than the one kept. Else a stat no file has: the next change event
-    for the lock reads it again."""
+    wrote: stat first, then compare the bytes (by digest: the session keeps no bytes), so
+    a write by another in between (or after) gives a stat other than the one kept. Else a
+    stat no file has: the next change event for the lock reads it again."""
     lock_stat = _stat(session.workspace.lock_path)
     try:
         now = read_lock_bytes(session.workspace)
     except LockError:
         return UNREAD
-    return lock_stat if lock_stat is not None and now == session.lock_bytes else UNREAD
+    return lock_stat if lock_stat is not None and session.reads_as_seen(now) else UNREAD
 
 
 def _same(old: Observation | None, new: Observation) -> bool:
@@ -253,6 +253,7 @@ class LiveCheck:
         # cannot be checked.
         lock_stat = _stat(self.root / LOCK_FILE)
         session = Session.open(self.root, trust=self.trust)
+        session.let_go_of_lock_bytes()  # kept open for as long as the editor runs
         session.observer.overlays = self.overlays
         self.session = session
         self._checker = Checker(session.workspace, session.lock, session.journal, session.observer)
@@ -348,7 +349,8 @@ class LiveCheck:
         )
         lock_stat = _stat(workspace.lock_path) if LOCK_FILE in changed else self._lock_stat
         if lock_stat != self._lock_stat:
-            session.lock_bytes, lock = session.read_lock()  # stat before read, as in `_open`
+            data, lock = session.read_lock()  # stat before read, as in `_open`
+            session.saw_lock(data)
             relocked = self._reload_lock(lock, lock_stat)
             dirty |= relocked
         roots = tuple(root.rstrip("/") for root in workspace.config.memory_roots)
